@@ -1,0 +1,45 @@
+"""gaitid: 3D joint kinetics from motion-capture gait trials.
+
+The public API is small and imported lazily (so ``gaitid --help`` stays fast):
+
+- :func:`read_c3d`, :func:`write_c3d` -- C3D trials in and out (:mod:`gaitid.io.c3d`)
+- :class:`Trial` -- one trial in SI units, Z-up lab frame (:mod:`gaitid.trial`)
+- :func:`inverse_dynamics` -- the block-matrix Newton-Euler solver (:mod:`gaitid.dynamics`)
+- :class:`GaitIDError` and subclasses -- every error gaitid raises on purpose (:mod:`gaitid.errors`)
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from gaitid.errors import (  # noqa: F401  (re-exported)
+    DataError,
+    FileFormatError,
+    GaitIDError,
+    ModelError,
+    SettingsError,
+    UnsupportedError,
+)
+
+__version__ = "0.1.0"
+
+# public name -> module that defines it
+_LAZY = {
+    "read_c3d": "gaitid.io.c3d",
+    "write_c3d": "gaitid.io.c3d",
+    "Trial": "gaitid.trial",
+    "inverse_dynamics": "gaitid.dynamics",
+    "process": "gaitid.pipeline",
+    "Result": "gaitid.pipeline",
+    "Settings": "gaitid.settings",
+}
+
+__all__ = sorted(
+    [*_LAZY, "GaitIDError", "FileFormatError", "UnsupportedError", "ModelError", "DataError", "SettingsError"]
+)
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'gaitid' has no attribute {name!r}")

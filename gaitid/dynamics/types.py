@@ -1,0 +1,83 @@
+"""What the inverse-dynamics solver takes and gives.
+
+Conventions (all SI):
+- ``R`` (n, 3, 3) maps segment coordinates to lab coordinates: its columns are
+  the segment axes expressed in the lab. (The seed texts write the transpose.)
+- Vectors named ``*_lab`` are in the lab frame; ``*_seg`` in the segment's own frame.
+- A chain is ordered distal to proximal: foot, shank, thigh. Joint ``j`` is the
+  proximal joint of segment ``j`` (ankle, knee, hip).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class SegmentMotion:
+    """One segment of a chain: constant inertial parameters plus per-frame motion.
+
+    mass: kg. inertia_seg: (3, 3) kg.m^2 about the centre of mass, segment frame.
+    R: (n, 3, 3) segment -> lab. com_lab: (n, 3) m. com_acc_lab: (n, 3) m/s^2.
+    omega_seg, alpha_seg: (n, 3) angular velocity (rad/s) and acceleration (rad/s^2),
+    segment frame. proximal_lab, distal_lab: (n, 3) m, joint centres (the foot's
+    proximal joint is the ankle; its distal point may be NaN/unused).
+    """
+
+    name: str
+    mass: float
+    inertia_seg: np.ndarray
+    R: np.ndarray
+    com_lab: np.ndarray
+    com_acc_lab: np.ndarray
+    omega_seg: np.ndarray
+    alpha_seg: np.ndarray
+    proximal_lab: np.ndarray
+    distal_lab: np.ndarray
+
+    @property
+    def n_frames(self) -> int:
+        return self.R.shape[0]
+
+
+@dataclass
+class ExternalLoad:
+    """An external load on one segment of the chain, in the lab frame.
+
+    segment: index in the chain (0 = most distal). force_lab: (n, 3) N acting on the
+    segment; point_lab: (n, 3) m, point of application (e.g. centre of pressure);
+    free_moment_lab: (n, 3) N.m, a pure moment on the segment (a plate's Tz), or None.
+    Frames without load carry zeros (swing); NaN marks frames whose load is unknown.
+    """
+
+    segment: int
+    force_lab: np.ndarray
+    point_lab: np.ndarray
+    free_moment_lab: np.ndarray | None = None
+
+
+CONTRIBUTIONS = ("inertial", "velocity", "gravity", "external")
+
+
+@dataclass
+class JointLoads:
+    """Solver output for the joints of a chain (distal to proximal).
+
+    force_lab[j]: (n, 3) N, force exerted by the proximal segment on the distal one
+    at joint j (reaction force, lab frame; negated under the external convention).
+    moment[j]: (n, 3) N.m net joint moment in ``frame`` ('lab', 'distal', 'proximal')
+    under ``convention`` ('internal': moment of the proximal on the distal segment,
+    i.e. muscles' moment; 'external': its negative, as Plug-in Gait reports).
+    force_parts / moment_parts: for each of CONTRIBUTIONS, arrays with the same shape
+    as force_lab / moment; the four add up to the total.
+    """
+
+    joints: list[str]
+    force_lab: list[np.ndarray]
+    moment: list[np.ndarray]
+    frame: str = "distal"
+    convention: str = "internal"
+    force_parts: dict[str, list[np.ndarray]] = field(default_factory=dict)
+    moment_parts: dict[str, list[np.ndarray]] = field(default_factory=dict)

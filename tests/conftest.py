@@ -1,0 +1,30 @@
+"""Shared test fixtures: where the real data lives, and skipping when it does not."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+# Real trials are read in place from ../shared/realdata beside the checkout (never copied);
+# GAITID_REALDATA overrides the location.
+REALDATA = Path(os.environ.get("GAITID_REALDATA", REPO.parent / "shared" / "realdata"))
+
+REAL_C3D = sorted(REALDATA.glob("*/*.c3d")) if REALDATA.is_dir() else []
+
+
+def realdata_path(relative: str) -> Path:
+    """Path of a file in the real-data folder, or skip the test with the reason."""
+    path = REALDATA / relative
+    if not path.exists():
+        pytest.skip(f"real data not available: {path} is absent (tests read ../shared/realdata in place)")
+    return path
+
+
+@pytest.fixture
+def realdata() -> Path:
+    if not REALDATA.is_dir():
+        pytest.skip(f"real data not available: {REALDATA} is absent (tests read ../shared/realdata in place)")
+    return REALDATA

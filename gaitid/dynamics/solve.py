@@ -1,0 +1,183 @@
+"""``inverse_dynamics``: joint forces and moments of a segment chain, with their contributions.
+
+Checks the inputs, runs the recursive (default, fast) or block (seed 000) solver,
+then expresses the moments in the frame and under the convention asked for.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gaitid.dynamics.block import solve_block
+from gaitid.dynamics.recursive import recursive_newton_euler
+from gaitid.dynamics.types import CONTRIBUTIONS, ExternalLoad, JointLoads, SegmentMotion
+from gaitid.errors import DataError, SettingsError
+
+FRAMES = ("distal", "proximal", "lab")
+CONVENTIONS = ("internal", "external")
+METHODS = ("recursive", "block")
+
+# the proximal joint of each named segment
+JOINT_OF_SEGMENT = {"foot": "ankle", "shank": "knee", "thigh": "hip", "pelvis": "lumbosacral",
+                    "hand": "wrist", "forearm": "elbow", "upperarm": "shoulder", "upper_arm": "shoulder"}
+
+
+def joint_name(segment_name: str) -> str:
+    """Name of a segment's proximal joint: foot -> ankle, shank -> knee, thigh -> hip.
+
+    A side prefix is kept ("left_foot" -> "left_ankle", "R.shank" -> "R.knee");
+    any other name gives ``<name>_proximal``.
+    """
+    low = segment_name.lower()
+    if low in JOINT_OF_SEGMENT:
+        return JOINT_OF_SEGMENT[low]
+    for sep in ("_", " ", ".", "-"):
+        head, s, tail = segment_name.rpartition(sep)
+        if s and head and tail.lower() in JOINT_OF_SEGMENT:
+            return head + sep + JOINT_OF_SEGMENT[tail.lower()]
+    return f"{segment_name}_proximal"
+
+
+def _check_array(arr, shape: tuple, what: str) -> np.ndarray:
+    try:
+        a = np.asarray(arr, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"{what}: not a numeric array ({exc})") from None
+    if a.shape != shape:
+        raise DataError(f"{what}: expected shape {shape}, got {a.shape}")
+    return a
+
+
+def _validate(segments, loads, gravity_lab, frame, convention, method, proximal_R):
+    if frame not in FRAMES:
+        raise SettingsError(f"inverse_dynamics: frame must be one of {FRAMES}, got {frame!r}")
+    if convention not in CONVENTIONS:
+        raise SettingsError(f"inverse_dynamics: convention must be one of {CONVENTIONS}, got {convention!r}")
+    if method not in METHODS:
+        raise SettingsError(f"inverse_dynamics: method must be one of {METHODS}, got {method!r}")
+    if not segments:
+        raise DataError("inverse_dynamics: the chain has no segments")
+    g = _check_array(gravity_lab, (3,), "gravity_lab")
+    if not np.isfinite(g).all():
+        raise SettingsError(f"inverse_dynamics: gravity_lab must be finite, got {g}")
+    try:
+        n = np.shape(segments[0].R)[0]
+    except (AttributeError, IndexError) as exc:
+        raise DataError(f"inverse_dynamics: segment 0 has no per-frame rotation R ({exc})") from None
+    checked = []
+    for i, seg in enumerate(segments):
+        name = f"segment {i} ({getattr(seg, 'name', '?')})"
+        m = seg.mass
+        if not (np.isscalar(m) and np.isfinite(m) and m > 0):
+            raise DataError(f"{name}: mass must be a positive finite number of kg, got {m!r}")
+        inertia = _check_array(seg.inertia_seg, (3, 3), f"{name}: inertia_seg")
+        if not np.isfinite(inertia).all():
+            raise DataError(f"{name}: inertia_seg has non-finite entries")
+        if not np.allclose(inertia, inertia.T, rtol=1e-9, atol=1e-12):
+            raise DataError(f"{name}: inertia_seg is not symmetric")
+        fields = dict(
+            R=_check_array(seg.R, (n, 3, 3), f"{name}: R"),
+            com_lab=_check_array(seg.com_lab, (n, 3), f"{name}: com_lab"),
+            com_acc_lab=_check_array(seg.com_acc_lab, (n, 3), f"{name}: com_acc_lab"),
+            omega_seg=_check_array(seg.omega_seg, (n, 3), f"{name}: omega_seg"),
+            alpha_seg=_check_array(seg.alpha_seg, (n, 3), f"{name}: alpha_seg"),
+            proximal_lab=_check_array(seg.proximal_lab, (n, 3), f"{name}: proximal_lab"),
+        )
+        if i > 0 and seg.distal_lab is None:
+            distal = None  # the solvers then use the distal segment's proximal joint centre
+        elif i == 0 and seg.distal_lab is None:
+            distal = None
+        else:
+            distal = _check_array(seg.distal_lab, (n, 3), f"{name}: distal_lab")
+        checked.append(SegmentMotion(name=seg.name, mass=float(m), inertia_seg=inertia,
+                                     distal_lab=distal, **fields))
+    checked_loads = []
+    for li, ld in enumerate(loads):
+        what = f"external load {li}"
+        if not isinstance(ld.segment, (int, np.integer)) or not 0 <= ld.segment < len(segments):
+            raise DataError(f"{what}: segment index {ld.segment!r} is not in the chain (0..{len(segments) - 1})")
+        free = None if ld.free_moment_lab is None else _check_array(
+            ld.free_moment_lab, (n, 3), f"{what}: free_moment_lab")
+        checked_loads.append(ExternalLoad(
+            segment=int(ld.segment),
+            force_lab=_check_array(ld.force_lab, (n, 3), f"{what}: force_lab"),
+            point_lab=_check_array(ld.point_lab, (n, 3), f"{what}: point_lab"),
+            free_moment_lab=free))
+    if proximal_R is not None:
+        proximal_R = _check_array(proximal_R, (n, 3, 3), "proximal_R")
+    return checked, checked_loads, g, proximal_R
+
+
+def _to_frame(R: np.ndarray, v_lab: np.ndarray) -> np.ndarray:
+    """R.T v: a lab vector (n, 3) in the frame whose segment->lab rotation is R (n, 3, 3)."""
+    return np.einsum("nji,nj->ni", R, v_lab)
+
+
+def inverse_dynamics(
+    segments: list[SegmentMotion],
+    loads: list[ExternalLoad],
+    *,
+    gravity_lab=(0.0, 0.0, -9.81),
+    frame: str = "distal",
+    convention: str = "internal",
+    method: str = "recursive",
+    contributions: bool = True,
+    proximal_R: np.ndarray | None = None,
+) -> JointLoads:
+    """Net joint forces and moments of a chain ordered distal to proximal (foot, shank, thigh).
+
+    segments: per-frame motion of each segment (see :class:`SegmentMotion`; SI units).
+    loads: external loads (force, point of application, free moment; lab frame) on
+    any segment, e.g. a force plate's force, centre of pressure and Tz on the foot.
+    gravity_lab: m/s^2, lab frame (default 9.81 along -Z).
+    frame: the frame of the returned moments: "distal" (segment j's own frame for
+    joint j; seed 000's and Plug-in Gait's choice), "proximal" (segment j+1's frame;
+    for the last joint ``proximal_R`` (n, 3, 3) gives the next segment's rotation,
+    e.g. the pelvis for the hip, else that joint's moments are NaN), or "lab".
+    convention: "internal" (moment and force of the proximal on the distal segment:
+    the muscles' moment) or "external" (their negatives, as Plug-in Gait reports).
+    method: "recursive" (block forward substitution, fast) or "block" (seed 000's
+    stacked system, one batched ``numpy.linalg.solve``); they agree to rounding.
+    contributions: also return the inertial (M a), velocity (omega x I omega),
+    gravity and external (ground reaction) parts, which add up to the totals.
+
+    Returns :class:`JointLoads` (forces always lab frame, N; moments N.m). A frame
+    with NaN inputs gives NaN outputs in that frame only (recursive: only for the
+    joints that depend on the missing data; block: for every joint of the frame).
+    Raises :class:`~gaitid.errors.DataError` for malformed inputs and
+    :class:`~gaitid.errors.SettingsError` for bad options.
+    """
+    segments, loads, g, proximal_R = _validate(
+        segments, loads, gravity_lab, frame, convention, method, proximal_R)
+    solver = recursive_newton_euler if method == "recursive" else solve_block
+    forces, moments = solver(segments, loads, g, contributions)
+    k = len(segments)
+    sign = 1.0 if convention == "internal" else -1.0
+
+    def express(j: int, m_lab: np.ndarray) -> np.ndarray:
+        if frame == "lab":
+            out = m_lab
+        elif frame == "distal":
+            out = _to_frame(segments[j].R, m_lab)
+        elif j + 1 < k:
+            out = _to_frame(segments[j + 1].R, m_lab)
+        elif proximal_R is not None:
+            out = _to_frame(proximal_R, m_lab)
+        else:
+            out = np.full_like(m_lab, np.nan)
+        return out if sign > 0 else -out
+
+    def sgn(v: np.ndarray) -> np.ndarray:
+        return v if sign > 0 else -v
+
+    result = JointLoads(
+        joints=[joint_name(s.name) for s in segments],
+        force_lab=[sgn(f) for f in forces["total"]],
+        moment=[express(j, m) for j, m in enumerate(moments["total"])],
+        frame=frame,
+        convention=convention,
+    )
+    if contributions:
+        result.force_parts = {p: [sgn(f) for f in forces[p]] for p in CONTRIBUTIONS}
+        result.moment_parts = {p: [express(j, m) for j, m in enumerate(moments[p])] for p in CONTRIBUTIONS}
+    return result

@@ -24,7 +24,7 @@ from gaitid.errors import FileFormatError, SettingsError
 from gaitid.io.atomic import atomic_path
 from gaitid.trial import Trial
 
-__all__ = ["Y_UP_TO_Z_UP", "UNIT_SCALE", "read_trc", "write_trc", "up_rotation"]
+__all__ = ["Y_UP_TO_Z_UP", "UNIT_SCALE", "read_trc", "read_trc_with_time", "write_trc", "up_rotation"]
 
 #: OpenSim ground (Y up) -> gaitid lab (Z up): x' = x, y' = -z, z' = y. Proper rotation
 #: (+90 deg about X); ``v_lab = Y_UP_TO_Z_UP @ v_opensim``.
@@ -67,12 +67,19 @@ def _number(path: Path, header: dict[str, str], key: str, kind: type = float):
 
 
 def read_trc(path: str | Path, *, up: str = "y") -> Trial:
+    """Read a TRC file into a :class:`~gaitid.trial.Trial` (see :func:`read_trc_with_time`)."""
+    return read_trc_with_time(path, up=up)[0]
+
+
+def read_trc_with_time(path: str | Path, *, up: str = "y") -> tuple[Trial, float]:
     """Read a TRC file into a :class:`~gaitid.trial.Trial` (markers in m, Z-up lab).
 
     ``up``: the file's vertical axis, 'y' for OpenSim files (rotated by
     :data:`Y_UP_TO_Z_UP`) or 'z'. Blank fields, and exact (0, 0, 0) triplets, are
     missing markers: NaN. ``first_frame`` comes from the first Time value
-    (``round(t0 * DataRate) + 1``) so that ``Trial.time`` equals the file's Time column.
+    (``round(t0 * DataRate) + 1``) so that ``Trial.time`` equals the file's Time column;
+    also returns that first Time ``t0`` (s) as printed, which can sit off the frame
+    grid (then ``Trial.time`` is rounded to the grid and a warning says by how much).
     """
     path = Path(path)
     rotation = up_rotation(up)
@@ -135,6 +142,7 @@ def read_trc(path: str | Path, *, up: str = "y") -> Trial:
             )
     elif np.isfinite(frame_col[0]):
         first_frame = int(frame_col[0])
+        t0 = (first_frame - 1) / rate
         warnings.append(f"{path}: no usable Time column; first frame from Frame#")
     else:
         raise FileFormatError("neither the Frame# nor the Time column holds numbers", path)
@@ -146,7 +154,7 @@ def read_trc(path: str | Path, *, up: str = "y") -> Trial:
     markers = xyz @ rotation.T
     if np.isfinite(markers[..., 2]).any() and np.nanmedian(markers[..., 2]) < 0:
         warnings.append(f"{path}: most markers are below the floor after rotation; is the file {up.upper()} up?")
-    return Trial(
+    trial = Trial(
         path=path,
         point_rate=float(rate),
         first_frame=first_frame,
@@ -156,6 +164,7 @@ def read_trc(path: str | Path, *, up: str = "y") -> Trial:
         software=f"TRC ({lines[0].split(chr(9))[-1].strip() or path.name})",
         warnings=warnings,
     )
+    return trial, t0
 
 
 def write_trc(

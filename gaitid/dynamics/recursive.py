@@ -137,13 +137,11 @@ def recursive_newton_euler(
                 F_ex = F_ex + prev_F["external"]
                 M_ex += prev_M["external"] + _cross(DP, prev_F["external"])
             prev_Fg = Fg
-            # the constant parts become NaN where the total force is unknown
-            nan0 = 0.0 * (F_in + F_ex)
-            F_g = Fg + nan0
-            F_vel = nan0
+            F_g = np.broadcast_to(Fg, a.shape)
+            F_vel = np.zeros_like(a)
             cur_F = {"inertial": F_in, "velocity": F_vel, "gravity": F_g, "external": F_ex}
             cur_M = {"inertial": M_in, "velocity": M_vel, "gravity": M_g, "external": M_ex}
-            cur_F["total"] = F_in + F_g + F_ex  # F_vel is 0 (or NaN with the others)
+            cur_F["total"] = F_in + F_g + F_ex  # F_vel is 0
             cur_M["total"] = M_in + M_vel + M_g + M_ex
         for p in parts:
             F[p].append(np.ascontiguousarray(cur_F[p].T))

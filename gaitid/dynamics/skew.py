@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from gaitid.errors import DataError
+
 
 def skew(v: np.ndarray) -> np.ndarray:
     """S(v): the (..., 3, 3) skew-symmetric matrices of the (..., 3) vectors ``v``.
@@ -18,7 +20,7 @@ def skew(v: np.ndarray) -> np.ndarray:
     """
     v = np.asarray(v, dtype=float)
     if v.shape[-1:] != (3,):
-        raise ValueError(f"skew: expected vectors of shape (..., 3), got {v.shape}")
+        raise DataError(f"skew: expected vectors of shape (..., 3), got {v.shape}")
     out = np.zeros(v.shape + (3,), dtype=float)
     x, y, z = v[..., 0], v[..., 1], v[..., 2]
     out[..., 0, 1] = -z

@@ -108,6 +108,20 @@ def _validate(segments, loads, gravity_lab, frame, convention, method, proximal_
     return checked, checked_loads, g, proximal_R
 
 
+def _mask_unknown(forces: dict, moments: dict) -> None:
+    """Make a joint's force, moment and all their parts NaN in frames where any total component is NaN.
+
+    So a joint's loads in a frame are either all known or all NaN (the gravity part of a
+    force, say, does not depend on the kinematics, but it is meaningless without them).
+    """
+    for j, (f, m) in enumerate(zip(forces["total"], moments["total"])):
+        bad = np.isnan(f).any(axis=1) | np.isnan(m).any(axis=1)
+        if bad.any():
+            for d in (forces, moments):
+                for arrays in d.values():
+                    arrays[j][bad] = np.nan
+
+
 def _to_frame(R: np.ndarray, v_lab: np.ndarray) -> np.ndarray:
     """R.T v: a lab vector (n, 3) in the frame whose segment->lab rotation is R (n, 3, 3)."""
     return np.einsum("nji,nj->ni", R, v_lab)
@@ -151,6 +165,7 @@ def inverse_dynamics(
         segments, loads, gravity_lab, frame, convention, method, proximal_R)
     solver = recursive_newton_euler if method == "recursive" else solve_block
     forces, moments = solver(segments, loads, g, contributions)
+    _mask_unknown(forces, moments)
     k = len(segments)
     sign = 1.0 if convention == "internal" else -1.0
 

@@ -1,0 +1,276 @@
+"""Validate a C3D file's header, parameter section and data size before ezc3d reads it.
+
+ezc3d 1.7.2 segfaults on some corrupted parameter sections and reads a file cut
+to half its length without complaint. :func:`check_c3d` walks the file the way
+the C3D specification (c3d.org, "The C3D File Format User Guide", ch. 2-3)
+describes it, with every offset and size bounds-checked, and raises a
+:class:`~gaitid.errors.FileFormatError` (or :class:`~gaitid.errors.UnsupportedError`)
+naming the file and the problem. It reads only the header and parameter blocks
+(a few kB), so it costs well under a millisecond.
+
+Checked:
+
+* the path is an existing, non-empty regular file of at least one 512-byte block;
+* header byte 2 is the C3D key 0x50 and the parameter section starts inside the file;
+* the processor type is Intel (84) or DEC (85) (MIPS/big-endian: unsupported);
+* every parameter/group record stays inside the parameter section, has a known
+  data type (-1, 1, 2, 4), at most 7 dimensions, and data that fits;
+* POINT:USED, POINT:RATE (>0), POINT:SCALE, ANALOG:USED agree with the header;
+  the header's frame range is non-negative and the frame rate finite;
+* analog samples per frame is a whole number and the file holds at least as
+  many bytes as the header promises: ``(DATA_START-1)*512 + frames *
+  (4*points + analog words) * word size``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gaitid.errors import FileFormatError, UnsupportedError
+
+BLOCK = 512
+C3D_KEY = 0x50
+INTEL, DEC, MIPS = 84, 85, 86
+
+
+@dataclass
+class C3DLayout:
+    """What the header and parameter section say about the file (for checks and tests)."""
+
+    processor: int
+    n_points: int
+    analog_words_per_frame: int  # header word 3: channels x samples per frame
+    first_frame: int  # header, 1-based
+    last_frame: int
+    data_start_block: int  # 1-based
+    scale: float
+    frame_rate: float
+    analog_samples_per_frame: int = 0  # header word 10
+    params: dict[str, dict[str, object]] = field(default_factory=dict)  # GROUP -> PARAM -> decoded value
+
+    @property
+    def n_frames(self) -> int:
+        return self.last_frame - self.first_frame + 1
+
+    @property
+    def word_bytes(self) -> int:
+        return 4 if self.scale < 0 else 2
+
+    @property
+    def data_bytes(self) -> int:
+        return self.n_frames * (4 * self.n_points + self.analog_words_per_frame) * self.word_bytes
+
+
+def _float(raw: bytes, processor: int) -> float:
+    if processor == DEC:  # VAX F-float: swap 16-bit halves, IEEE value is 4x too big
+        return struct.unpack("<f", raw[2:4] + raw[0:2])[0] / 4.0
+    return struct.unpack("<f", raw)[0]
+
+
+def check_c3d(path: str | os.PathLike) -> C3DLayout:
+    """Raise a gaitid error naming ``path`` if it is not a complete, well-formed C3D file."""
+    path = Path(path)
+    if not path.exists():
+        raise FileFormatError("file not found", path)
+    if path.is_dir():
+        raise FileFormatError("is a directory, not a C3D file", path)
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as fh:
+            head = fh.read(BLOCK)
+            if size == 0:
+                raise FileFormatError("file is empty", path)
+            if size < BLOCK or len(head) < BLOCK:
+                raise FileFormatError(f"file is {size} bytes, shorter than a C3D header (512 bytes)", path)
+            if head[1] != C3D_KEY:
+                raise FileFormatError("not a C3D file (header byte 2 is not the C3D key 0x50)", path)
+            param_block = head[0]
+            if param_block < 2 or param_block * BLOCK > size:
+                raise FileFormatError(f"parameter section start (block {param_block}) lies outside the file", path)
+            fh.seek((param_block - 1) * BLOCK)
+            first = fh.read(4)
+            if len(first) < 4:
+                raise FileFormatError("truncated inside the parameter section", path)
+            n_blocks, processor = first[2], first[3]
+            if processor == MIPS:
+                raise UnsupportedError("big-endian (MIPS/SGI) C3D files are not supported", path)
+            if processor not in (INTEL, DEC):
+                raise FileFormatError(f"unknown processor type {processor} in the parameter section", path)
+            if n_blocks < 1 or (param_block - 1 + n_blocks) * BLOCK > size:
+                raise FileFormatError(f"parameter section ({n_blocks} blocks) runs past the end of the file", path)
+            fh.seek((param_block - 1) * BLOCK)
+            section = fh.read(n_blocks * BLOCK)
+    except OSError as exc:
+        raise FileFormatError(f"cannot read the file ({exc.strerror or exc})", path) from exc
+    layout = _header(head, processor, path)
+    layout.params = _parameters(section, processor, path)
+    _cross_check(layout, size, param_block, n_blocks, path)
+    return layout
+
+
+def _header(head: bytes, processor: int, path: Path) -> C3DLayout:
+    w = struct.unpack("<256H", head)  # 16-bit words (0-based here; spec counts from 1)
+    scale = _float(head[12:16], processor)
+    rate = _float(head[20:24], processor)
+    if not math.isfinite(scale) or not math.isfinite(rate):
+        raise FileFormatError("header scale factor or frame rate is not a finite number", path)
+    return C3DLayout(
+        processor=processor,
+        n_points=w[1],
+        analog_words_per_frame=w[2],
+        first_frame=w[3],
+        last_frame=w[4],
+        data_start_block=w[8],
+        scale=scale,
+        frame_rate=rate,
+        analog_samples_per_frame=w[9],
+    )
+
+
+_TYPE_SIZE = {-1: 1, 1: 1, 2: 2, 4: 4}
+
+
+def _parameters(section: bytes, processor: int, path: Path) -> dict[str, dict[str, object]]:
+    """Walk every group/parameter record with bounds checks; decode the parameters the checks need."""
+    end = len(section)
+    pos = 4
+    groups: dict[int, str] = {}
+    raw_params: list[tuple[int, str, int, tuple[int, ...], bytes]] = []
+    n_records = 0
+    while pos + 2 <= end:
+        n_chars = struct.unpack_from("<b", section, pos)[0]
+        gid = struct.unpack_from("<b", section, pos + 1)[0]
+        if n_chars == 0 or gid == 0:
+            break
+        n_chars = abs(n_chars)
+        name_end = pos + 2 + n_chars
+        if name_end + 2 > end:
+            raise FileFormatError(f"parameter record at byte {pos} runs past the parameter section", path)
+        try:
+            name = section[pos + 2 : name_end].decode("ascii").strip().upper()
+        except UnicodeDecodeError as exc:
+            raise FileFormatError(f"parameter record at byte {pos} has a non-ASCII name", path) from exc
+        offset = struct.unpack_from("<h", section, name_end)[0]
+        body = name_end + 2
+        nxt = name_end + offset if offset != 0 else end
+        if offset < 0 or (offset != 0 and (nxt <= pos or nxt > end)):
+            raise FileFormatError(f"parameter '{name}' points to its successor outside the parameter section", path)
+        if gid < 0:
+            if body + 1 > end or body + 1 + section[body] > end:
+                raise FileFormatError(f"group '{name}' description runs past the parameter section", path)
+            groups[-gid] = name
+        else:
+            if body + 2 > end:
+                raise FileFormatError(f"parameter '{name}' is truncated", path)
+            dtype = struct.unpack_from("<b", section, body)[0]
+            ndim = section[body + 1]
+            if dtype not in _TYPE_SIZE:
+                raise FileFormatError(f"parameter '{name}' has unknown data type {dtype}", path)
+            if ndim > 7:
+                raise FileFormatError(f"parameter '{name}' has {ndim} dimensions (at most 7 allowed)", path)
+            dims = tuple(section[body + 2 : body + 2 + ndim])
+            if len(dims) != ndim:
+                raise FileFormatError(f"parameter '{name}' dimensions run past the parameter section", path)
+            n_items = math.prod(dims) if ndim else 1
+            data_start = body + 2 + ndim
+            data_end = data_start + n_items * _TYPE_SIZE[dtype]
+            if data_end + 1 > end or data_end + 1 + section[data_end] > end:
+                raise FileFormatError(f"parameter '{name}' data ({n_items} values) run past the parameter section", path)
+            if offset != 0 and data_end > nxt:
+                raise FileFormatError(f"parameter '{name}' data overlap the next parameter record", path)
+            raw_params.append((gid, name, dtype, dims, section[data_start:data_end]))
+        n_records += 1
+        if offset == 0:
+            break
+        pos = nxt
+    if n_records == 0:
+        raise FileFormatError("the parameter section holds no parameters", path)
+    params: dict[str, dict[str, object]] = {g: {} for g in groups.values()}
+    for gid, name, dtype, dims, data in raw_params:
+        group = groups.get(gid)
+        if group is None:
+            raise FileFormatError(f"parameter '{name}' belongs to group {gid}, which is not defined", path)
+        params[group][name] = _decode(dtype, dims, data, processor)
+    return params
+
+
+def _decode(dtype: int, dims: tuple[int, ...], data: bytes, processor: int):
+    if dtype == -1:
+        return data.decode("latin-1")
+    if dtype == 1:
+        return list(data)
+    if dtype == 2:
+        return list(struct.unpack(f"<{len(data) // 2}h", data))
+    return [_float(data[i : i + 4], processor) for i in range(0, len(data), 4)]
+
+
+def _first(params, group, name, default=None):
+    value = params.get(group, {}).get(name)
+    if isinstance(value, list) and value:
+        return value[0]
+    return default
+
+
+def _cross_check(layout: C3DLayout, size: int, param_block: int, n_param_blocks: int, path: Path) -> None:
+    p = layout.params
+    if "POINT" not in p:
+        raise FileFormatError("the parameter section has no POINT group", path)
+    used = _first(p, "POINT", "USED")
+    if used is None:
+        raise FileFormatError("POINT:USED is missing", path)
+    if used & 0xFFFF != layout.n_points:
+        raise FileFormatError(f"header says {layout.n_points} points but POINT:USED says {used}", path)
+    rate = _first(p, "POINT", "RATE", layout.frame_rate)
+    if not (isinstance(rate, float) and math.isfinite(rate) and rate > 0):
+        raise FileFormatError(f"POINT:RATE is {rate!r}, not a positive frame rate", path)
+    scale = _first(p, "POINT", "SCALE", layout.scale)
+    if not (isinstance(scale, float) and math.isfinite(scale)):
+        raise FileFormatError("POINT:SCALE is not a finite number", path)
+    if (scale < 0) != (layout.scale < 0):
+        raise FileFormatError("header and POINT:SCALE disagree on integer vs float storage", path)
+    if layout.last_frame < layout.first_frame or layout.first_frame < 1:
+        raise FileFormatError(
+            f"header frame range {layout.first_frame}..{layout.last_frame} is empty or invalid", path
+        )
+    n_frames = layout.n_frames
+    analog_used = _first(p, "ANALOG", "USED", 0) or 0
+    if analog_used < 0:
+        raise FileFormatError(f"ANALOG:USED is {analog_used}", path)
+    if layout.analog_words_per_frame:
+        spf = layout.analog_samples_per_frame
+        if spf < 1 or layout.analog_words_per_frame % spf:
+            raise FileFormatError(
+                f"header analog words per frame ({layout.analog_words_per_frame}) is not a multiple "
+                f"of the analog samples per frame ({spf})",
+                path,
+            )
+        if analog_used == 0 or layout.analog_words_per_frame != analog_used * spf:
+            raise FileFormatError(
+                f"header analog words per frame ({layout.analog_words_per_frame}) is not "
+                f"ANALOG:USED ({analog_used}) x samples per frame ({spf})",
+                path,
+            )
+        analog_rate = _first(p, "ANALOG", "RATE", None)
+        if analog_rate is not None and not (isinstance(analog_rate, float) and math.isfinite(analog_rate) and analog_rate > 0):
+            raise FileFormatError(f"ANALOG:RATE is {analog_rate!r}, not a positive rate", path)
+    elif analog_used:
+        pass  # channels declared without samples: ezc3d reads zero analog frames
+    data_start = layout.data_start_block
+    if data_start < param_block + n_param_blocks:
+        raise FileFormatError(
+            f"data section start (block {data_start}) overlaps the header/parameter section", path
+        )
+    needed = (data_start - 1) * BLOCK + layout.data_bytes
+    if size < needed:
+        raise FileFormatError(
+            f"truncated: the header promises {n_frames} frames ({needed} bytes) but the file has {size} bytes", path
+        )
+    for group, names in (("POINT", ("LABELS", "DESCRIPTIONS", "UNITS")), ("ANALOG", ("LABELS", "UNITS"))):
+        for name in names:
+            value = p.get(group, {}).get(name)
+            if value is not None and not isinstance(value, str):
+                raise FileFormatError(f"{group}:{name} is numeric, expected text", path)

@@ -1,0 +1,99 @@
+"""Which lab axis is vertical, and the rotation that makes it +Z (right-handed, a proper rotation).
+
+Detection, in order:
+
+1. Force plates: the ground reaction force on the subject points up, so the
+   mean GRF over the loaded samples (|F| above 50 N) of all plates, expressed
+   in the file's lab, is nearest to the up axis. Robust to plate sign
+   conventions only as far as the file's channels follow the C3D spec.
+2. No loaded plate: marker layout. The vertical axis is the one along which
+   the labelled markers are spread most within a frame (20th-80th percentile
+   range, so a few stray markers do not count; body height beats body width,
+   depth and step length), median over frames; its sign is the sign of the
+   median marker coordinate along it (labs put the origin on the floor, so
+   markers sit on the positive side of the up axis).
+
+The answer is snapped to the nearest signed lab axis (±X, ±Y, ±Z) and
+:func:`rotation_to_z_up` gives the 90°/180° rotation ``R`` (file lab -> Z-up lab,
+``v_new = R @ v_file``) that turns it into +Z. A file that is already Z-up gets
+the identity.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+LOADED_N = 50.0  # |GRF| above which a plate sample counts as loaded (N)
+
+
+def up_from_forces(forces_lab: list[np.ndarray]) -> np.ndarray | None:
+    """Unit up direction from plate forces ((n, 3) N, file lab), or None without a loaded sample."""
+    if not forces_lab:
+        return None
+    f = np.concatenate(forces_lab, axis=0)
+    mag = np.linalg.norm(f, axis=1)
+    loaded = np.isfinite(mag) & (mag > LOADED_N)
+    if loaded.sum() < 10:
+        return None
+    mean = f[loaded].mean(axis=0)
+    norm = np.linalg.norm(mean)
+    return mean / norm if norm > 0 else None
+
+
+def up_from_markers(markers: np.ndarray) -> np.ndarray | None:
+    """Unit up direction from marker positions (n_frames, n_markers, 3), or None with too few markers."""
+    if markers.ndim != 3 or markers.shape[1] < 3:
+        return None
+    markers = markers[:: max(1, markers.shape[0] // 200)]  # 200 frames are plenty
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN slices
+        lo, hi = np.nanpercentile(markers, [20, 80], axis=1)  # robust to a few stray markers
+        spread_med = np.nanmedian(hi - lo, axis=0)
+        if not np.all(np.isfinite(spread_med)):
+            return None
+        axis = int(np.argmax(spread_med))
+        sign = np.sign(np.nanmedian(markers[:, :, axis]))
+    if sign == 0 or not np.isfinite(sign):
+        sign = 1.0
+    up = np.zeros(3)
+    up[axis] = sign
+    return up
+
+
+def snap_to_axis(direction: np.ndarray) -> np.ndarray:
+    """Nearest signed lab axis to ``direction`` (3,)."""
+    axis = int(np.argmax(np.abs(direction)))
+    out = np.zeros(3)
+    out[axis] = np.sign(direction[axis])
+    return out
+
+
+def rotation_to_z_up(up: np.ndarray) -> np.ndarray:
+    """Proper rotation (3, 3), integers, mapping the signed axis ``up`` to +Z (file lab -> Z-up lab).
+
+    +Z: identity; -Z: 180° about X; ±X or ±Y: 90° about ``up × Z``.
+    """
+    up = snap_to_axis(np.asarray(up, dtype=float))
+    z = np.array([0.0, 0.0, 1.0])
+    if up[2] == 1:
+        return np.eye(3)
+    if up[2] == -1:
+        return np.diag([1.0, -1.0, -1.0])
+    axis = np.cross(up, z)
+    rot = Rotation.from_rotvec(axis / np.linalg.norm(axis) * np.pi / 2).as_matrix()
+    return np.rint(rot)
+
+
+def detect_up(forces_lab: list[np.ndarray], markers: np.ndarray) -> tuple[np.ndarray, str]:
+    """Signed up axis of the file lab and how it was found ('force plates', 'markers' or 'default')."""
+    up = up_from_forces(forces_lab)
+    if up is not None:
+        return snap_to_axis(up), "force plates"
+    up = up_from_markers(markers)
+    if up is not None:
+        return up, "markers"
+    return np.array([0.0, 0.0, 1.0]), "default"
+

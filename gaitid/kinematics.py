@@ -1,0 +1,180 @@
+"""Signal processing and derivatives of segment kinematics, batch-first over frames.
+
+- :func:`fill_gaps` -- cubic interpolation of short NaN gaps (scipy.interpolate).
+- :func:`butter_lowpass` -- zero-lag 4th-order Butterworth (2nd-order design, run forward and
+  back with scipy.signal.filtfilt), each contiguous non-NaN run filtered on its own.
+- :func:`derivative` -- central differences (2nd order; one-sided 2nd order at run ends).
+- :func:`angular_velocity` -- omega from R: vee(R^T dR/dt) (segment frame), R omega (lab).
+- :func:`cardan_angles` / :func:`joint_angles` -- Plug-in Gait / ISB joint angles.
+
+R (n, 3, 3) maps segment to lab coordinates throughout. Times in s, angles in rad unless
+a name says ``_deg``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.interpolate import CubicSpline
+from scipy.signal import butter, filtfilt
+from scipy.spatial.transform import Rotation
+
+from gaitid.errors import SettingsError
+
+__all__ = [
+    "fill_gaps",
+    "butter_lowpass",
+    "nan_runs",
+    "derivative",
+    "angular_velocity",
+    "angular_acceleration",
+    "cardan_angles",
+    "joint_angles",
+    "joint_angular_velocity",
+    "orthonormalise",
+]
+
+
+def nan_runs(valid: np.ndarray) -> list[tuple[int, int]]:
+    """Contiguous runs [start, stop) where ``valid`` (n,) bool is True."""
+    v = np.concatenate([[False], np.asarray(valid, bool), [False]])
+    edges = np.flatnonzero(np.diff(v.astype(np.int8)))
+    return list(zip(edges[::2].tolist(), edges[1::2].tolist()))
+
+
+def _as_2d(x: np.ndarray) -> tuple[np.ndarray, tuple]:
+    x = np.asarray(x, float)
+    return x.reshape(x.shape[0], -1), x.shape
+
+
+def fill_gaps(x: np.ndarray, max_gap: int = 10) -> np.ndarray:
+    """Fill interior NaN gaps of at most ``max_gap`` frames by cubic-spline interpolation.
+
+    ``x`` (n, ...) is treated column by column; a frame counts as missing in a column when
+    that column is NaN. Longer gaps and gaps at the ends stay NaN. Returns a new array."""
+    if max_gap < 0:
+        raise SettingsError(f"max_gap must be >= 0 frames, not {max_gap}")
+    flat, shape = _as_2d(x)
+    out = flat.copy()
+    t = np.arange(flat.shape[0])
+    for c in range(flat.shape[1]):
+        col = flat[:, c]
+        ok = np.isfinite(col)
+        if ok.all() or ok.sum() < 4 or max_gap == 0:
+            continue
+        runs = nan_runs(~ok)
+        fill = [(a, b) for a, b in runs if a > 0 and b < len(col) and b - a <= max_gap]
+        if not fill:
+            continue
+        spline = CubicSpline(t[ok], col[ok])
+        for a, b in fill:
+            out[a:b, c] = spline(t[a:b])
+    return out.reshape(shape)
+
+
+def butter_lowpass(x: np.ndarray, rate: float, cutoff: float | None = 6.0, order: int = 4) -> np.ndarray:
+    """Zero-lag low-pass Butterworth of overall order ``order`` (default 4) at ``cutoff`` Hz.
+
+    Design: scipy.signal.butter(order // 2, cutoff_c, fs=rate) run forward and backward
+    (filtfilt), so the result has zero lag and order ``order``. ``cutoff`` is the -3 dB
+    frequency of the *double-pass* filter: the single-pass design cutoff is corrected by
+    Winter's factor cutoff_c = cutoff / (2**(1/order_pass) - 1)**(1/4) with order_pass = 2
+    passes (Winter 2009, sec. 3.4.4.3), about 1.247 x cutoff for two passes of a 2nd order.
+    Each contiguous run of finite frames of each column is filtered separately (NaN stays NaN,
+    never smeared); runs shorter than filtfilt's padding are filtered with a shorter pad.
+    ``cutoff=None`` returns a copy unchanged.
+    """
+    if cutoff is None:
+        return np.array(x, float, copy=True)
+    if rate <= 0:
+        raise SettingsError(f"sampling rate must be positive, not {rate}")
+    if order < 2 or order % 2:
+        raise SettingsError(f"zero-lag Butterworth order must be an even number >= 2, not {order}")
+    correction = (2 ** (1 / 2) - 1) ** (1 / (2 * (order // 2)))  # Winter: C = (2^(1/passes) - 1)^(1/(2 n))
+    wc = cutoff / correction
+    if not 0 < wc < rate / 2:
+        raise SettingsError(
+            f"cutoff {cutoff} Hz (corrected {wc:.2f} Hz) must lie between 0 and the Nyquist frequency {rate / 2} Hz"
+        )
+    b, a = butter(order // 2, wc, fs=rate)
+    flat, shape = _as_2d(x)
+    out = np.full_like(flat, np.nan)
+    default_pad = 3 * max(len(a), len(b))
+    for c in range(flat.shape[1]):
+        col = flat[:, c]
+        for s, e in nan_runs(np.isfinite(col)):
+            n = e - s
+            if n < 2:
+                out[s:e, c] = col[s:e]
+                continue
+            out[s:e, c] = filtfilt(b, a, col[s:e], padlen=min(default_pad, n - 1))
+    return out.reshape(shape)
+
+
+def derivative(x: np.ndarray, rate: float) -> np.ndarray:
+    """Time derivative (n, ...) of samples at ``rate`` Hz: central differences inside each finite
+    run (O(h^2)), 2nd-order one-sided differences at run ends (numpy.gradient, edge_order=2).
+    Runs of 1-2 frames give NaN."""
+    flat, shape = _as_2d(x)
+    out = np.full_like(flat, np.nan)
+    finite = np.isfinite(flat).all(axis=1)
+    dt = 1.0 / rate
+    for s, e in nan_runs(finite):
+        if e - s >= 3:
+            out[s:e] = np.gradient(flat[s:e], dt, axis=0, edge_order=2)
+    return out.reshape(shape)
+
+
+def orthonormalise(R: np.ndarray) -> np.ndarray:
+    """Nearest rotation matrices (polar decomposition by SVD), NaN frames kept NaN."""
+    R = np.asarray(R, float)
+    out = np.full_like(R, np.nan)
+    ok = np.isfinite(R).all(axis=(-2, -1))
+    if ok.any():
+        u, _, vt = np.linalg.svd(R[ok])
+        d = np.sign(np.linalg.det(u @ vt))
+        u[..., :, -1] *= d[..., None]
+        out[ok] = u @ vt
+    return out
+
+
+def _vee(W: np.ndarray) -> np.ndarray:
+    """vee of a (near) skew matrix (n, 3, 3) -> (n, 3), using its skew part."""
+    return 0.5 * np.stack([W[..., 2, 1] - W[..., 1, 2], W[..., 0, 2] - W[..., 2, 0], W[..., 1, 0] - W[..., 0, 1]], axis=-1)
+
+
+def angular_velocity(R: np.ndarray, rate: float) -> tuple[np.ndarray, np.ndarray]:
+    """Angular velocity of a segment from its R (n, 3, 3) sampled at ``rate`` Hz.
+
+    omega_seg = vee(R^T dR/dt) (segment frame), omega_lab = R omega_seg (lab frame), rad/s,
+    dR/dt by :func:`derivative` (central differences, O(h^2)); the skew part of R^T dR/dt is
+    used. Returns (omega_seg, omega_lab), NaN where R or its neighbours are NaN."""
+    R = np.asarray(R, float)
+    dR = derivative(R, rate)
+    omega_seg = _vee(np.swapaxes(R, -1, -2) @ dR)
+    omega_lab = np.einsum("nij,nj->ni", R, omega_seg)
+    return omega_seg, omega_lab
+
+
+def angular_acceleration(R: np.ndarray, omega_seg: np.ndarray, rate: float) -> tuple[np.ndarray, np.ndarray]:
+    """Angular acceleration (rad/s^2): alpha_lab = d(omega_lab)/dt and alpha_seg = R^T alpha_lab.
+
+    (In the segment frame d(omega_seg)/dt equals R^T d(omega_lab)/dt, because
+    omega x omega = 0.) Returns (alpha_seg, alpha_lab)."""
+    omega_lab = np.einsum("nij,nj->ni", R, omega_seg)
+    alpha_lab = derivative(omega_lab, rate)
+    alpha_seg = np.einsum("nji,nj->ni", R, alpha_lab)
+    return alpha_seg, alpha_lab
+
+
+def cardan_angles(R_proximal: np.ndarray, R_distal: np.ndarray, sequence: str = "YXZ") -> np.ndarray:
+    """Cardan angles (n, 3) rad of the distal frame relative to the proximal one.
+
+    R_rel = R_proximal^T R_distal = R_a(q1) R_b(q2) R_c(q3) for the intrinsic ``sequence`` abc
+    (Plug-in Gait / Grood & Suntay / ISB: 'YXZ' = flexion about y, ab-adduction about the
+    floating x, rotation about the distal z). NaN frames stay NaN."""
+    rel = np.swapaxes(R_proximal, -1, -2) @ R_distal
+    out = np.full(rel.shape[:-2] + (3,), np.nan)
+    ok = np.isfinite(rel).all(axis=(-2, -1))
+    if ok.any():
+        out[ok] = Rotation.from_matrix(orthonormalise(rel[ok])).as_euler(sequence.upper())
+    return out

@@ -1,0 +1,217 @@
+"""Marker-set models as data: load and validate ``models/*.toml``.
+
+A model file says which markers a trial needs, which subject parameters it uses, how to
+compute points (joint centres, virtual markers) and segment frames, which body-segment
+parameter table applies, and how joint angles are defined. The format is documented in
+``models/README.md``. Every problem found raises :class:`gaitid.errors.ModelError` naming
+the file and the key.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gaitid.errors import ModelError
+from gaitid.resources import models_dir
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+POINT_METHODS = {
+    "marker": {"marker"},
+    "midpoint": {"of"},
+    "davis": {"segment"},
+    "chord": {"wand", "proximal", "marker", "width"},
+    "in_segment": {"segment", "offset"},
+}
+SEGMENT_METHODS = {
+    "pelvis": {"lasi", "rasi", "sacrum"},
+    "axes": {"origin", "primary", "secondary"},
+    "axis_points": {"origin", "x", "y", "z"},
+}
+STATIC_METHODS = {"pig_foot": {"ankle", "toe", "heel", "shank"}}
+_OPTIONAL = {
+    "point": {"side", "method", "wand_rotation", "label"},
+    "segment": {"side", "method", "proximal", "distal", "bsip", "rotate", "angle_axes", "long_axis", "ml_axis"},
+    "static": {"side", "method", "flat_foot", "sole_delta"},
+}
+SEQUENCES = {"".join(p) for p in ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX", "XYX", "XZX", "YXY", "YZY", "ZXZ", "ZYZ")}
+
+
+@dataclass
+class Model:
+    """A validated model definition (the parsed TOML plus where it came from)."""
+
+    name: str
+    path: Path
+    title: str
+    bsip: str
+    chain: list[str]
+    root: str | None
+    sides: dict[str, str]
+    required_markers: list[str]
+    optional_markers: list[str]
+    one_of: list[list[str]]
+    parameters: dict[str, dict]
+    points: dict[str, dict]
+    segments: dict[str, dict]
+    static: dict[str, dict] = field(default_factory=dict)
+    joints: dict[str, dict] = field(default_factory=dict)
+
+    def error(self, key: str, problem: str) -> ModelError:
+        return ModelError(f"model key '{key}': {problem}", self.path)
+
+    def per_side(self, kind: str, name: str) -> bool:
+        item = getattr(self, kind)[name]
+        return item.get("side", "each") != "none"
+
+    def labels_for(self, side_prefix: str) -> list[str]:
+        """Required marker labels with ``{S}`` replaced by a side prefix."""
+        return [m.replace("{S}", side_prefix) for m in self.required_markers]
+
+
+def list_models() -> list[str]:
+    """Names of the models shipped in ``models/`` (file names without ``.toml``)."""
+    return sorted(p.stem for p in models_dir().glob("*.toml"))
+
+
+def _read_toml(path: Path) -> dict:
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except FileNotFoundError:
+        raise ModelError("model file not found", path) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ModelError(f"not valid TOML: {exc}", path) from None
+    except OSError as exc:
+        raise ModelError(f"cannot read the file: {exc}", path) from None
+
+
+def resolve_path(name_or_path: str | Path, folder: Path | None = None, kind: str = "model") -> Path:
+    """A model (or BSIP table) file from a shipped name (``'plugin-gait'``) or a path."""
+    p = Path(name_or_path)
+    if p.suffix == ".toml" or p.exists():
+        return p
+    base = folder if folder is not None else models_dir()
+    candidate = base / f"{name_or_path}.toml"
+    if candidate.exists():
+        return candidate
+    known = sorted(q.stem for q in base.glob("*.toml"))
+    raise ModelError(f"no {kind} named '{name_or_path}' in {base} (known: {', '.join(known) or 'none'})", candidate)
+
+
+def _expect(model_path: Path, table: dict, key: str, where: str, kind: type | tuple, required: bool = True) -> Any:
+    if key not in table:
+        if required:
+            raise ModelError(f"model key '{where}.{key}' is missing", model_path)
+        return None
+    value = table[key]
+    if not isinstance(value, kind):
+        names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+        raise ModelError(f"model key '{where}.{key}' must be {names}, not {value!r}", model_path)
+    return value
+
+
+def load_model(name_or_path: str | Path) -> Model:
+    """Load and validate a model from ``models/<name>.toml`` or a file path."""
+    path = resolve_path(name_or_path)
+    data = _read_toml(path)
+    head = _expect(path, data, "model", "", dict)
+    sides = _expect(path, head, "sides", "model", dict, required=False) or {"left": "L", "right": "R"}
+    if set(sides) != {"left", "right"} or not all(isinstance(v, str) for v in sides.values()):
+        raise ModelError("model key 'model.sides' must map 'left' and 'right' to label prefixes", path)
+    markers = _expect(path, data, "markers", "", dict, required=False) or {}
+    for key in ("required", "optional"):
+        lst = markers.get(key, [])
+        if not isinstance(lst, list) or not all(isinstance(m, str) for m in lst):
+            raise ModelError(f"model key 'markers.{key}' must be a list of marker labels", path)
+    one_of = markers.get("one_of", [])
+    if not isinstance(one_of, list) or not all(isinstance(g, list) and all(isinstance(m, str) for m in g) for g in one_of):
+        raise ModelError("model key 'markers.one_of' must be a list of lists of marker labels", path)
+    model = Model(
+        name=_expect(path, head, "name", "model", str),
+        path=path,
+        title=head.get("title", ""),
+        bsip=_expect(path, head, "bsip", "model", str),
+        chain=_expect(path, head, "chain", "model", list),
+        root=_expect(path, head, "root", "model", str, required=False),
+        sides=sides,
+        required_markers=markers.get("required", []),
+        optional_markers=markers.get("optional", []),
+        one_of=one_of,
+        parameters=_expect(path, data, "parameters", "", dict, required=False) or {},
+        points=_expect(path, data, "points", "", dict, required=False) or {},
+        segments=_expect(path, data, "segments", "", dict),
+        static=_expect(path, data, "static", "", dict, required=False) or {},
+        joints=_expect(path, data, "joints", "", dict, required=False) or {},
+    )
+    _validate(model)
+    return model
+
+
+def _validate(model: Model) -> None:
+    err = model.error
+    for name, spec in model.parameters.items():
+        if not isinstance(spec, dict):
+            raise err(f"parameters.{name}", "must be a table like { from = [...], default = ... }")
+        src = spec.get("from", [])
+        if not isinstance(src, list) or not all(isinstance(s, str) for s in src):
+            raise err(f"parameters.{name}.from", "must be a list of Subject fields or PROCESSING names")
+        unknown = set(spec) - {"from", "scale", "default", "required", "mean", "static"}
+        if unknown:
+            raise err(f"parameters.{name}", f"unknown key(s) {', '.join(sorted(unknown))}")
+    for kind, methods in (("point", POINT_METHODS), ("segment", SEGMENT_METHODS), ("static", STATIC_METHODS)):
+        table = {"point": model.points, "segment": model.segments, "static": model.static}[kind]
+        for name, spec in table.items():
+            where = f"{kind}s.{name}" if kind != "static" else f"static.{name}"
+            if not isinstance(spec, dict):
+                raise err(where, "must be a table")
+            method = spec.get("method")
+            if method not in methods:
+                raise err(f"{where}.method", f"{method!r} is not one of {', '.join(sorted(methods))}")
+            missing = methods[method] - set(spec)
+            if missing:
+                raise err(where, f"method '{method}' needs key(s) {', '.join(sorted(missing))}")
+            extra = set(spec) - methods[method] - _OPTIONAL[kind] - {"of", "offset"}
+            if extra:
+                raise err(where, f"unknown key(s) {', '.join(sorted(extra))}")
+            if spec.get("side", "each") not in ("each", "none"):
+                raise err(f"{where}.side", "must be 'each' (per side, the default) or 'none'")
+            if kind == "point" and method == "chord" and spec["width"] not in model.parameters:
+                raise err(f"{where}.width", f"parameter '{spec['width']}' is not defined in [parameters]")
+            for rot in spec.get("rotate", []) if kind == "segment" else []:
+                if not isinstance(rot, dict) or rot.get("axis") not in ("x", "y", "z") or rot.get("param") not in model.parameters:
+                    raise err(f"{where}.rotate", "each entry needs axis = 'x'|'y'|'z' and param = a name from [parameters]")
+            axes = spec.get("angle_axes")
+            if axes is not None and (
+                not isinstance(axes, list) or len(axes) != 3 or sorted(a.lstrip("-") for a in axes) != ["x", "y", "z"]
+            ):
+                raise err(f"{where}.angle_axes", "must list the three axes, e.g. ['-z', 'y', 'x']")
+    for name in model.chain:
+        if name not in model.segments:
+            raise err("model.chain", f"segment '{name}' is not defined in [segments]")
+        seg = model.segments[name]
+        if "proximal" not in seg or "distal" not in seg:
+            raise err(f"segments.{name}", "a chain segment needs 'proximal' and 'distal' points (its joint centres)")
+    if model.root is not None and model.root not in model.segments:
+        raise err("model.root", f"segment '{model.root}' is not defined in [segments]")
+    for name, spec in model.joints.items():
+        where = f"joints.{name}"
+        if not isinstance(spec, dict):
+            raise err(where, "must be a table")
+        for key in ("proximal", "distal"):
+            if spec.get(key) not in model.segments:
+                raise err(f"{where}.{key}", f"{spec.get(key)!r} is not a segment of this model")
+        if spec.get("sequence", "YXZ").upper() not in SEQUENCES:
+            raise err(f"{where}.sequence", f"{spec.get('sequence')!r} is not a Cardan/Euler sequence such as 'YXZ'")
+        for key in ("outputs", "left", "right"):
+            v = spec.get(key, [1, 2, 3] if key == "outputs" else [1, 1, 1])
+            if not isinstance(v, list) or len(v) != 3 or not all(isinstance(x, (int, float)) for x in v):
+                raise err(f"{where}.{key}", "must be a list of three numbers")
+        if sorted(spec.get("outputs", [1, 2, 3])) != [1, 2, 3]:
+            raise err(f"{where}.outputs", "must be a permutation of [1, 2, 3]")

@@ -451,3 +451,38 @@ def test_grf_not_overlapping_the_markers_is_an_error(tmp_path: Path):
         read_opensim_trial(trc, mot)
     with pytest.raises(DataError, match="mass"):
         read_opensim_trial(trc, mass=-3)
+
+
+# ----------------------------------------------------------------------------- cross-check with the C3D reader
+
+
+def test_gaitalytics_mot_matches_the_c3d_plates_after_the_frame_change(tmp_path: Path):
+    """test_small.mot holds test_small.c3d's GRFs in OpenSim format (README): same forces and COPs.
+
+    The C3D starts at frame 249 at 100 Hz, i.e. t = 2.48 s, the .mot's first time: no
+    offset. The .mot's ``ground_force{k}`` is C3D plate k. Its torque is the negative of
+    the C3D reader's free moment (r = -1): the file stores the torque on the plate, a
+    common exporter convention; gaitid's is the moment on the subject, like the force.
+    """
+    c3d_reader = pytest.importorskip("gaitid.io.c3d")
+    c3d = c3d_reader.read_c3d(realdata_path("python-gaitalytics/test_small.c3d"))
+    mot = realdata_path("python-gaitalytics/test_small.mot")
+    trc = write_trc(c3d, tmp_path / "test_small.trc")  # the C3D markers, written Y up as OpenSim wants
+    osim = read_opensim_trial(trc, mot)
+    assert osim.first_frame == c3d.first_frame == 249 and osim.warnings == []
+    by_index = {p.index: p for p in c3d.force_plates}
+    assert sorted(by_index) == sorted(p.index for p in osim.force_plates) == [1, 2, 3, 4]
+    for plate in osim.force_plates:
+        ref = by_index[plate.index]
+        a, b = plate.analog, ref.analog
+        assert a.n_samples == b.n_samples == 3370
+        np.testing.assert_allclose(a.force, b.force, rtol=0, atol=1e-5)  # printed to 1e-6 N
+        loaded = b.force[:, 2] > 50.0
+        if plate.index == 3:
+            assert not loaded.any()  # plate 3 is never stepped on (max |Fz| 33 N)
+            continue
+        np.testing.assert_allclose(a.cop[loaded], b.cop[loaded], rtol=0, atol=1e-5)
+        np.testing.assert_allclose(a.free_moment[loaded, 2], -b.free_moment[loaded, 2], rtol=0, atol=1e-4)
+        stance = ref.point.force[:, 2] > 200.0
+        np.testing.assert_allclose(plate.point.force, ref.point.force, rtol=0, atol=1e-4)
+        np.testing.assert_allclose(plate.point.cop[stance], ref.point.cop[stance], rtol=0, atol=2e-3)

@@ -391,12 +391,15 @@ def _text(element: ET.Element, tag: str) -> str | None:
     return None if child is None or child.text is None else child.text.strip()
 
 
-def read_external_loads(xml_path: str | Path, mot_path: str | Path | None = None) -> list[ExternalForce]:
+def read_external_loads(
+    xml_path: str | Path, mot_path: str | Path | None = None, *, warnings: list[str] | None = None
+) -> list[ExternalForce]:
     """The enabled ExternalForces of an ExternalLoads XML, with their data.
 
     ``mot_path``: the GRF file; by default the XML's ``<datafile>``, relative to the
     XML's folder. Forces and points must be expressed in ``ground`` (else
     UnsupportedError). Returns them in the XML's order, in OpenSim ground (Y up).
+    ``warnings``: a list that receives the GRF file's warnings (e.g. nRows mismatch).
     """
     xml_path = Path(xml_path)
     try:
@@ -414,6 +417,8 @@ def read_external_loads(xml_path: str | Path, mot_path: str | Path | None = None
             raise FileFormatError("no <datafile> in the ExternalLoads and no GRF file given", xml_path)
         mot_path = xml_path.parent / datafile
     table = read_storage(mot_path)
+    if warnings is not None:
+        warnings.extend(table.warnings)
     forces = []
     for element in loads.iter("ExternalForce"):
         name = element.get("name", "")

@@ -281,7 +281,7 @@ def read_opensim_trial(
     if grf_mot is not None and Path(grf_mot).suffix.lower() == ".xml" and external_loads_xml is None:
         raise FileFormatError("this is an XML file: pass it as external_loads_xml, the GRF .mot as grf_mot", grf_mot)
     if external_loads_xml is not None:
-        forces = read_external_loads(external_loads_xml, grf_mot)
+        forces = read_external_loads(external_loads_xml, grf_mot, warnings=trial.warnings)
         indices = _plate_indices(forces, from_xml=True)
     else:
         table = read_storage(grf_mot)

@@ -461,8 +461,9 @@ def test_gaitalytics_mot_matches_the_c3d_plates_after_the_frame_change(tmp_path:
 
     The C3D starts at frame 249 at 100 Hz, i.e. t = 2.48 s, the .mot's first time: no
     offset. The .mot's ``ground_force{k}`` is C3D plate k. Its torque is the negative of
-    the C3D reader's free moment (r = -1): the file stores the torque on the plate, a
-    common exporter convention; gaitid's is the moment on the subject, like the force.
+    the C3D reader's free moment (r = -1): gaitid's comes from the same channels as its
+    force (on the subject); the exporter most likely wrote the torque on the plate.
+    If this assertion flips, the C3D free-moment sign changed: check io/forceplates.py.
     """
     c3d_reader = pytest.importorskip("gaitid.io.c3d")
     c3d = c3d_reader.read_c3d(realdata_path("python-gaitalytics/test_small.c3d"))

@@ -31,8 +31,9 @@ Choices made here (see also :mod:`gaitid.io.forceplates`, :mod:`gaitid.io.vertic
 * **Subject**: PROCESSING (Vicon): Bodymass kg; Height, leg lengths, widths,
   InterAsisDistance, MarkerDiameter mm -> m. A zero or negative value means
   "not set" (Plug-in Gait uses 0 for "compute it") and becomes None. Other
-  PROCESSING values go to ``extra``: names with Length/Width/Distance/Diameter
-  converted mm -> m, the rest as stored.
+  PROCESSING values go to ``extra`` under their stored names: single-word
+  names ending in Length/Width/Distance/Diameter (Vicon, mm) converted to m,
+  the rest as stored.
 * **Force plates** are computed from the analog channels (:mod:`gaitid.io.forceplates`).
   A plate whose channels are all NaN is a :class:`DataError`.
 * **Vertical axis** detected (:mod:`gaitid.io.vertical`) and the lab rotated to Z-up;
@@ -43,6 +44,7 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -144,9 +146,10 @@ def _params(c) -> dict[str, dict]:
         if not isinstance(group, dict):
             continue
         g = out.setdefault(gname.upper(), {})
+        keep_case = gname.upper() == "PROCESSING"  # subject values keep their names in Subject.extra
         for pname, p in group.items():
             if isinstance(p, dict) and "value" in p:
-                g[pname.upper()] = p["value"]
+                g[pname if keep_case else pname.upper()] = p["value"]
     return out
 
 
@@ -220,6 +223,8 @@ def classify_points(labels: list[str], point: dict) -> dict[str, tuple[str, str]
     """``{label: (category, group)}``: category 'model' (group = unit key, e.g. 'MOMENT'), 'virtual' or 'marker'."""
     out: dict[str, tuple[str, str]] = {}
     for group, unit_key in _type_groups(point):
+        if group.startswith("MODEL"):  # MODELED_MARKERS: positions, handled as virtual points below
+            continue
         names = set(_strings(point.get(group)))
         if not names:
             continue
@@ -383,10 +388,10 @@ def _subject(params) -> Subject:
         v = _scalar(value)
         if v is None:
             continue
-        field = next(((f, s) for k, (f, s) in _SUBJECT_FIELDS.items() if k.upper() == key), None)
+        field = next(((f, s) for k, (f, s) in _SUBJECT_FIELDS.items() if k.upper() == key.upper()), None)
         if field is not None:
             setattr(subject, field[0], v * field[1] if v > 0 else None)
-        elif re.search(r"(LENGTH|WIDTH|DISTANCE|DIAMETER)$", key):
+        elif re.fullmatch(r"[A-Za-z]+(Length|Width|Distance|Diameter)", key):  # Vicon names, mm
             subject.extra[key] = v * 1e-3
         else:
             subject.extra[key] = v
@@ -423,3 +428,195 @@ def _to_z_up(trial: Trial) -> None:
         plate.corners = plate.corners @ rot.T
         for w in (plate.analog, plate.point):
             w.force, w.cop, w.free_moment = w.force @ rot.T, w.cop @ rot.T, w.free_moment @ rot.T
+
+
+# --------------------------------------------------------------------------- writing
+
+_OUTPUT_GROUPS = {"angle": ("ANGLES", "ANGLE", "deg", 1.0), "force": ("FORCES", "FORCE", "N", 1.0),
+                  "moment": ("MOMENTS", "MOMENT", "Nmm", 1e3), "power": ("POWERS", "POWER", "W", 1.0)}
+_C3D_CHAR, _C3D_INT, _C3D_FLOAT = -1, 2, 4  # C3D parameter data types (as ezc3d's type codes)
+_SUBJECT_OUT = {field: (name, 1.0 / scale) for name, (field, scale) in _SUBJECT_FIELDS.items()}
+
+
+def write_c3d(trial: Trial, path: str | os.PathLike) -> Path:
+    """Write ``trial`` to a C3D file, atomically (temp file in the same folder, then ``os.replace``).
+
+    Points are written in mm in the trial's Z-up lab: markers, then virtual points
+    (listed in POINT:MODELED_MARKERS), then model outputs in Plug-in Gait's stored
+    units (N, Nmm, W, deg; values per kg as read) listed in POINT:ANGLES/FORCES/
+    MOMENTS/POWERS. Each force plate is written as a type-2 plate (6 channels
+    ``F{i}x..M{i}z`` in N and N.mm, plate frame, moment about the sensor origin)
+    synthesised from its analog-rate wrench, with its corners and origin; other
+    analog channels are kept. The moment of an unloaded sample (COP NaN) is
+    written as 0. Events, TRIAL:ACTUAL_START_FIELD and PROCESSING anthropometry
+    are written too, so :func:`read_c3d` gives back the same markers, plates and
+    events (to float32 precision). Never overwrites ``trial.path``.
+    """
+    import ezc3d
+
+    path = Path(path)
+    if trial.path is not None and path.exists() and path.resolve() == Path(trial.path).resolve():
+        raise FileFormatError("refusing to overwrite the trial's own input file", path)
+    if path.suffix.lower() != ".c3d":
+        raise FileFormatError("output file name must end in .c3d", path)
+    c = ezc3d.c3d()
+    _write_points(c, trial)
+    _write_analogs_and_plates(c, trial, path)
+    _write_events(c, trial)
+    _write_subject(c, trial)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}-", suffix=".c3d", dir=path.parent)
+    os.close(fd)
+    try:
+        c.write(tmp)
+        os.replace(tmp, path)
+    except Exception as exc:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        if isinstance(exc, GaitIDError):
+            raise
+        raise FileFormatError(f"could not write the C3D file ({type(exc).__name__}: {exc})", path) from exc
+    return path
+
+
+def _param(c, group: str, name: str, value, kind: str = "float") -> None:
+    """Set GROUP:NAME in an ezc3d object (kind 'int', 'float' or 'str'); creates the group if needed."""
+    groups = c["parameters"]
+    if group not in groups:
+        groups[group] = {"__METADATA__": {"DESCRIPTION": "", "IS_LOCKED": False}}
+    if kind == "str":
+        entry = {"type": _C3D_CHAR, "value": [str(v) for v in value]}
+    elif kind == "int":
+        entry = {"type": _C3D_INT, "value": np.asarray(value, dtype=np.int64)}
+    else:
+        entry = {"type": _C3D_FLOAT, "value": np.asarray(value, dtype=float)}
+    entry.update(description="", is_locked=False)
+    groups[group][name] = entry
+
+
+def _write_points(c, trial: Trial) -> None:
+    n = trial.n_frames
+    blocks, labels = [trial.markers * 1e3], list(trial.marker_labels)
+    if trial.virtual_points is not None and trial.virtual_labels:
+        blocks.append(trial.virtual_points * 1e3)
+        labels += trial.virtual_labels
+    groups: dict[str, list[str]] = {}
+    for out in trial.model_outputs.values():
+        group, _, _, scale = _OUTPUT_GROUPS.get(out.kind, ("SCALARS", "SCALAR", out.unit, 1.0))
+        blocks.append((out.values * scale)[:, None, :])
+        labels.append(out.label)
+        groups.setdefault(group, []).append(out.label)
+    xyz = np.concatenate(blocks, axis=1)  # (n, n_points, 3)
+    points = np.ones((4, xyz.shape[1], n))
+    points[:3] = np.transpose(xyz, (2, 1, 0))
+    c["data"]["points"] = points
+    c["data"]["meta_points"] = {"residuals": np.where(np.isnan(points[:1]), -1.0, 0.0)}
+    c["parameters"]["POINT"]["RATE"]["value"] = np.array([trial.point_rate])
+    c["parameters"]["POINT"]["LABELS"]["value"] = labels
+    c["parameters"]["POINT"]["DESCRIPTIONS"]["value"] = [""] * len(labels)
+    c["parameters"]["POINT"]["UNITS"]["value"] = ["mm"]
+    for kind, (group, unit_key, unit, _) in _OUTPUT_GROUPS.items():
+        _param(c, "POINT", f"{unit_key}_UNITS", [unit], "str")
+    type_groups = []
+    for group, names in groups.items():
+        _param(c, "POINT", group, names, "str")
+        type_groups += [group, group[:-1]]
+    if trial.virtual_labels:
+        _param(c, "POINT", "MODELED_MARKERS", trial.virtual_labels, "str")
+    if type_groups:
+        _param(c, "POINT", "TYPE_GROUPS", type_groups, "str")
+    first = int(trial.first_frame)
+    last = first + n - 1
+    c["header"]["points"]["first_frame"] = min(max(first - 1, 0), 65534)
+    _param(c, "TRIAL", "ACTUAL_START_FIELD", [first & 0xFFFF, first >> 16], "int")
+    _param(c, "TRIAL", "ACTUAL_END_FIELD", [last & 0xFFFF, last >> 16], "int")
+    _param(c, "MANUFACTURER", "COMPANY", [trial.manufacturer or "gaitid"], "str")
+    from gaitid import __version__
+
+    _param(c, "MANUFACTURER", "SOFTWARE", [f"gaitid {__version__}"], "str")
+
+
+def _write_analogs_and_plates(c, trial: Trial, path: Path) -> None:
+    plates = trial.force_plates
+    if trial.analogs is not None:
+        rate = trial.analogs.rate
+    elif plates:
+        rate = plates[0].analog.rate
+    else:
+        return
+    factor = rate / trial.point_rate
+    if abs(factor - round(factor)) > 1e-9 or round(factor) < 1:
+        raise DataError(f"analog rate {rate} Hz is not a whole multiple of the point rate {trial.point_rate} Hz", path)
+    n_samples = trial.n_frames * int(round(factor))
+    plate_channels = {lab for p in plates for lab in p.channels}
+    labels, units, cols = [], [], []
+    if trial.analogs is not None:
+        for j, lab in enumerate(trial.analogs.labels):
+            if lab not in plate_channels:
+                labels.append(lab)
+                units.append(trial.analogs.units[j])
+                cols.append(trial.analogs.values[:n_samples, j])
+    channel_table = []
+    for k, p in enumerate(plates, start=1):
+        if p.analog.n_samples != n_samples:
+            raise DataError(f"force plate {p.index} has {p.analog.n_samples} samples, expected {n_samples}", path)
+        f_p, m_p = _plate_channels(p)
+        channel_table.append(list(range(len(cols) + 1, len(cols) + 7)))
+        for name, unit, col in zip(("Fx", "Fy", "Fz", "Mx", "My", "Mz"), ("N",) * 3 + ("Nmm",) * 3, np.hstack([f_p, m_p]).T):
+            labels.append(f"F{k}{name[1]}" if name[0] == "F" else f"M{k}{name[1]}")
+            units.append(unit)
+            cols.append(col)
+    if not cols:
+        return
+    c["data"]["analogs"] = np.asarray(cols, dtype=float)[None, :, :]
+    c["parameters"]["ANALOG"]["RATE"]["value"] = np.array([rate])
+    c["parameters"]["ANALOG"]["LABELS"]["value"] = labels
+    c["parameters"]["ANALOG"]["DESCRIPTIONS"]["value"] = [""] * len(labels)
+    c["parameters"]["ANALOG"]["UNITS"]["value"] = units
+    c["parameters"]["ANALOG"]["SCALE"]["value"] = np.ones(len(labels))
+    c["parameters"]["ANALOG"]["OFFSET"]["value"] = np.zeros(len(labels), dtype=int)
+    if plates:
+        _param(c, "FORCE_PLATFORM", "USED", [len(plates)], "int")
+        _param(c, "FORCE_PLATFORM", "TYPE", [2] * len(plates), "int")
+        _param(c, "FORCE_PLATFORM", "ZERO", [1, 0], "int")
+        _param(c, "FORCE_PLATFORM", "CORNERS", np.stack([p.corners.T * 1e3 for p in plates], axis=2))
+        _param(c, "FORCE_PLATFORM", "ORIGIN", np.stack([p.origin * 1e3 for p in plates], axis=1))
+        _param(c, "FORCE_PLATFORM", "CHANNEL", np.array(channel_table).T, "int")
+
+
+def _plate_channels(p: ForcePlate) -> tuple[np.ndarray, np.ndarray]:
+    """Type-2 channels (plate frame, N and N.mm about the sensor origin) reproducing ``p.analog``."""
+    rot = fpmod.plate_frame(p.corners)
+    centre = p.corners.mean(axis=0)
+    w = p.analog
+    m_centre = np.cross(w.cop - centre, w.force) + w.free_moment  # lab, about the surface centre
+    m_centre[~np.isfinite(m_centre).all(axis=1)] = 0.0
+    f_p = w.force @ rot
+    origin = p.origin * 1e3
+    if origin[2] > 0:  # the reader's type-2 rule flips a positive Z
+        origin = -origin
+    m_p = (m_centre @ rot) * 1e3 - np.cross(f_p, origin)
+    return f_p, m_p
+
+
+def _write_events(c, trial: Trial) -> None:
+    if not trial.events:
+        return
+    n = len(trial.events)
+    times = np.zeros((2, n))
+    times[1] = [e.time for e in trial.events]
+    _param(c, "EVENT", "USED", [n], "int")
+    _param(c, "EVENT", "LABELS", [e.label for e in trial.events], "str")
+    _param(c, "EVENT", "CONTEXTS", [e.context for e in trial.events], "str")
+    _param(c, "EVENT", "DESCRIPTIONS", [e.source for e in trial.events], "str")
+    _param(c, "EVENT", "TIMES", times)
+
+
+def _write_subject(c, trial: Trial) -> None:
+    s = trial.subject
+    if s.name:
+        _param(c, "SUBJECTS", "USED", [1], "int")
+        _param(c, "SUBJECTS", "NAMES", [s.name], "str")
+    for field, (name, scale) in _SUBJECT_OUT.items():
+        value = getattr(s, field)
+        if value is not None:
+            _param(c, "PROCESSING", name, [value * scale])

@@ -11,6 +11,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 
 from gaitid.errors import DataError, FileFormatError, GaitIDError, SettingsError, UnsupportedError
 from gaitid.io.mot import (
@@ -487,3 +490,40 @@ def test_gaitalytics_mot_matches_the_c3d_plates_after_the_frame_change(tmp_path:
         stance = ref.point.force[:, 2] > 200.0
         np.testing.assert_allclose(plate.point.force, ref.point.force, rtol=0, atol=1e-4)
         np.testing.assert_allclose(plate.point.cop[stance], ref.point.cop[stance], rtol=0, atol=2e-3)
+
+
+def test_trc_frame_column_disagreeing_with_time_is_a_warning_and_time_wins(tmp_path: Path):
+    path = tmp_path / "s.trc"
+    path.write_text(SYNTH_TRC.replace("\n51\t", "\n1\t"))  # Frame# 1 but Time 0.500 s at 100 Hz
+    trial = read_trc(path)
+    assert trial.first_frame == 51
+    assert any("Frame# 1" in w for w in trial.warnings)
+
+
+def test_trc_time_off_the_frame_grid_keeps_the_grf_in_sync(tmp_path: Path):
+    """Markers sampled at 0.5025 s + k/100: the trial clock rounds to frame 51 (0.50 s) with a
+    warning, but the GRF is taken at the markers' true times."""
+    trc = tmp_path / "s.trc"
+    trc.write_text(SYNTH_TRC.replace("0.500", "0.5025").replace("0.510", "0.5125").replace("0.520", "0.5225"))
+    mot = tmp_path / "s.mot"
+    _grf_file(mot, 0.3, 1000.0, 400, _vertical)
+    trial = read_opensim_trial(trc, mot)
+    assert trial.first_frame == 51
+    assert any("off the 100 Hz grid" in w for w in trial.warnings)
+    t_true = 0.5025 + np.arange(30) / 1000.0
+    # linear interpolation half-way between 1 kHz samples: error h^2/8 * |f''| = 1.1e-3 N here
+    np.testing.assert_allclose(trial.force_plates[0].analog.force[:, 2], _vertical(t_true), rtol=0, atol=1.5e-3)
+    assert any("interpolated" in w for w in trial.warnings)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    values=arrays(np.float64, (7, 4), elements=st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False)),
+    rate=st.sampled_from([50.0, 100.0, 120.0, 1000.0]),
+)
+def test_storage_round_trip_holds_for_any_finite_values(tmp_path_factory, values, rate):
+    path = tmp_path_factory.mktemp("rt") / "x.sto"
+    time = 0.25 + np.arange(7) / rate
+    back = read_sto(write_sto(path, ["q1", "q2", "f_x", "f_y"], time, values))
+    np.testing.assert_allclose(back.values, values, rtol=1e-9, atol=1e-300)
+    assert uniform_rate(back) == rate

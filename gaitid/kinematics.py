@@ -178,3 +178,23 @@ def cardan_angles(R_proximal: np.ndarray, R_distal: np.ndarray, sequence: str = 
     if ok.any():
         out[ok] = Rotation.from_matrix(orthonormalise(rel[ok])).as_euler(sequence.upper())
     return out
+
+
+def joint_angular_velocity(omega_proximal_lab: np.ndarray, omega_distal_lab: np.ndarray) -> np.ndarray:
+    """Joint angular velocity (n, 3) rad/s in the lab: omega_distal - omega_proximal. Joint power
+    is moment_lab . this (W), with the moment the proximal segment exerts on the distal one."""
+    return np.asarray(omega_distal_lab, float) - np.asarray(omega_proximal_lab, float)
+
+
+def joint_angles(
+    R_proximal: np.ndarray, R_distal: np.ndarray, sequence: str = "YXZ", outputs=(1, 2, 3), signs=(1, 1, 1)
+) -> np.ndarray:
+    """Joint angles (n, 3) in degrees: the Cardan angles of ``sequence`` (:func:`cardan_angles`),
+    re-ordered by ``outputs`` (1-based) and multiplied by ``signs``. Plug-in Gait's hip and knee:
+    'YXZ', (1, 2, 3); signs hip left (-1, -1, -1), right (-1, 1, 1); knee left (1, -1, -1),
+    right (1, 1, 1); ankle with the foot axes (-z, y, x): 'YZX', (1, 3, 2), left (-1, 1, -1),
+    right (-1, -1, 1) -- giving flexion (+), adduction (+), internal rotation (+); ankle
+    dorsiflexion (+). Matched to the files' LHipAngles... (see docs/plugin-gait.md)."""
+    q = cardan_angles(R_proximal, R_distal, sequence)
+    order = [i - 1 for i in outputs]
+    return np.degrees(q[:, order] * np.asarray(signs, float))

@@ -62,12 +62,13 @@ class Model:
     segments: dict[str, dict]
     static: dict[str, dict] = field(default_factory=dict)
     joints: dict[str, dict] = field(default_factory=dict)
+    degrees_from_software: list[str] = field(default_factory=list)
 
     def error(self, key: str, problem: str) -> ModelError:
         return ModelError(f"model key '{key}': {problem}", self.path)
 
     def per_side(self, kind: str, name: str) -> bool:
-        item = getattr(self, kind)[name]
+        item = getattr(self, kind + "s")[name]
         return item.get("side", "each") != "none"
 
     def labels_for(self, side_prefix: str) -> list[str]:
@@ -149,6 +150,7 @@ def load_model(name_or_path: str | Path) -> Model:
         segments=_expect(path, data, "segments", "", dict),
         static=_expect(path, data, "static", "", dict, required=False) or {},
         joints=_expect(path, data, "joints", "", dict, required=False) or {},
+        degrees_from_software=_expect(path, head, "degrees_from_software", "model", list, required=False) or [],
     )
     _validate(model)
     return model
@@ -162,7 +164,7 @@ def _validate(model: Model) -> None:
         src = spec.get("from", [])
         if not isinstance(src, list) or not all(isinstance(s, str) for s in src):
             raise err(f"parameters.{name}.from", "must be a list of Subject fields or PROCESSING names")
-        unknown = set(spec) - {"from", "scale", "default", "required", "mean", "static"}
+        unknown = set(spec) - {"from", "scale", "default", "required", "mean", "static", "angle"}
         if unknown:
             raise err(f"parameters.{name}", f"unknown key(s) {', '.join(sorted(unknown))}")
     for kind, methods in (("point", POINT_METHODS), ("segment", SEGMENT_METHODS), ("static", STATIC_METHODS)):

@@ -219,14 +219,15 @@ def plate_specs(fp: dict, n_analog_channels: int, where: str) -> list[PlateSpec]
     channel = np.asarray(fp.get("CHANNEL", []))
     cal = np.asarray(fp.get("CAL_MATRIX", []), dtype=float)
     poly = np.ravel(np.asarray(fp.get("FPCOPPOLY", []), dtype=float))
+    for i, t in enumerate(types[:used]):  # type first: an unsupported plate is the clearest message
+        if t in _UNSUPPORTED:
+            raise UnsupportedError(f"force plate {i + 1} is {_UNSUPPORTED[t]}; gaitid reads plate types 1-4 only", where)
+        if t not in SUPPORTED_TYPES:
+            raise UnsupportedError(f"force plate {i + 1} has unknown FORCE_PLATFORM:TYPE {t}; gaitid reads types 1-4", where)
     specs = []
     for i in range(used):
         t = int(types[i])
         name = f"force plate {i + 1}"
-        if t in _UNSUPPORTED:
-            raise UnsupportedError(f"{name} is {_UNSUPPORTED[t]}; gaitid reads plate types 1-4 only", where)
-        if t not in SUPPORTED_TYPES:
-            raise UnsupportedError(f"{name} has unknown FORCE_PLATFORM:TYPE {t}; gaitid reads plate types 1-4", where)
         if corners.ndim == 2 and corners.shape == (3, 4):
             corners = corners[:, :, None]
         if corners.ndim != 3 or corners.shape[:2] != (3, 4) or corners.shape[2] <= i:

@@ -527,3 +527,14 @@ def test_storage_round_trip_holds_for_any_finite_values(tmp_path_factory, values
     back = read_sto(write_sto(path, ["q1", "q2", "f_x", "f_y"], time, values))
     np.testing.assert_allclose(back.values, values, rtol=1e-9, atol=1e-300)
     assert uniform_rate(back) == rate
+
+
+def test_scale_setup_gives_the_subject():
+    from gaitid.io.opensim import read_scale_subject
+
+    subject = read_scale_subject(realdata_path(OSIM + "subject01_Setup_Scale.xml"))
+    assert (subject.name, subject.mass, subject.height) == ("subject01", 72.6, pytest.approx(1.8034))
+    trial = read_opensim_trial(realdata_path(OSIM + "subject01_static.trc"), subject=subject, mass=70.0)
+    assert trial.subject.mass == 70.0 and subject.mass == 72.6  # the override does not touch the input
+    with pytest.raises(FileFormatError, match="ScaleTool"):
+        read_scale_subject(realdata_path(OSIM + "subject01_walk1_grf.xml"))

@@ -233,19 +233,23 @@ def read_sto(path: str | Path) -> Storage:
     return read_storage(path)
 
 
-def uniform_rate(table: Storage, *, tolerance: float = 0.25) -> float:
-    """Sampling rate (Hz) of a uniformly sampled table, from its first and last times.
+def uniform_rate(times: Storage | np.ndarray, *, path: str | Path | None = None, tolerance: float = 0.25) -> float:
+    """Sampling rate (Hz) of a uniformly sampled table (or time array, s), from its first and last times.
 
     The printed times are often rounded (``0.0017`` for 1/600 s), so the rate is
-    ``(n - 1) / (t_last - t_first)``; FileFormatError when times decrease or a time
-    departs from the uniform grid by more than ``tolerance`` of a step.
+    ``(n - 1) / (t_last - t_first)``, snapped to an integer within 1e-4 relative;
+    FileFormatError (naming ``path``) when times decrease or a time departs from the
+    uniform grid by more than ``tolerance`` of a step.
     """
-    t = table.time
+    if isinstance(times, Storage):
+        t, path = times.time, times.path
+    else:
+        t = np.asarray(times, dtype=np.float64)
     if t.shape[0] < 2:
-        raise FileFormatError("fewer than two rows: no sampling rate", table.path)
+        raise FileFormatError("fewer than two rows: no sampling rate", path)
     span = t[-1] - t[0]
     if not np.all(np.diff(t) > 0) or span <= 0:
-        raise FileFormatError("the 'time' column is not strictly increasing", table.path)
+        raise FileFormatError("the 'time' column is not strictly increasing", path)
     rate = (t.shape[0] - 1) / span
     if abs(rate - round(rate)) < 1e-4 * rate:  # printed times are rounded: 999.99999 Hz is 1000 Hz
         rate = float(round(rate))
@@ -254,7 +258,7 @@ def uniform_rate(table: Storage, *, tolerance: float = 0.25) -> float:
     if worst > tolerance:
         raise FileFormatError(
             f"the 'time' column is not uniformly sampled (a time is {worst:.2f} steps off the grid at {rate:.4g} Hz)",
-            table.path,
+            path,
         )
     return float(rate)
 

@@ -32,7 +32,9 @@ torque about that point (OpenSim's ``ground_torque``), all in the Z-up lab.
 
 from __future__ import annotations
 
+import dataclasses
 import re
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
@@ -56,6 +58,7 @@ __all__ = [
     "read_opensim_trial",
     "grf_plates",
     "plate_sides",
+    "read_scale_subject",
     "write_grf_mot",
 ]
 
@@ -197,8 +200,7 @@ def grf_plates(
     if not forces:
         return []
     source = forces[0].source
-    table = Storage(name="", labels=[], time=forces[0].time, values=np.empty((forces[0].time.shape[0], 0)), path=source)
-    grf_rate = uniform_rate(table)
+    grf_rate = uniform_rate(forces[0].time, path=source)
     t0 = (first_frame - 1) / point_rate if trial_time0 is None else trial_time0
     indices = indices or list(range(1, len(forces) + 1))
     plates = []
@@ -241,6 +243,43 @@ def grf_plates(
     return plates
 
 
+def read_scale_subject(setup_scale_xml: str | Path) -> Subject:
+    """Mass (kg), height (m) and name from an OpenSim ScaleTool setup (``<mass>``, ``<height>`` in mm).
+
+    OpenSim writes -1 for an unknown height or age: those become None.
+    """
+    path = Path(setup_scale_xml)
+    try:
+        root = ET.parse(path).getroot()
+    except OSError as exc:
+        raise FileFormatError(f"cannot read the file: {exc.strerror or exc}", path) from None
+    except ET.ParseError as exc:
+        raise FileFormatError(f"not valid XML ({exc})", path) from None
+    tool = root if root.tag == "ScaleTool" else root.find(".//ScaleTool")
+    if tool is None:
+        raise FileFormatError("no <ScaleTool> element: not an OpenSim scale setup", path)
+
+    def number(tag: str) -> float | None:
+        text = tool.findtext(tag)
+        if text is None or not text.strip():
+            return None
+        try:
+            value = float(text)
+        except ValueError:
+            raise FileFormatError(f"<{tag}> {text.strip()!r} is not a number", path) from None
+        return value if value > 0 else None
+
+    mass, height, age = number("mass"), number("height"), number("age")
+    if mass is None:
+        raise FileFormatError("the ScaleTool has no positive <mass>", path)
+    return Subject(
+        name=tool.get("name") or None,
+        mass=mass,
+        height=None if height is None else height / 1000.0,
+        extra={} if age is None else {"age": age},
+    )
+
+
 def plate_sides(external_loads_xml: str | Path, grf_mot: str | Path | None = None) -> dict[int, str]:
     """``{plate index: 'left' | 'right'}`` from the XML's bodies (``*_r`` right, ``*_l`` left),
     ready for ``Settings(plates=...)``; bodies of neither side are left out."""
@@ -260,6 +299,7 @@ def read_opensim_trial(
     external_loads_xml: str | Path | None = None,
     *,
     mass: float | None = None,
+    subject: Subject | None = None,
     up: str = "y",
     cop_threshold: float = 10.0,
 ) -> Trial:
@@ -268,14 +308,17 @@ def read_opensim_trial(
     ``external_loads_xml`` maps GRF columns to bodies (its ``<datafile>`` is used when
     ``grf_mot`` is None); without it the OpenSim column names are recognised
     (:func:`gaitid.io.mot.find_external_forces`). ``mass`` (kg) goes to
-    ``trial.subject.mass`` (TRC and MOT files do not store it). ``up``: the files'
+    ``trial.subject.mass`` (TRC and MOT files do not store it); or ``subject``, e.g.
+    from :func:`read_scale_subject` (``mass`` overrides its mass). ``up``: the files'
     vertical axis ('y' for OpenSim).
     """
     trial, trial_time0 = read_trc_with_time(trc, up=up)
+    if subject is not None:
+        trial.subject = subject
     if mass is not None:
         if not (np.isfinite(mass) and mass > 0):
             raise DataError(f"body mass {mass!r} kg must be a positive number", trc)
-        trial.subject = Subject(mass=float(mass))
+        trial.subject = dataclasses.replace(trial.subject, mass=float(mass))
     if grf_mot is None and external_loads_xml is None:
         return trial
     if grf_mot is not None and Path(grf_mot).suffix.lower() == ".xml" and external_loads_xml is None:

@@ -77,8 +77,8 @@ def butter_lowpass(x: np.ndarray, rate: float, cutoff: float | None = 6.0, order
     Design: scipy.signal.butter(order // 2, cutoff_c, fs=rate) run forward and backward
     (filtfilt), so the result has zero lag and order ``order``. ``cutoff`` is the -3 dB
     frequency of the *double-pass* filter: the single-pass design cutoff is corrected by
-    Winter's factor cutoff_c = cutoff / (2**(1/order_pass) - 1)**(1/4) with order_pass = 2
-    passes (Winter 2009, sec. 3.4.4.3), about 1.247 x cutoff for two passes of a 2nd order.
+    Winter's factor, cutoff_c = cutoff / (2**(1/2) - 1)**(1/(2 N)) for two passes of an
+    N-th order design, N = order / 2 (Winter 2009, sec. 3.4.4.3): 1.247 x cutoff for N = 2.
     Each contiguous run of finite frames of each column is filtered separately (NaN stays NaN,
     never smeared); runs shorter than filtfilt's padding are filtered with a shorter pad.
     ``cutoff=None`` returns a copy unchanged.

@@ -1,0 +1,195 @@
+"""Gap filling, zero-lag filtering, derivatives, angular velocity from R, Cardan angles.
+
+Reference values are closed forms: polynomials, sinusoids through a known Butterworth
+magnitude response, and rotations R(t) = R1(t) R2(t) about a fixed lab axis then a fixed
+body axis, whose angular velocity and acceleration are analytic.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.spatial.transform import Rotation
+
+from gaitid import kinematics as kin
+from gaitid.errors import SettingsError
+from gaitid.model.frames import rotation_about
+
+
+# ------------------------------------------------------------------ gaps
+
+def test_fill_gaps_reproduces_a_cubic_and_leaves_long_and_end_gaps_nan():
+    t = np.arange(60, dtype=float)
+    x = 0.001 * t**3 - 0.05 * t**2 + t + 2.0
+    y = x.copy()
+    y[10:15] = np.nan  # 5 frames: filled
+    y[30:45] = np.nan  # 15 frames: left NaN
+    y[:3] = np.nan  # leading gap: left NaN
+    out = kin.fill_gaps(y, max_gap=10)
+    np.testing.assert_allclose(out[10:15], x[10:15], rtol=1e-9)
+    assert np.isnan(out[30:45]).all() and np.isnan(out[:3]).all()
+    assert np.isnan(y[10:15]).all(), "input must not be modified"
+
+
+def test_fill_gaps_works_per_column_of_a_trajectory_array():
+    t = np.arange(40, dtype=float)
+    traj = np.stack([np.sin(t / 10), np.cos(t / 10), t / 40], axis=1)[:, None, :].repeat(2, axis=1)  # (n, 2, 3)
+    holed = traj.copy()
+    holed[20:23, 1, :] = np.nan
+    out = kin.fill_gaps(holed, 10)
+    np.testing.assert_allclose(out[20:23, 1], traj[20:23, 1], atol=2e-4)
+    np.testing.assert_array_equal(out[:, 0], traj[:, 0])
+
+
+def test_fill_gaps_rejects_negative_length():
+    with pytest.raises(SettingsError):
+        kin.fill_gaps(np.zeros((5, 3)), -1)
+
+
+# ------------------------------------------------------------------ filtering
+
+@pytest.mark.parametrize("order", [2, 4])
+def test_butterworth_cutoff_is_minus_3db_of_the_double_pass(order):
+    rate, fc = 1000.0, 6.0
+    t = np.arange(0, 20, 1 / rate)
+    x = np.sin(2 * np.pi * fc * t)
+    y = kin.butter_lowpass(x, rate, fc, order)
+    mid = slice(len(t) // 4, 3 * len(t) // 4)  # away from the edges
+    gain = np.sqrt(2 * np.mean(y[mid] ** 2))
+    assert gain == pytest.approx(1 / np.sqrt(2), abs=0.01)
+
+
+def test_butterworth_keeps_slow_signals_and_kills_fast_ones():
+    rate = 100.0
+    t = np.arange(0, 10, 1 / rate)
+    slow = 0.3 * np.sin(2 * np.pi * 0.5 * t) + 1.0
+    y = kin.butter_lowpass(slow + 0.01 * np.sin(2 * np.pi * 30 * t), rate, 6.0)
+    np.testing.assert_allclose(y[50:-50], slow[50:-50], atol=1e-3)
+
+
+def test_butterworth_filters_runs_separately_without_smearing_nan():
+    rate = 100.0
+    t = np.arange(200) / rate
+    x = np.sin(2 * np.pi * t)
+    x[80:100] = np.nan
+    y = kin.butter_lowpass(x, rate, 6.0)
+    assert np.isnan(y[80:100]).all() and np.isfinite(y[:80]).all() and np.isfinite(y[100:]).all()
+    # each run equals the filter applied to that run alone
+    np.testing.assert_allclose(y[:80], kin.butter_lowpass(x[:80], rate, 6.0))
+    np.testing.assert_allclose(y[100:], kin.butter_lowpass(x[100:], rate, 6.0))
+
+
+def test_butterworth_none_is_a_copy_and_bad_cutoffs_raise():
+    x = np.arange(10.0)
+    y = kin.butter_lowpass(x, 100.0, None)
+    assert y is not x and np.array_equal(y, x)
+    for bad in (0.0, -1.0, 45.0):  # 45 Hz corrected is above Nyquist at 100 Hz
+        with pytest.raises(SettingsError):
+            kin.butter_lowpass(x, 100.0, bad)
+    with pytest.raises(SettingsError):
+        kin.butter_lowpass(x, 100.0, 6.0, order=3)
+
+
+# ------------------------------------------------------------------ derivatives
+
+def test_central_difference_is_second_order():
+    errs = []
+    for rate in (50, 100, 200, 400):
+        t = np.arange(0, 2, 1 / rate)
+        d = kin.derivative(np.sin(3 * t), rate)
+        errs.append(np.max(np.abs(d[2:-2] - 3 * np.cos(3 * t[2:-2]))))
+    slopes = np.log2(np.array(errs[:-1]) / np.array(errs[1:]))
+    np.testing.assert_allclose(slopes, 2.0, atol=0.05)
+
+
+def test_derivative_is_nan_across_gaps_not_zero():
+    x = np.arange(20.0) ** 2
+    x[8] = np.nan
+    d = kin.derivative(x, 1.0)
+    assert np.isnan(d[8])
+    np.testing.assert_allclose(d[2:7], 2 * np.arange(2, 7))
+    np.testing.assert_allclose(d[10:18], 2 * np.arange(10, 18))
+
+
+def _gait_rotation(t):
+    """R(t) = R1(t) R2(t): R1 about the fixed lab axis a by q1, R2 about the body axis b by q2.
+
+    omega_lab = q1' a + q2' R1 b;  alpha_lab = q1'' a + q2'' R1 b + q2' q1' (a x R1 b).
+    Amplitudes chosen so the peak |omega| is about 6 rad/s (a swinging shank)."""
+    a = np.array([0.2, 1.0, 0.1]) / np.linalg.norm([0.2, 1.0, 0.1])
+    b = np.array([0.0, 0.3, 1.0]) / np.linalg.norm([0.0, 0.3, 1.0])
+    w1, w2 = 2 * np.pi * 1.0, 2 * np.pi * 2.0
+    q1, dq1, ddq1 = 0.9 * np.sin(w1 * t), 0.9 * w1 * np.cos(w1 * t), -0.9 * w1**2 * np.sin(w1 * t)
+    q2, dq2, ddq2 = 0.15 * np.sin(w2 * t + 0.5), 0.15 * w2 * np.cos(w2 * t + 0.5), -0.15 * w2**2 * np.sin(w2 * t + 0.5)
+    R1 = Rotation.from_rotvec(q1[:, None] * a).as_matrix()
+    R2 = Rotation.from_rotvec(q2[:, None] * b).as_matrix()
+    R = R1 @ R2
+    R1b = R1 @ b
+    omega_lab = dq1[:, None] * a + dq2[:, None] * R1b
+    alpha_lab = ddq1[:, None] * a + ddq2[:, None] * R1b + (dq1 * dq2)[:, None] * np.cross(a, R1b)
+    omega_seg = np.einsum("nji,nj->ni", R, omega_lab)
+    alpha_seg = np.einsum("nji,nj->ni", R, alpha_lab)
+    return R, omega_seg, omega_lab, alpha_seg, alpha_lab
+
+
+def test_angular_velocity_below_0_01_rad_s_at_100_hz_for_a_gait_like_rotation():
+    rate = 100.0
+    t = np.arange(0, 2, 1 / rate)
+    R, w_seg, w_lab, _, _ = _gait_rotation(t)
+    assert 5.0 < np.linalg.norm(w_lab, axis=1).max() < 7.0
+    got_seg, got_lab = kin.angular_velocity(R, rate)
+    inner = slice(1, -1)  # central differences (the two end frames are one-sided)
+    assert np.abs(got_seg[inner] - w_seg[inner]).max() < 0.01
+    assert np.abs(got_lab[inner] - w_lab[inner]).max() < 0.01
+    np.testing.assert_allclose(got_lab, np.einsum("nij,nj->ni", R, got_seg), atol=1e-12)
+
+
+def test_angular_velocity_and_acceleration_converge_at_second_order():
+    errs_w, errs_a = [], []
+    rates = (50.0, 100.0, 200.0, 400.0)
+    for rate in rates:
+        t = np.arange(0, 2, 1 / rate)
+        R, w_seg, _, a_seg, _ = _gait_rotation(t)
+        got_w, _ = kin.angular_velocity(R, rate)
+        got_a, _ = kin.angular_acceleration(R, got_w, rate)
+        k = int(rate // 10)  # compare away from the ends
+        errs_w.append(np.abs(got_w[k:-k] - w_seg[k:-k]).max())
+        errs_a.append(np.abs(got_a[k:-k] - a_seg[k:-k]).max())
+    for errs in (errs_w, errs_a):
+        slopes = np.log2(np.array(errs[:-1]) / np.array(errs[1:]))
+        np.testing.assert_allclose(slopes, 2.0, atol=0.15)
+
+
+def test_angular_velocity_nan_frames_stay_nan():
+    rate = 100.0
+    R, *_ = _gait_rotation(np.arange(0, 1, 1 / rate))
+    R[40:45] = np.nan
+    w, _ = kin.angular_velocity(R, rate)
+    assert np.isnan(w[40:45]).all() and np.isfinite(w[:40]).all() and np.isfinite(w[45:]).all()
+
+
+# ------------------------------------------------------------------ angles
+
+def test_cardan_angles_recover_a_yxz_composition():
+    q = np.array([[0.3, -0.2, 0.5], [-1.0, 0.4, -0.1]])
+    Rp = Rotation.from_euler("z", [[0.7], [-0.3]]).as_matrix()  # arbitrary proximal frames
+    Rd = Rp @ np.stack([rotation_about("y", a) @ rotation_about("x", b) @ rotation_about("z", c) for a, b, c in q])
+    np.testing.assert_allclose(kin.cardan_angles(Rp, Rd, "YXZ"), q, atol=1e-12)
+
+
+def test_plug_in_gait_signs_flexion_positive():
+    eye = np.eye(3)[None]
+    # knee: the shank's distal end swings back (rotation +0.5 rad about the left y axis) = flexion
+    knee = kin.joint_angles(eye, rotation_about("y", 0.5)[None], "YXZ", (1, 2, 3), (1, -1, -1))
+    assert knee[0, 0] == pytest.approx(np.degrees(0.5))
+    # hip: the thigh's distal end swings forward (rotation -0.5 rad about y) = flexion
+    hip = kin.joint_angles(eye, rotation_about("y", -0.5)[None], "YXZ", (1, 2, 3), (-1, -1, -1))
+    assert hip[0, 0] == pytest.approx(np.degrees(0.5))
+    # left hip adduction: the thigh's distal end moves right (-y): rotation +angle about x
+    add = kin.joint_angles(eye, rotation_about("x", 0.2)[None], "YXZ", (1, 2, 3), (-1, -1, -1))
+    assert add[0, 1] == pytest.approx(-np.degrees(0.2))  # left side: x rotation of +0.2 is abduction
+
+
+def test_joint_angular_velocity_is_distal_minus_proximal():
+    wp, wd = np.array([[1.0, 2.0, 3.0]]), np.array([[0.5, 2.5, -1.0]])
+    np.testing.assert_allclose(kin.joint_angular_velocity(wp, wd), [[-0.5, 0.5, -4.0]])

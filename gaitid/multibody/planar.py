@@ -154,19 +154,40 @@ def point_jacobian(chain: PlanarChain, q: np.ndarray, link: int, distance) -> np
     return np.cumsum(du[:, :, ::-1], axis=2)[:, :, ::-1]
 
 
+def com_jacobians(chain: PlanarChain, q: np.ndarray) -> np.ndarray:
+    """Jacobians of all the centres of mass at once, (n_frames, n_links, 2, n): entry i is
+    :func:`point_jacobian` of link i at distance d_i."""
+    n = chain.n_links
+    c, s = _cs(absolute_angles(q))
+    arm = np.tril(np.broadcast_to(chain.length, (n, n)), -1) + np.diag(chain.com)  # (link i, angle k)
+    du = np.stack([-arm * s[:, None, :], arm * c[:, None, :]], axis=2)  # (f, i, 2, k)
+    return np.cumsum(du[..., ::-1], axis=-1)[..., ::-1]
+
+
+def _mass_matrix(chain: PlanarChain, J: np.ndarray) -> np.ndarray:
+    n = chain.n_links
+    Jw = np.tril(np.ones((n, n)))  # J_wi[j] = 1 for j <= i
+    return np.einsum("i,fiak,fial->fkl", chain.mass, J, J) + np.einsum("i,ik,il->kl", chain.inertia, Jw, Jw)
+
+
 def mass_matrix(chain: PlanarChain, q) -> np.ndarray:
     """M(q) = sum_i m_i J_vi^T J_vi + I_i J_wi^T J_wi (kg.m^2), (n_frames, n, n).
 
     J_vi: Jacobian of the centre of mass of link i; J_wi[j] = 1 for j <= i (planar).
     """
     q, single = _as_frames(q, chain.n_links, "q")
-    n = chain.n_links
-    M = np.zeros((q.shape[0], n, n))
-    for i in range(n):
-        J = point_jacobian(chain, q, i, chain.com[i])
-        M += chain.mass[i] * np.einsum("fki,fkj->fij", J, J)
-        M[:, : i + 1, : i + 1] += chain.inertia[i]
+    M = _mass_matrix(chain, com_jacobians(chain, q))
     return M[0] if single else M
+
+
+def _velocity_terms(chain: PlanarChain, q: np.ndarray, qd: np.ndarray, J: np.ndarray) -> np.ndarray:
+    c, s = _cs(absolute_angles(q))
+    w2 = absolute_angles(qd) ** 2
+    n = chain.n_links
+    arm = np.tril(np.broadcast_to(chain.length, (n, n)), -1) + np.diag(chain.com)  # (i, k)
+    # Jdot_vi q' = -sum_k arm[i, k] w_k^2 u(theta_k)
+    acc = -np.stack([np.einsum("ik,fk->fi", arm, w2 * c), np.einsum("ik,fk->fi", arm, w2 * s)], axis=2)  # (f, i, 2)
+    return np.einsum("i,fiak,fia->fk", chain.mass, J, acc)
 
 
 def velocity_terms(chain: PlanarChain, q, qd) -> np.ndarray:
@@ -181,29 +202,14 @@ def velocity_terms(chain: PlanarChain, q, qd) -> np.ndarray:
     qd, _ = _as_frames(qd, chain.n_links, "qd")
     if qd.shape[0] != q.shape[0]:
         raise DataError(f"q and qd have different numbers of frames: {q.shape[0]} and {qd.shape[0]}")
-    c, s = _cs(absolute_angles(q))
-    w2 = absolute_angles(qd) ** 2
-    ux, uy = chain.length * w2 * c, chain.length * w2 * s  # centripetal parts of each link
-    before_x = np.cumsum(ux, axis=1) - ux  # sum over k < i
-    before_y = np.cumsum(uy, axis=1) - uy
-    C = np.zeros_like(q)
-    for i in range(chain.n_links):
-        acc = -np.stack(
-            [before_x[:, i] + chain.com[i] * w2[:, i] * c[:, i], before_y[:, i] + chain.com[i] * w2[:, i] * s[:, i]],
-            axis=1,
-        )  # (f, 2)
-        J = point_jacobian(chain, q, i, chain.com[i])
-        C += chain.mass[i] * np.einsum("fki,fk->fi", J, acc)
+    C = _velocity_terms(chain, q, qd, com_jacobians(chain, q))
     return C[0] if single else C
 
 
 def gravity_terms(chain: PlanarChain, q, g: float = G_STANDARD) -> np.ndarray:
     """G(q) = -sum_i J_vi^T m_i (0, -g) = g sum_i m_i d y_i / d q (N.m), (n_frames, n)."""
     q, single = _as_frames(q, chain.n_links, "q")
-    G = np.zeros_like(q)
-    for i in range(chain.n_links):
-        J = point_jacobian(chain, q, i, chain.com[i])
-        G += chain.mass[i] * g * J[:, 1, :]
+    G = g * np.einsum("i,fik->fk", chain.mass, com_jacobians(chain, q)[:, :, 1, :])
     return G[0] if single else G
 
 

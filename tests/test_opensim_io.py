@@ -538,3 +538,18 @@ def test_scale_setup_gives_the_subject():
     assert trial.subject.mass == 70.0 and subject.mass == 72.6  # the override does not touch the input
     with pytest.raises(FileFormatError, match="ScaleTool"):
         read_scale_subject(realdata_path(OSIM + "subject01_walk1_grf.xml"))
+
+
+def test_rounded_printed_times_still_land_on_the_grid(tmp_path: Path):
+    """OpenSim prints 1/60 s as 0.017 and 1/600 s as 0.0017: a TRC cut to start at frame 11
+    (Time 0.167) must still be read as exactly frame 11, and the 600 Hz GRF taken from
+    its row 100 without interpolation."""
+    lines = realdata_path(OSIM + "subject01_walk1.trc").read_text().splitlines()
+    cut = tmp_path / "cut.trc"
+    cut.write_text("\n".join(lines[:6] + lines[16:]) + "\n")  # data rows 11..151
+    assert lines[16].split("\t")[1] == "0.167000"
+    trial = read_opensim_trial(cut, realdata_path(OSIM + "subject01_walk1_grf.mot"))
+    assert trial.first_frame == 11 and trial.time[0] == pytest.approx(10 / 60, abs=1e-12)
+    assert not any("interpolated" in w or "off the" in w for w in trial.warnings)
+    raw = read_mot(realdata_path(OSIM + "subject01_walk1_grf.mot")).column("ground_force_vy")
+    np.testing.assert_array_equal(trial.force_plates[0].analog.force[:1401, 2], raw[100:])

@@ -44,6 +44,7 @@ __all__ = [
     "write_external_loads",
     "find_external_forces",
     "uniform_rate",
+    "grid_start",
 ]
 
 
@@ -261,6 +262,18 @@ def uniform_rate(times: Storage | np.ndarray, *, path: str | Path | None = None,
             path,
         )
     return float(rate)
+
+
+def grid_start(times: np.ndarray, rate: float) -> float:
+    """Start time (s) of the uniform grid ``t0 + k / rate`` that best fits printed times.
+
+    The mean of ``t_k - k / rate``: printed times are rounded (OpenSim writes 1/60 s as
+    0.017), and the mean over all rows recovers ``t0`` far better than the first value.
+    """
+    t = np.asarray(times, dtype=np.float64)
+    k = np.arange(t.shape[0])
+    ok = np.isfinite(t)
+    return float(np.mean(t[ok] - k[ok] / rate))
 
 
 # --------------------------------------------------------------------------- writing

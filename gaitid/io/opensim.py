@@ -45,6 +45,7 @@ from gaitid.io.mot import (
     ExternalForce,
     Storage,
     find_external_forces,
+    grid_start,
     read_external_loads,
     read_storage,
     uniform_rate,
@@ -62,7 +63,7 @@ __all__ = [
     "write_grf_mot",
 ]
 
-_OFF_GRID = 1e-3  # fraction of a GRF sample: clock offsets below this are rounding
+_OFF_GRID = 0.02  # fraction of a GRF sample: clock offsets below this are rounding of printed times
 
 
 def _forces_without_xml(table: Storage) -> list[ExternalForce]:
@@ -128,10 +129,12 @@ def _on_analog_grid(
         ok = (src >= 0) & (src < data.shape[0])
         out[ok] = data[src[ok]]
         return out, analog_rate, factor
-    warnings.append(
+    message = (
         f"{where}: GRF at {grf_rate:g} Hz starting {grf_time0:g} s is not on the {point_rate:g} Hz trial's sample grid; "
         f"linearly interpolated to {analog_rate:g} Hz"
     )
+    if message not in warnings:
+        warnings.append(message)
     t_src = grf_time0 + np.arange(data.shape[0]) / grf_rate
     t_new = trial_time0 + np.arange(n_analog) / analog_rate
     return _to_grid(data, t_src, t_new), analog_rate, factor
@@ -219,7 +222,7 @@ def grf_plates(
         moment_o = np.cross(np.where(np.isfinite(point), point, 0.0), force) + torque
         raw = np.hstack([force, point, torque, moment_o])
         grid, analog_rate, factor = _on_analog_grid(
-            raw, float(ext.time[0]), grf_rate, t0, point_rate, n_frames, warnings, source
+            raw, grid_start(ext.time, grf_rate), grf_rate, t0, point_rate, n_frames, warnings, source
         )
         a_force, a_point, a_torque = grid[:, 0:3], grid[:, 3:6].copy(), grid[:, 6:9].copy()
         a_unloaded = ~(np.abs(a_force[:, 2]) >= cop_threshold)

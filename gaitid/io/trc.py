@@ -22,6 +22,7 @@ import pandas as pd
 
 from gaitid.errors import FileFormatError, SettingsError
 from gaitid.io.atomic import atomic_path
+from gaitid.io.mot import grid_start
 from gaitid.trial import Trial
 
 __all__ = ["Y_UP_TO_Z_UP", "UNIT_SCALE", "read_trc", "read_trc_with_time", "write_trc", "up_rotation"]
@@ -78,8 +79,10 @@ def read_trc_with_time(path: str | Path, *, up: str = "y") -> tuple[Trial, float
     :data:`Y_UP_TO_Z_UP`) or 'z'. Blank fields, and exact (0, 0, 0) triplets, are
     missing markers: NaN. ``first_frame`` comes from the first Time value
     (``round(t0 * DataRate) + 1``) so that ``Trial.time`` equals the file's Time column;
-    also returns that first Time ``t0`` (s) as printed, which can sit off the frame
-    grid (then ``Trial.time`` is rounded to the grid and a warning says by how much).
+    also returns the time ``t0`` (s) of the first row, fitted to all rows (printed
+    times are rounded, :func:`gaitid.io.mot.grid_start`). Within 0.05 frame of the frame
+    grid ``t0`` is snapped onto it; otherwise it is kept (for syncing a GRF file), and
+    ``Trial.time`` is rounded to the grid with a warning saying by how much.
     """
     path = Path(path)
     rotation = up_rotation(up)
@@ -126,7 +129,7 @@ def read_trc_with_time(path: str | Path, *, up: str = "y") -> tuple[Trial, float
         warnings.append(f"{path}: header NumFrames={n_declared} but {n} rows were read")
     frame_col, time_col = data[:, 0], data[:, 1]
     if np.isfinite(time_col).all():
-        t0 = float(time_col[0])
+        t0 = grid_start(time_col, rate)
         span = float(time_col[-1] - time_col[0])
         if n > 1 and abs(span * rate - (n - 1)) > 0.5:
             raise FileFormatError(
@@ -136,6 +139,8 @@ def read_trc_with_time(path: str | Path, *, up: str = "y") -> tuple[Trial, float
         offset = t0 * rate - (first_frame - 1)
         if abs(offset) > 0.05:
             warnings.append(f"{path}: first Time {t0:g} s is {offset:+.2f} frame off the {rate:g} Hz grid")
+        else:
+            t0 = (first_frame - 1) / rate
         if np.isfinite(frame_col[0]) and int(frame_col[0]) != first_frame:
             warnings.append(
                 f"{path}: first Frame# {int(frame_col[0])} but Time {t0:g} s gives frame {first_frame}; using Time"

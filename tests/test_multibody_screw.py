@@ -251,3 +251,44 @@ def test_single_configuration_and_bad_input():
         S.ScrewChain(sc.M_list[:-1], sc.G_list, sc.S_list)
     with pytest.raises(ModelError, match="screw axis"):
         S.ScrewChain(sc.M_list, sc.G_list, sc.S_list * 2)
+
+
+def test_rnea_joint_wrenches_equal_block_matrix_solver_on_3d_chain():
+    """gaitid.dynamics (seed 000's block system) fed with the chain's motion gives the same
+    joint forces and moments (proximal on distal, lab frame, about the joint centres)."""
+    from gaitid.dynamics import ExternalLoad, SegmentMotion, inverse_dynamics
+
+    n, f = 3, 6
+    sc = random_3d_chain(n)
+    th, thd, thdd = RNG.uniform(-2, 2, (f, n)), RNG.normal(0, 2, (f, n)), RNG.normal(0, 10, (f, n))
+    g = np.array([0.0, 0.0, -9.81])
+    F_tip = RNG.normal(0, 50, (f, 6))
+    out = S.rnea(sc, th, thd, thdd, g=g, F_tip=F_tip)
+    # a point on each joint axis, fixed in link i: q = w x v for v = -w x q
+    Mi, joint_in_link = np.eye(4), []
+    for i in range(n):
+        Mi = Mi @ sc.M_list[i]
+        w, v = sc.S_list[i, :3], sc.S_list[i, 3:]
+        joint_in_link.append(S.trans_inv(Mi) @ np.append(np.cross(w, v), 1.0))
+    segments = []
+    for i in range(n):
+        T = out.T_0i[:, i]
+        R = T[:, :3, :3]
+        V, dV = out.twist[:, i], out.twist_dot[:, i]
+        acc_lab = np.einsum("fij,fj->fi", R, dV[:, 3:] + np.cross(V[:, :3], V[:, 3:])) + g
+        segments.append(SegmentMotion(
+            name=f"link{i}", mass=float(sc.G_list[i, 3, 3]), inertia_seg=sc.G_list[i, :3, :3], R=R,
+            com_lab=T[:, :3, 3], com_acc_lab=acc_lab, omega_seg=V[:, :3], alpha_seg=dV[:, :3],
+            proximal_lab=(T @ joint_in_link[i])[:, :3], distal_lab=None))
+    segments[-1].distal_lab = out.T_0tip[:, :3, 3]
+    segments = segments[::-1]  # the solver wants distal to proximal
+    R_tip = out.T_0tip[:, :3, :3]
+    load = ExternalLoad(segment=0, force_lab=-np.einsum("fij,fj->fi", R_tip, F_tip[:, 3:]),
+                        point_lab=out.T_0tip[:, :3, 3], free_moment_lab=-np.einsum("fij,fj->fi", R_tip, F_tip[:, :3]))
+    for method in ("block", "recursive"):
+        res = inverse_dynamics(segments, [load], gravity_lab=g, frame="lab", method=method, contributions=False)
+        for j in range(n):
+            i = n - 1 - j
+            force, moment = S.wrench_in_base(out.wrench[:, i], out.T_0i[:, i], segments[j].proximal_lab)
+            np.testing.assert_allclose(res.force_lab[j], force, rtol=1e-9, atol=1e-9 * np.abs(force).max())
+            np.testing.assert_allclose(res.moment[j], moment, rtol=1e-9, atol=1e-9 * np.abs(moment).max())

@@ -31,6 +31,7 @@ def frame_from_vectors(primary: np.ndarray, secondary: np.ndarray, axes: str = "
     e_j = np.cross(e_k, e_i) if cyclic else np.cross(e_i, e_k)
     R = np.empty(e_i.shape[:-1] + (3, 3))
     R[..., :, i], R[..., :, j], R[..., :, k] = e_i, e_j, e_k
+    R[~np.isfinite(R).all(axis=(-2, -1))] = np.nan  # a frame is whole or NaN, never partial
     return R
 
 

@@ -257,6 +257,13 @@ def test_bad_storage_raises_a_clear_error(tmp_path: Path, text: str, match: str)
     assert "bad.mot" in str(info.value)
 
 
+def test_vec3_storage_is_unsupported(tmp_path: Path):
+    path = tmp_path / "markers.sto"
+    path.write_text("markers\nversion=3\nDataType=Vec3\nendheader\ntime\tA\n0\t1,2,3\n")
+    with pytest.raises(UnsupportedError, match="DataType=Vec3"):
+        read_sto(path)
+
+
 def test_truncated_storage_is_flagged_and_uneven_time_refused(tmp_path: Path):
     path = tmp_path / "short.mot"
     path.write_text("x\nnRows=4\nendheader\ntime\ta\n0\t1\n0.01\t2\n0.05\t3\n")

@@ -176,6 +176,11 @@ def read_storage(path: str | Path) -> Storage:
         raise FileFormatError(f"cannot read the file: {exc.strerror or exc}", path) from None
     header_lines, start = _split_header(path, text)
     name, header, comments = _parse_header(header_lines)
+    data_type = next((v for k, v in header.items() if k.lower() == "datatype"), "double")
+    if data_type.lower() != "double":
+        raise UnsupportedError(
+            f"DataType={data_type}: only tables of plain numbers (DataType=double) are supported", path
+        )
     body = text.splitlines()[start:]
     while body and not body[0].strip():
         body = body[1:]

@@ -560,3 +560,17 @@ def test_rounded_printed_times_still_land_on_the_grid(tmp_path: Path):
     assert not any("interpolated" in w or "off the" in w for w in trial.warnings)
     raw = read_mot(realdata_path(OSIM + "subject01_walk1_grf.mot")).column("ground_force_vy")
     np.testing.assert_array_equal(trial.force_plates[0].analog.force[:1401, 2], raw[100:])
+
+
+def test_write_external_loads_reads_back(tmp_path: Path):
+    mot = realdata_path(OSIM + "subject01_walk1_grf.mot")
+    xml = write_external_loads(
+        tmp_path / "loads.xml",
+        [("calcn_l", "1_ground_force_v", "1_ground_force_p", "1_ground_torque_"),
+         ("calcn_r", "ground_force_v", "ground_force_p", "ground_torque_")],
+        datafile=str(mot),
+    )
+    forces = read_external_loads(xml)
+    assert [(f.body, f.force_identifier) for f in forces] == [("calcn_l", "1_ground_force_v"), ("calcn_r", "ground_force_v")]
+    assert plate_sides(xml) == {1: "left", 2: "right"}
+    np.testing.assert_array_equal(forces[1].torque, read_mot(mot).vector("ground_torque_"))

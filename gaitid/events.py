@@ -493,8 +493,9 @@ def compare_events(reference: list[Event], detected: list[Event], point_rate: fl
     """Pair events of the same label and side, nearest first, one-to-one, within ``window`` s.
 
     Columns: label, context, reference_time_s, detected_time_s, difference_s
-    (detected - reference), difference_frames (at ``point_rate``), status
-    ('paired', 'reference only', 'detected only').
+    (detected - reference), difference_frames (the same in frames at ``point_rate``),
+    frame_difference (difference of the events' frame numbers, an integer as float),
+    status ('paired', 'reference only', 'detected only').
     """
     rows = []
     for label in GAIT_LABELS:
@@ -516,9 +517,11 @@ def compare_events(reference: list[Event], detected: list[Event], point_rate: fl
     df = pd.DataFrame(rows, columns=["label", "context", "reference_time_s", "detected_time_s", "status"])
     df["difference_s"] = df["detected_time_s"] - df["reference_time_s"]
     df["difference_frames"] = df["difference_s"] * point_rate
+    df["frame_difference"] = np.rint(df["detected_time_s"] * point_rate) - np.rint(df["reference_time_s"] * point_rate)
     order = df["reference_time_s"].fillna(df["detected_time_s"])
     df = df.assign(_t=order).sort_values("_t").drop(columns="_t").reset_index(drop=True)
-    return df[["label", "context", "reference_time_s", "detected_time_s", "difference_s", "difference_frames", "status"]]
+    return df[["label", "context", "reference_time_s", "detected_time_s", "difference_s", "difference_frames",
+               "frame_difference", "status"]]
 
 
 @dataclass
@@ -526,8 +529,8 @@ class EventChoice:
     """Events chosen by :func:`resolve_events` and the comparison behind the choice.
 
     ``comparison``: :func:`compare_events` table (file = reference) with a boolean
-    ``disagree`` column (paired beyond ``tolerance`` frames, or found by one side only
-    inside the span both cover). ``disagreements``: number of such rows.
+    ``disagree`` column (frame numbers more than ``tolerance`` apart, or found by one
+    side only inside the span the file's events cover). ``disagreements``: number of such rows.
     """
 
     events: list[Event]
@@ -573,7 +576,7 @@ def resolve_events(file: list[Event], detected: list[Event], point_rate: float, 
     else:
         lo = hi = np.nan
         inside = pd.Series(False, index=cmp.index)
-    disagree = ((cmp["status"] == "paired") & (cmp["difference_frames"].abs() > tolerance)) | (
+    disagree = ((cmp["status"] == "paired") & (cmp["frame_difference"].abs() > tolerance)) | (
         (cmp["status"] != "paired") & inside & bool(file) & bool(detected)
     )
     cmp["disagree"] = disagree

@@ -87,7 +87,8 @@ def _subject_value(subject: Subject, key: str) -> float | None:
 
 
 def _where(trial: Trial | None) -> str:
-    return f" of {trial.path}" if trial is not None and trial.path else ""
+    """Empty: errors carry the trial's path, which GaitIDError puts in front of the message."""
+    return ""
 
 
 def resolve_parameters(
@@ -299,7 +300,7 @@ def _measure_defaults(params: dict, pts: dict, model: Model, trial: Trial) -> No
             if isinstance(v, str) and v.startswith("markers:"):
                 a, b = v.split(":", 1)[1].split(",")
                 if a not in pts or b not in pts:
-                    raise ModelError(f"parameter '{name}' is measured from {a} and {b}, absent{_where(trial)}", model.path)
+                    raise ModelError(f"parameter '{name}' is measured from {a} and {b}, absent{_where(trial)}", trial.path)
                 d = float(np.nanmedian(np.linalg.norm(pts[a] - pts[b], axis=1)))
                 if not math.isfinite(d):
                     raise DataError(f"parameter '{name}': {a} and {b} are never both visible{_where(trial)}", trial.path)
@@ -393,7 +394,7 @@ def build_segments(
     overrides = subject if isinstance(subject, dict) else None
     params = resolve_parameters(m, subj, overrides, trial)
     if subj.mass is None or not subj.mass > 0:
-        raise ModelError(f"body mass unknown for{_where(trial) or ' the trial'}: give subject={{...}} or a Subject with mass",
+        raise ModelError(f"body mass unknown for the trial: give subject={{...}} or a Subject with mass",
                          trial.path)
     labels, missing = _needed_labels(m, trial)
     if missing:
@@ -441,7 +442,8 @@ def build_segments(
             spec = m.segments[name]
             R, _ = ev.segment(name)
             prox, dist = ev.point(spec["proximal"]), ev.point(spec["distal"])
-            length = float(np.nanmedian(np.linalg.norm(prox - dist, axis=1)))
+            lengths = np.linalg.norm(prox - dist, axis=1)
+            length = float(np.median(lengths[np.isfinite(lengths)])) if np.isfinite(lengths).any() else math.nan
             if not math.isfinite(length):
                 raise DataError(f"{side} {name}: its endpoints are never both visible{_where(trial)}", trial.path)
             ov = {**seg_ov.get(name, {}), **seg_ov.get(f"{side}.{name}", {})}

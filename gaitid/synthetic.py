@@ -139,13 +139,14 @@ def segment_parameters(p: GaitParams) -> dict[str, dict]:
 def davis_hjc(p: GaitParams, side: str) -> np.ndarray:
     """Hip joint centre (m) in the pelvis frame, Davis et al. (1991) as Plug-in Gait computes it.
 
-    C = 0.115 LL - 15.3 mm, theta = 0.5 rad, beta = 0.314 rad, AsisTrocDist = 0.1288 LL - 48.56 mm,
+    C = 0.115 LL - 15.3 mm, theta = 0.5 rad, beta = 0.314 rad (Vicon's float32 values, 28.4 and 18 deg),
+    AsisTrocDist = 0.1288 LL - 48.56 mm,
     r = marker radius; X = C cos(theta) sin(beta) - (AsisTrocDist + r) cos(beta),
     Y = s (inter_asis/2 - C sin(theta)), Z = -C cos(theta) cos(beta) - (AsisTrocDist + r) sin(beta).
     """
     ll = p.leg_length * 1000.0
     c = 0.115 * ll - 15.3
-    theta, beta = 0.5, 0.314
+    theta, beta = 0.500000178813934, 0.314000427722931
     atd = 0.1288 * ll - 48.56
     r = p.marker_diameter * 1000.0 / 2.0
     x = c * np.cos(theta) * np.sin(beta) - (atd + r) * np.cos(beta)
@@ -253,8 +254,8 @@ KEYPOINTS = {
 
 
 # Desired foot-floor pitch (deg, toes up positive): heel strike, foot flat 10-40 %, heel rise, toe off at 60 %.
-FOOT_PITCH = [(0, 12), (4, 6), (9, 1), (12, 0), (38, 0), (44, -4), (50, -14), (55, -29), (60, -48),
-              (65, -56), (72, -45), (80, -22), (88, 2), (94, 14)]
+FOOT_PITCH = [(0, 12), (4, 6), (9, 1), (12, 0), (38, 0), (44, -4), (50, -14), (55, -30), (60, -54),
+              (65, -64), (72, -50), (80, -22), (88, 2), (94, 14)]
 
 
 def joint_curves(p: GaitParams) -> dict[str, Fourier]:

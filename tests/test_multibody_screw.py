@@ -292,3 +292,41 @@ def test_rnea_joint_wrenches_equal_block_matrix_solver_on_3d_chain():
             force, moment = S.wrench_in_base(out.wrench[:, i], out.T_0i[:, i], segments[j].proximal_lab)
             np.testing.assert_allclose(res.force_lab[j], force, rtol=1e-9, atol=1e-9 * np.abs(force).max())
             np.testing.assert_allclose(res.moment[j], moment, rtol=1e-9, atol=1e-9 * np.abs(moment).max())
+
+
+def test_moving_base_interface_equals_floating_base_with_six_virtual_joints():
+    """A leg hanging from a moving pelvis: RNEA with base_twist/base_twist_dot/g in pelvis
+    coordinates gives the same leg wrenches as the whole chain with a floating pelvis built
+    from three prismatic and three revolute massless joints."""
+    leg = random_3d_chain(3)
+    f = 5
+    virtual = np.zeros((6, 6))
+    virtual[0, 3] = virtual[1, 4] = virtual[2, 5] = 1.0  # P_x, P_y, P_z
+    virtual[3, 2] = virtual[4, 1] = virtual[5, 0] = 1.0  # R_z, R_y, R_x through the pelvis origin
+    G_pelvis = S.spatial_inertia(10.0, np.diag([0.1, 0.08, 0.09]))
+    full = S.ScrewChain(
+        np.concatenate([np.broadcast_to(np.eye(4), (6, 4, 4)), leg.M_list]),
+        np.concatenate([np.zeros((5, 6, 6)), G_pelvis[None], leg.G_list]),
+        np.concatenate([virtual, leg.S_list]),
+    )
+    th, thd, thdd = RNG.uniform(-2, 2, (f, 9)), RNG.normal(0, 2, (f, 9)), RNG.normal(0, 10, (f, 9))
+    g = np.array([0.0, 0.0, -9.81])
+    F_tip = RNG.normal(0, 50, (f, 6))
+    ref = S.rnea(full, th, thd, thdd, g=g, F_tip=F_tip)
+    R_pelvis = ref.T_0i[:, 5, :3, :3]
+    g_pelvis = np.einsum("fji,j->fi", R_pelvis, g)
+    V_pelvis = ref.twist[:, 5]
+    dV_pelvis = ref.twist_dot[:, 5] + np.concatenate([np.zeros((f, 3)), g_pelvis], axis=1)  # true d/dt
+    out = S.rnea(leg, th[:, 6:], thd[:, 6:], thdd[:, 6:], g=g_pelvis, F_tip=F_tip,
+                 base_twist=V_pelvis, base_twist_dot=dV_pelvis)
+    np.testing.assert_allclose(out.wrench, ref.wrench[:, 6:], rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(ref.T_0i[:, 5, None] @ out.T_0i, ref.T_0i[:, 6:], atol=1e-12)
+
+
+def test_missing_frames_stay_missing_in_their_frame_only():
+    sc = random_3d_chain(3)
+    th, thd, thdd = RNG.uniform(-2, 2, (4, 3)), RNG.normal(0, 2, (4, 3)), RNG.normal(0, 10, (4, 3))
+    th[2, 1] = np.nan
+    out = S.rnea(sc, th, thd, thdd)
+    assert np.isnan(out.tau[2]).all() and np.isfinite(out.tau[[0, 1, 3]]).all()
+    np.testing.assert_allclose(out.tau[[0, 1, 3]], S.rnea(sc, th[[0, 1, 3]], thd[[0, 1, 3]], thdd[[0, 1, 3]]).tau)

@@ -343,8 +343,11 @@ def rnea(
     F_tip: (6,) or (n_frames, 6) wrench (moment about the tip-frame origin first) that the
       tip EXERTS ON THE ENVIRONMENT, in tip-frame {n+1} coordinates (MR convention; a load
       applied TO the chain, such as a ground reaction, enters with a minus sign).
-    base_twist, base_twist_dot: (6,) or (n_frames, 6), twist V_0 of a moving base in base
-      coordinates and the time derivative of those coordinates (default: fixed base).
+    base_twist, base_twist_dot: (6,) or (n_frames, 6), body twist V_0 of a moving base (e.g.
+      a pelvis frame) in base coordinates, and the time derivative of those coordinates
+      (without gravity); default: a fixed base. With a moving base, give g in base
+      coordinates per frame (R_lab_base^T g_lab) and read T_0i as poses relative to the base
+      (lab pose = T_lab_base @ T_0i). Tested against a floating base made of six joints.
 
     Forward: V_i = Ad_{T_i,i-1}(V_{i-1}) + A_i theta_i' (9.54);
       dV_i = Ad_{T_i,i-1}(dV_{i-1}) + [V_i, A_i] theta_i' + A_i theta_i'' (9.55), dV_0 = (0, -g).

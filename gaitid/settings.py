@@ -14,7 +14,11 @@ The defaults (stated in the README too):
 - kinetics normalised by body mass (N/kg, N.m/kg, W/kg);
 - plate contact threshold 20 N, minimum contact 50 ms; centre of pressure
   undefined (NaN) below 10 N;
-- events from the file when it has them, else detected from plates and kinematics.
+- events from the file when it has them, else detected from the plates and, for
+  steps off the plates, from kinematics (Zeni 2008); disagreements are reported.
+- normalisation 'mass': N/kg, N.m/kg, W/kg; 'bw-height': forces in body weights,
+  moments in body weight x height, powers in body weight x sqrt(g x height)
+  (dimensionless, Hof 1996); 'none': N, N.m, W.
 """
 
 from __future__ import annotations
@@ -27,8 +31,8 @@ from gaitid.errors import SettingsError
 
 FRAMES = ("distal", "proximal", "lab")
 CONVENTIONS = ("internal", "external")
-NORMALISATIONS = ("mass", "mass-height", "none")
-EVENT_SOURCES = ("auto", "file", "plates", "kinematics")
+NORMALISATIONS = ("mass", "bw-height", "none")
+EVENT_SOURCES = ("file", "detected", "merge")
 PLATE_OVERRIDES = ("auto", "left", "right", "invalid")
 
 
@@ -49,7 +53,7 @@ class Settings:
     contact_threshold_n: float = 20.0
     min_contact_s: float = 0.05
     cop_threshold_n: float = 10.0
-    events: str = "auto"
+    events: str = "file"  # file events when the file has any, else detected; or "detected", "merge"
     plates: dict[int, str] = field(default_factory=dict)  # plate index (1-based) -> auto/left/right/invalid
 
     def __post_init__(self) -> None:

@@ -1,0 +1,345 @@
+"""The whole job for one trial: read, model, events, plates, solve, cycles.
+
+:func:`process` joins the stages, each a plain function of the previous one's value:
+
+1. :func:`gaitid.read_c3d` (or the OpenSim readers) -> :class:`~gaitid.trial.Trial`;
+2. :func:`gaitid.model.build.build_segments` -> foot/shank/thigh motion per side;
+3. :func:`gaitid.events.trial_events` -> gait events (the file's, checked against
+   plate and kinematic detection), :func:`gaitid.plates.assign_contacts` -> which
+   foot is on which plate, :func:`gaitid.plates.foot_loads` -> loads per foot;
+4. force-plate wrenches filtered like the markers (``Settings.force_cutoff``);
+5. :func:`gaitid.dynamics.inverse_dynamics` per leg -> joint forces and moments and
+   their inertial / velocity / gravity / external parts; joint powers;
+6. :mod:`gaitid.cycles` -> cycles, normalised curves, discrete parameters, mean +- SD.
+
+Output variables are named as Plug-in Gait names them, without the side prefix
+(``AnkleMoment``, ``KneeAngles``, ``HipPower``...), plus gaitid's own
+``AnkleMomentInertial``/``Velocity``/``Gravity``/``External`` and ``GroundReactionForce``.
+Components X, Y, Z are in the frame ``Settings.frame`` (distal segment by default;
+Plug-in Gait segment axes: X medio-lateral flexion axis... see docs/conventions.md);
+ground reaction forces are in the lab frame. Units follow ``Settings.normalise``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from gaitid import kinematics as kin
+from gaitid.cycles import (
+    Cycle,
+    cycle_curves,
+    gait_cycles,
+    kinetic_parameters,
+    spatiotemporal_parameters,
+    summarise,
+)
+from gaitid.dynamics import inverse_dynamics
+from gaitid.dynamics.types import CONTRIBUTIONS, ExternalLoad, JointLoads
+from gaitid.errors import DataError, GaitIDError, SettingsError
+from gaitid.events import GaitMarkers, detect_events, file_events, resolve_events
+from gaitid.model.build import ModelKinematics, build_segments
+from gaitid.plates import FootLoad, assign_contacts, contacts_table, foot_loads
+from gaitid.settings import Settings
+from gaitid.trial import Event, Subject, Trial
+
+SIDES = ("Left", "Right")
+JOINTS = ("Ankle", "Knee", "Hip")  # joints of the foot, shank, thigh chain, distal to proximal
+PART_NAMES = {c: c.capitalize() for c in CONTRIBUTIONS}  # 'inertial' -> 'AnkleMomentInertial'
+FRAME_COLUMNS = ["frame", "time_s", "side", "variable", "component", "value", "unit"]
+
+
+@dataclass
+class Result:
+    """Everything :func:`process` produced for one trial.
+
+    ``frames``: per-frame outputs, tidy long table with columns ``frame`` (Vicon frame
+    number), ``time_s``, ``side`` ('Left'/'Right'), ``variable`` (``AnkleMoment``...),
+    ``component`` ('X', 'Y', 'Z'; '' for scalars), ``value``, ``unit``.
+    ``curves``: time-normalised cycles (see :func:`gaitid.cycles.cycle_curves`);
+    ``curves_summary``: their mean, SD and n per side and percent. ``parameters`` /
+    ``parameters_summary``: discrete parameters per cycle and their mean/SD.
+    ``events`` used, ``event_comparison`` (file vs detected), ``contacts`` (plate
+    assignment with reasons), ``cycles``; ``kinematics`` and ``joint_loads`` (SI,
+    unnormalised, per side) for scripts that want the raw arrays.
+    """
+
+    trial: Trial
+    settings: Settings
+    frames: pd.DataFrame
+    events: list[Event]
+    event_comparison: pd.DataFrame
+    contacts: pd.DataFrame
+    cycles: list[Cycle]
+    curves: pd.DataFrame
+    curves_summary: pd.DataFrame | None
+    parameters: pd.DataFrame
+    parameters_summary: pd.DataFrame | None
+    kinematics: ModelKinematics
+    joint_loads: dict[str, JointLoads]
+    loads: dict[str, FootLoad]
+    units: dict[str, str]
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.trial.path.stem if self.trial.path is not None else "trial"
+
+    def curve(self, side: str, variable: str) -> np.ndarray:
+        """Per-frame values (n_frames, k) of one output variable, in the table's units."""
+        f = self.frames
+        sel = f[(f["side"] == side) & (f["variable"] == variable)]
+        if sel.empty:
+            raise DataError(f"no output '{variable}' for side '{side}'")
+        wide = sel.pivot(index="frame", columns="component", values="value")
+        return wide.reindex(self.trial.frames).to_numpy()
+
+    # exports live in gaitid.export; these are the documented entry points
+    def to_csv(self, outdir: str | os.PathLike) -> list[Path]:
+        from gaitid.export import write_tables
+
+        return write_tables(self, outdir, "csv")
+
+    def to_parquet(self, outdir: str | os.PathLike) -> list[Path]:
+        from gaitid.export import write_tables
+
+        return write_tables(self, outdir, "parquet")
+
+    def to_excel(self, path: str | os.PathLike) -> Path:
+        from gaitid.export import write_excel
+
+        return write_excel(self, path)
+
+    def to_c3d(self, path: str | os.PathLike, suffix: str = "") -> Path:
+        from gaitid.export import write_results_c3d
+
+        return write_results_c3d(self, path, suffix=suffix)
+
+    def to_opensim(self, outdir: str | os.PathLike) -> list[Path]:
+        from gaitid.export import write_opensim
+
+        return write_opensim(self, outdir)
+
+    def report(self, outdir: str | os.PathLike, formats: tuple[str, ...] = ("pdf", "html"), normative=None) -> list[Path]:
+        from gaitid.report import write_report
+
+        return write_report(self, outdir, formats=formats, normative=normative)
+
+
+# --------------------------------------------------------------------------- stages
+
+
+def load_trial(source: str | os.PathLike | Trial, *, cop_threshold: float = 10.0) -> Trial:
+    """A Trial from a Trial, a C3D path, or an OpenSim ``.trc`` (GRF ``<name>_grf.mot`` beside it)."""
+    if isinstance(source, Trial):
+        return source
+    path = Path(source)
+    if path.suffix.lower() == ".trc":
+        from gaitid.io.opensim import read_opensim_trial
+
+        grf = path.with_name(path.stem + "_grf.mot")
+        xml = path.with_name(path.stem + "_grf.xml")
+        return read_opensim_trial(path, grf if grf.exists() else None, xml if xml.exists() else None,
+                                  cop_threshold=cop_threshold)
+    from gaitid.io.c3d import read_c3d
+
+    return read_c3d(path, cop_threshold=cop_threshold)
+
+
+def _subject(trial: Trial, subject: Subject | dict | float | None) -> tuple[Trial, dict | None]:
+    """Apply a Subject, a mass (kg) or a dict (``mass``/``height`` in kg/m plus model
+    parameter overrides) to the trial; returns the trial and the model overrides."""
+    if subject is None:
+        return trial, None
+    if isinstance(subject, Subject):
+        trial.subject = subject
+        return trial, None
+    if isinstance(subject, (int, float)):
+        subject = {"mass": float(subject)}
+    if not isinstance(subject, dict):
+        raise SettingsError(f"subject must be a Subject, a mass in kg or a dict, not {type(subject).__name__}")
+    rest = dict(subject)
+    for key in ("mass", "height", "name"):
+        if key in rest:
+            value = rest.pop(key)
+            if key != "name" and not (isinstance(value, (int, float)) and value > 0 and math.isfinite(value)):
+                raise SettingsError(f"subject {key}={value!r} must be a positive number (kg, m)")
+            setattr(trial.subject, key, value)
+    return trial, (rest or None)
+
+
+def filtered_load(load: FootLoad, rate: float, cutoff_hz: float | None, order: int) -> ExternalLoad:
+    """The foot's external load for the solver, low-pass filtered (zero lag) when asked.
+
+    The wrench is moved to a fixed point O (the mean centre of pressure, on the plate
+    surface): force F and moment M_O = (COP - O) x F + T_free, both continuous through
+    contact (zero in swing) and so safe to filter; the solver receives F at O plus the
+    couple M_O, which is exactly the plate's wrench. NaN (unknown load) stays NaN.
+    """
+    F, cop, T = load.force_lab, load.cop_lab, load.free_moment_lab
+    on = load.state == "plate"
+    O = np.nanmean(cop[on], axis=0) if on.any() else np.zeros(3)
+    M_O = np.cross(cop - O, F) + T
+    if cutoff_hz is not None:
+        F = kin.butter_lowpass(F, rate, cutoff_hz, order)
+        M_O = kin.butter_lowpass(M_O, rate, cutoff_hz, order)
+    point = np.where(np.isnan(F).any(axis=1, keepdims=True), np.nan, np.broadcast_to(O, F.shape))
+    return ExternalLoad(0, F, point, M_O)
+
+
+def _events(trial: Trial, settings: Settings, markers: GaitMarkers):
+    stored = file_events(trial)
+    detected = detect_events(trial, markers, threshold=settings.contact_threshold_n,
+                             min_duration=settings.min_contact_s)
+    return resolve_events(stored, detected, trial.point_rate, prefer=settings.events)
+
+
+def _norm(settings: Settings, subject: Subject) -> dict[str, tuple[float, str]]:
+    """Divisor and unit per quantity for the chosen normalisation."""
+    g = settings.gravity_m_s2
+    if settings.normalise == "none":
+        return {"force": (1.0, "N"), "moment": (1.0, "N.m"), "power": (1.0, "W")}
+    m = subject.mass
+    if settings.normalise == "mass":
+        return {"force": (m, "N/kg"), "moment": (m, "N.m/kg"), "power": (m, "W/kg")}
+    h = subject.height
+    if h is None or not h > 0:
+        raise SettingsError("normalise='bw-height' needs the subject's height (m)")
+    return {"force": (m * g, "BW"), "moment": (m * g * h, "BW.H"), "power": (m * g * math.sqrt(g * h), "BW.sqrt(g.H)")}
+
+
+def _frame_R(chain, j: int, frame: str, root_R) -> np.ndarray | None:
+    """Rotation (segment -> lab) of the frame joint j's vectors are expressed in."""
+    if frame == "lab":
+        return None
+    if frame == "distal":
+        return chain[j].R
+    return chain[j + 1].R if j + 1 < len(chain) else root_R
+
+
+def _to_frame(v_lab: np.ndarray, R: np.ndarray | None) -> np.ndarray:
+    return v_lab if R is None else np.einsum("nji,nj->ni", R, v_lab)
+
+
+def process(
+    source: str | os.PathLike | Trial,
+    model: str | None = None,
+    subject: Subject | dict | float | None = None,
+    static: str | os.PathLike | Trial | None = None,
+    settings: Settings | None = None,
+    **changes,
+) -> Result:
+    """Process one trial end to end and return a :class:`Result`.
+
+    ``source``: a C3D (or OpenSim ``.trc``) path, or a Trial. ``model``: model name or
+    file (default ``Settings.model``, 'plugin-gait'). ``subject``: body mass in kg, a
+    :class:`Subject`, or a dict with ``mass``/``height`` and model parameter overrides;
+    default: the file's PROCESSING values. ``static``: the static calibration trial.
+    ``settings`` and keyword ``changes``: see :class:`gaitid.settings.Settings`.
+    """
+    settings = settings or Settings()
+    if model is not None:
+        changes["model"] = model
+    if changes:
+        settings = settings.replace(**changes)
+    trial = load_trial(source, cop_threshold=settings.cop_threshold_n)
+    trial, overrides = _subject(trial, subject)
+    if trial.subject.mass is None or not trial.subject.mass > 0:
+        raise DataError("body mass unknown: the file stores none; give it (--mass KG, or subject=KG)", trial.path)
+    static_trial = load_trial(static, cop_threshold=settings.cop_threshold_n) if static is not None else None
+    warnings = list(trial.warnings)
+
+    kinematics = build_segments(trial, static=static_trial, subject=overrides or trial.subject, settings=settings)
+    warnings += kinematics.warnings
+    markers = GaitMarkers.for_trial(trial)
+    choice = _events(trial, settings, markers)
+    if choice.disagreements:
+        warnings.append(f"{choice.disagreements} event(s) detected differ from the file's by more than 1 frame "
+                        "(see Result.event_comparison); using the file's events")
+    contacts = assign_contacts(trial, markers, overrides=settings.plates, threshold=settings.contact_threshold_n,
+                               min_duration=settings.min_contact_s)
+    loads = foot_loads(trial, contacts, choice.events)
+    norm = _norm(settings, trial.subject)
+    rate = trial.point_rate
+    gravity = (0.0, 0.0, -settings.gravity_m_s2)
+    root_R = kinematics.root.R if kinematics.root is not None else None
+
+    curves: dict[str, dict[str, np.ndarray]] = {s: {} for s in SIDES}
+    units: dict[str, str] = {}
+    joint_loads: dict[str, JointLoads] = {}
+    for side in SIDES:
+        chain = kinematics.chains[side.lower()]
+        load = filtered_load(loads[side], rate, settings.force_cutoff, settings.filter_order)
+        common = dict(gravity_lab=gravity, proximal_R=root_R)
+        jl = inverse_dynamics(chain, [load], frame="lab", convention="internal", **common)
+        joint_loads[side] = jl
+        for j, joint in enumerate(JOINTS[: len(chain)]):
+            R = _frame_R(chain, j, settings.frame, root_R)
+            sign = -1.0 if settings.convention == "external" else 1.0
+            f_div, f_unit = norm["force"]
+            m_div, m_unit = norm["moment"]
+            p_div, p_unit = norm["power"]
+            curves[side][f"{joint}Force"] = sign * _to_frame(jl.force_lab[j], R) / f_div
+            curves[side][f"{joint}Moment"] = sign * _to_frame(jl.moment[j], R) / m_div
+            for part in CONTRIBUTIONS:
+                curves[side][f"{joint}Moment{PART_NAMES[part]}"] = sign * _to_frame(jl.moment_parts[part][j], R) / m_div
+                units[f"{joint}Moment{PART_NAMES[part]}"] = m_unit
+            w = kinematics.joint_omega_lab.get(f"{side.lower()}.{joint.lower()}")
+            if w is not None:  # internal moment . (omega_distal - omega_proximal): + generation
+                curves[side][f"{joint}Power"] = np.einsum("ni,ni->n", jl.moment[j], w) / p_div
+                units[f"{joint}Power"] = p_unit
+            units[f"{joint}Force"], units[f"{joint}Moment"] = f_unit, m_unit
+        curves[side]["GroundReactionForce"] = loads[side].force_lab / norm["force"][0]
+        units["GroundReactionForce"] = norm["force"][1]
+    prefix = {"L": "Left", "R": "Right"}
+    for label, values in kinematics.angles_deg.items():
+        side = prefix.get(label[:1])
+        if side is not None:
+            curves[side][label[1:]] = values
+            units[label[1:]] = "deg"
+
+    frames = frames_table(trial, curves, units)
+    cycles = gait_cycles(choice.events, contacts)
+    if not cycles:
+        warnings.append("no complete gait cycle (foot strike, foot off, foot strike of one foot) in the events")
+    time = trial.time
+    curve_table = cycle_curves(curves, time, cycles, units)
+    params = pd.concat([spatiotemporal_parameters(trial, cycles, markers),
+                        kinetic_parameters(curves, time, cycles, units)], ignore_index=True)
+    return Result(
+        trial=trial, settings=settings, frames=frames, events=choice.events, event_comparison=choice.comparison,
+        contacts=contacts_table(contacts), cycles=cycles, curves=curve_table,
+        curves_summary=summarise(curve_table) if not curve_table.empty else None, parameters=params,
+        parameters_summary=summarise(params) if not params.empty else None, kinematics=kinematics,
+        joint_loads=joint_loads, loads=loads, units=units, warnings=warnings,
+    )
+
+
+def frames_table(trial: Trial, curves: dict[str, dict[str, np.ndarray]], units: dict[str, str]) -> pd.DataFrame:
+    """Per-frame curves {side: {variable: (n,) or (n, 3)}} as the tidy long table of :class:`Result`."""
+    n = trial.n_frames
+    parts = []
+    for side, by_name in curves.items():
+        for name, arr in by_name.items():
+            a = np.asarray(arr, float).reshape(n, -1)
+            comps = ("X", "Y", "Z")[: a.shape[1]] if a.shape[1] > 1 else ("",)
+            for k, comp in enumerate(comps):
+                parts.append(pd.DataFrame({"frame": trial.frames, "time_s": trial.time, "side": side,
+                                           "variable": name, "component": comp, "value": a[:, k],
+                                           "unit": units.get(name, "")}))
+    table = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=FRAME_COLUMNS)
+    table.attrs["units"] = dict(units)
+    return table[FRAME_COLUMNS]
+
+
+def process_safely(source, **kwargs) -> Result | GaitIDError:
+    """:func:`process`, returning the GaitIDError instead of raising it (for batch runs)."""
+    try:
+        return process(source, **kwargs)
+    except GaitIDError as exc:
+        return exc

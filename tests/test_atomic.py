@@ -27,3 +27,15 @@ def test_atomic_write_refuses_to_overwrite_input(tmp_path: Path):
         with atomic_path(src, inputs=(src,)) as tmp:
             tmp.write_bytes(b"x")
     assert src.read_bytes() == b"data"
+
+
+def test_atomic_output_has_ordinary_permissions(tmp_path: Path):
+    import os
+    import stat
+
+    target = tmp_path / "out.csv"
+    with atomic_path(target) as tmp:
+        tmp.write_text("x")
+    mask = os.umask(0)
+    os.umask(mask)
+    assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~mask

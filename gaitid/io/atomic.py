@@ -16,6 +16,12 @@ from typing import Iterator
 from gaitid.errors import GaitIDError
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 @contextlib.contextmanager
 def atomic_path(target: str | Path, *, inputs: tuple[str | Path, ...] = ()) -> Iterator[Path]:
     """Yield a temporary path beside ``target``; on success rename it onto ``target``.
@@ -30,6 +36,7 @@ def atomic_path(target: str | Path, *, inputs: tuple[str | Path, ...] = ()) -> I
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     os.close(fd)
     tmp_path = Path(tmp)
+    os.chmod(tmp_path, 0o666 & ~_umask())  # mkstemp makes 0600; outputs get the usual permissions
     try:
         yield tmp_path
         os.replace(tmp_path, target)

@@ -291,3 +291,31 @@ def test_inputs_are_not_modified():
         np.testing.assert_array_equal(s.R, r)
     for ld, f in zip(loads, before[1]):
         np.testing.assert_array_equal(ld.force_lab, f)
+
+
+# --- chunking -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("contributions", [True, False])
+def test_chunked_solvers_equal_the_unchunked_ones(contributions):
+    from gaitid.dynamics.block import solve_block
+    from gaitid.dynamics.recursive import recursive_newton_euler
+
+    rng = np.random.default_rng(14)
+    segs, loads = random_chain(rng, n=50)
+    segs[1].omega_seg[23] = np.nan  # a NaN frame inside a chunk
+    g = np.array([0.0, 0.0, -9.81])
+    pelvis = Rotation.random(50, random_state=rng).as_matrix()
+    for frame in ("lab", "distal", "proximal"):
+        whole = recursive_newton_euler(segs, loads, g, contributions, frame, pelvis, chunk=1000)
+        parts = recursive_newton_euler(segs, loads, g, contributions, frame, pelvis, chunk=7)
+        for d_whole, d_parts in zip(whole, parts):
+            for p in d_whole:
+                for a, b in zip(d_whole[p], d_parts[p]):  # equal up to SIMD rounding
+                    np.testing.assert_allclose(a, b, rtol=1e-14, atol=1e-13)
+    whole = solve_block(segs, loads, g, contributions, chunk=1000)
+    parts = solve_block(segs, loads, g, contributions, chunk=9)
+    for d_whole, d_parts in zip(whole, parts):
+        for p in d_whole:
+            for a, b in zip(d_whole[p], d_parts[p]):
+                np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-12)
+                assert np.isnan(b[23]).all()

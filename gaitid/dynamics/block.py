@@ -95,19 +95,34 @@ def block_system(
     return B, rhs
 
 
+BLOCK_CHUNK = 32768  # frames per batched solve: B is 6k x 6k doubles per frame (2.6 kB for k = 3)
+
+
+def _frames(segments, loads, sl):
+    """The chain and loads restricted to the frames ``sl``."""
+    segs = [SegmentMotion(s.name, s.mass, s.inertia_seg, s.R[sl], s.com_lab[sl], s.com_acc_lab[sl],
+                          s.omega_seg[sl], s.alpha_seg[sl], s.proximal_lab[sl],
+                          None if s.distal_lab is None else s.distal_lab[sl]) for s in segments]
+    lds = [ExternalLoad(ld.segment, ld.force_lab[sl], ld.point_lab[sl],
+                        None if ld.free_moment_lab is None else ld.free_moment_lab[sl]) for ld in loads]
+    return segs, lds
+
+
 def solve_block(
     segments: list[SegmentMotion],
     loads: list[ExternalLoad],
     gravity_lab: np.ndarray,
     contributions: bool = True,
+    chunk: int = BLOCK_CHUNK,
 ) -> tuple[dict[str, list[np.ndarray]], dict[str, list[np.ndarray]]]:
-    """Solve seed 000's block system for all frames in one ``numpy.linalg.solve``.
+    """Solve seed 000's block system with batched ``numpy.linalg.solve`` calls.
 
-    Same return as :func:`gaitid.dynamics.recursive.recursive_newton_euler`:
-    ``(forces, moments)`` dicts of lists over joints of (n, 3) lab-frame arrays
-    (internal convention), keys "total" and, if ``contributions``, the four
+    Same return as :func:`gaitid.dynamics.recursive.recursive_newton_euler` with
+    frame="lab": ``(forces, moments)`` dicts of lists over joints of (n, 3) lab-frame
+    arrays (internal convention), keys "total" and, if ``contributions``, the four
     parts. The total is solved from its own right-hand side (the sum of the
-    parts' columns), so the parts add up to it to rounding.
+    parts' columns), so the parts add up to it to rounding. Frames are solved
+    ``chunk`` at a time to bound memory (B takes 8 (6k)^2 bytes per frame).
 
     Frames whose B is not finite (missing kinematics) are solved with B = I and
     then set to NaN for every joint (a batched LAPACK solve may fail on NaN);
@@ -115,26 +130,28 @@ def solve_block(
     """
     k = len(segments)
     n = segments[0].R.shape[0]
-    B, rhs = block_system(segments, loads, gravity_lab)
-    cols = [sum(rhs[p] for p in CONTRIBUTIONS)]
-    names = ["total"]
-    if contributions:
-        cols += [rhs[p] for p in CONTRIBUTIONS]
-        names += list(CONTRIBUTIONS)
-    b = np.stack(cols, axis=-1)  # (n, 6k, c)
-    bad = ~np.isfinite(B).all(axis=(1, 2))
-    if bad.any():
-        B[bad] = np.eye(6 * k)
-        b[bad] = 0.0
-    x = np.linalg.solve(B, b)  # (n, 6k, c)
-    if bad.any():
-        x[bad] = np.nan
+    names = ["total"] + (list(CONTRIBUTIONS) if contributions else [])
+    x = np.empty((n, 6 * k, len(names)))
+    for start in range(0, n, chunk):
+        sl = slice(start, min(start + chunk, n))
+        B, rhs = block_system(*_frames(segments, loads, sl), gravity_lab)
+        cols = [sum(rhs[p] for p in CONTRIBUTIONS)]
+        if contributions:
+            cols += [rhs[p] for p in CONTRIBUTIONS]
+        b = np.stack(cols, axis=-1)  # (c, 6k, columns)
+        bad = ~np.isfinite(B).all(axis=(1, 2))
+        if bad.any():
+            B[bad] = np.eye(6 * k)
+            b[bad] = 0.0
+        x[sl] = np.linalg.solve(B, b)
+        if bad.any():
+            x[sl][bad] = np.nan
     forces = {p: [] for p in names}
     moments = {p: [] for p in names}
     for j, seg in enumerate(segments):
         R = np.asarray(seg.R, dtype=float)
         for c, p in enumerate(names):
             forces[p].append(np.ascontiguousarray(x[:, 6 * j : 6 * j + 3, c]))
-            m_seg = x[:, 6 * j + 3 : 6 * j + 6, c]
+            m_seg = x[:, 6 * j + 3 : 6 * j + 6, c]  # seed 000's M_j, in segment j's frame
             moments[p].append(np.einsum("nij,nj->ni", R, m_seg))
     return forces, moments

@@ -108,14 +108,19 @@ def _validate(segments, loads, gravity_lab, frame, convention, method, proximal_
     return checked, checked_loads, g, proximal_R
 
 
-def _mask_unknown(forces: dict, moments: dict) -> None:
+def _mask_unknown(forces: dict, moments: dict, no_frame_for: int | None = None) -> None:
     """Make a joint's force, moment and all their parts NaN in frames where any total component is NaN.
 
     So a joint's loads in a frame are either all known or all NaN (the gravity part of a
     force, say, does not depend on the kinematics, but it is meaningless without them).
+    ``no_frame_for``: a joint whose moments are NaN only for want of a frame to express
+    them in (the last joint in the proximal frame without ``proximal_R``); its force is kept.
     """
     for j, (f, m) in enumerate(zip(forces["total"], moments["total"])):
-        bad = np.isnan(f).any(axis=1) | np.isnan(m).any(axis=1)
+        s = f[:, 0] + f[:, 1] + f[:, 2]
+        if j != no_frame_for:
+            s = s + m[:, 0] + m[:, 1] + m[:, 2]
+        bad = np.isnan(s)
         if bad.any():
             for d in (forces, moments):
                 for arrays in d.values():
@@ -125,6 +130,26 @@ def _mask_unknown(forces: dict, moments: dict) -> None:
 def _to_frame(R: np.ndarray, v_lab: np.ndarray) -> np.ndarray:
     """R.T v: a lab vector (n, 3) in the frame whose segment->lab rotation is R (n, 3, 3)."""
     return np.einsum("nji,nj->ni", R, v_lab)
+
+
+def _express(segments, moments_lab: dict, frame: str, proximal_R) -> dict:
+    """Lab-frame moments (dict of lists over joints) in ``frame`` (see inverse_dynamics)."""
+    if frame == "lab":
+        return moments_lab
+    k = len(segments)
+    out = {}
+    for p, ms in moments_lab.items():
+        out[p] = []
+        for j, m in enumerate(ms):
+            if frame == "distal":
+                out[p].append(_to_frame(segments[j].R, m))
+            elif j + 1 < k:
+                out[p].append(_to_frame(segments[j + 1].R, m))
+            elif proximal_R is not None:
+                out[p].append(_to_frame(proximal_R, m))
+            else:
+                out[p].append(np.full_like(m, np.nan))
+    return out
 
 
 def inverse_dynamics(
@@ -163,36 +188,26 @@ def inverse_dynamics(
     """
     segments, loads, g, proximal_R = _validate(
         segments, loads, gravity_lab, frame, convention, method, proximal_R)
-    solver = recursive_newton_euler if method == "recursive" else solve_block
-    forces, moments = solver(segments, loads, g, contributions)
-    _mask_unknown(forces, moments)
-    k = len(segments)
-    sign = 1.0 if convention == "internal" else -1.0
-
-    def express(j: int, m_lab: np.ndarray) -> np.ndarray:
-        if frame == "lab":
-            out = m_lab
-        elif frame == "distal":
-            out = _to_frame(segments[j].R, m_lab)
-        elif j + 1 < k:
-            out = _to_frame(segments[j + 1].R, m_lab)
-        elif proximal_R is not None:
-            out = _to_frame(proximal_R, m_lab)
-        else:
-            out = np.full_like(m_lab, np.nan)
-        return out if sign > 0 else -out
-
-    def sgn(v: np.ndarray) -> np.ndarray:
-        return v if sign > 0 else -v
-
+    if method == "recursive":
+        forces, moments = recursive_newton_euler(
+            segments, loads, g, contributions, frame=frame, proximal_R=proximal_R)
+    else:
+        forces, moments = solve_block(segments, loads, g, contributions)
+        moments = _express(segments, moments, frame, proximal_R)
+    no_frame = len(segments) - 1 if (frame == "proximal" and proximal_R is None) else None
+    _mask_unknown(forces, moments, no_frame)
+    if convention == "external":
+        for d in (forces, moments):
+            for p in d:
+                d[p] = [-v for v in d[p]]
     result = JointLoads(
         joints=[joint_name(s.name) for s in segments],
-        force_lab=[sgn(f) for f in forces["total"]],
-        moment=[express(j, m) for j, m in enumerate(moments["total"])],
+        force_lab=forces["total"],
+        moment=moments["total"],
         frame=frame,
         convention=convention,
     )
     if contributions:
-        result.force_parts = {p: [sgn(f) for f in forces[p]] for p in CONTRIBUTIONS}
-        result.moment_parts = {p: [express(j, m) for j, m in enumerate(moments[p])] for p in CONTRIBUTIONS}
+        result.force_parts = {p: forces[p] for p in CONTRIBUTIONS}
+        result.moment_parts = {p: moments[p] for p in CONTRIBUTIONS}
     return result

@@ -26,6 +26,8 @@ def _umask() -> int:
 def atomic_path(target: str | Path, *, inputs: tuple[str | Path, ...] = ()) -> Iterator[Path]:
     """Yield a temporary path beside ``target``; on success rename it onto ``target``.
 
+    The temporary file keeps the target's extension (writers such as ezc3d and
+    pandas' Excel writer choose their format from it).
     ``inputs``: files the caller read; writing onto one of them raises GaitIDError.
     """
     target = Path(target)
@@ -33,7 +35,7 @@ def atomic_path(target: str | Path, *, inputs: tuple[str | Path, ...] = ()) -> I
         if Path(src).exists() and target.exists() and os.path.samefile(src, target):
             raise GaitIDError("refusing to overwrite an input file", target)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=f".tmp{target.suffix}", dir=target.parent)
     os.close(fd)
     tmp_path = Path(tmp)
     os.chmod(tmp_path, 0o666 & ~_umask())  # mkstemp makes 0600; outputs get the usual permissions

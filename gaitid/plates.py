@@ -33,7 +33,10 @@ foot, or declared invalid for kinetics with the reason, as follows
 lab frame, ready for :class:`gaitid.dynamics.types.ExternalLoad`: the (summed) plate
 force (N), centre of pressure (m) and free moment (N.m) during a valid contact; zero
 in swing; NaN during an invalid contact or a stance off the plates (load unknown).
-Swing and stance come from the gait events (foot strike to foot off is stance).
+Swing and stance come from the gait events (foot strike to foot off is stance, both
+frames included, each event on its nearest frame). During a valid contact the plate's
+wrench is used on every frame of the contact and of the stance it overlaps; frames
+where it is below 10 N (COP undefined) carry zero load.
 """
 
 from __future__ import annotations
@@ -219,8 +222,10 @@ def parse_plate_overrides(text: str) -> dict[int, str]:
 
 
 def _frames_in(trial: Trial, a: float, b: float) -> np.ndarray:
-    t = trial.time
-    return np.flatnonzero((t >= a - 1e-9) & (t <= b + 1e-9))
+    """Array indices of the frames nearest to times a..b (s), inclusive, inside the trial."""
+    lo = max(int(trial.index_of_time(a)), 0)
+    hi = min(int(trial.index_of_time(b)), trial.n_frames - 1)
+    return np.arange(lo, hi + 1)
 
 
 def _low_points(trial: Trial, side: str, markers: GaitMarkers, clearance: float,
@@ -476,7 +481,7 @@ def foot_loads(trial: Trial, contacts: list[FootContact], events: list[Event] | 
         if events:
             state[:] = "swing"
             for a, b in stance_intervals(events, side, t[0], t[-1]):
-                state[(t >= a - 1e-9) & (t <= b + 1e-9)] = "off plate"
+                state[_frames_in(trial, a, b)] = "off plate"
         F = np.full((n, 3), np.nan)
         P = np.full((n, 3), np.nan)
         T = np.full((n, 3), np.nan)

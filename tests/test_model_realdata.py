@@ -173,3 +173,109 @@ def test_clear_errors_for_missing_markers_and_parameters():
     trial.markers[:, trial.marker_labels.index("LKNE")] = np.nan
     with pytest.raises(DataError, match="left .*never both visible"):
         build_segments(trial)
+
+
+ISB_STYLE = """
+[model]
+name = "lab-epicondyles"
+bsip = "de_leva_1996_male"
+chain = ["foot", "shank", "thigh"]
+root = "pelvis"
+
+[markers]
+required = ["LASI", "RASI", "LPSI", "RPSI", "{S}HJC", "{S}LFC", "{S}MFC", "{S}LMAL", "{S}MMAL", "{S}CAL", "{S}MT1", "{S}MT2"]
+
+[points.sacrum]
+side = "none"
+method = "midpoint"
+of = ["LPSI", "RPSI"]
+
+[points.hip]
+method = "marker"
+marker = "{S}HJC"
+
+[points.knee]
+method = "midpoint"
+of = ["{S}LFC", "{S}MFC"]
+
+[points.ankle]
+method = "midpoint"
+of = ["{S}LMAL", "{S}MMAL"]
+
+[points.toe]
+method = "midpoint"
+of = ["{S}MT1", "{S}MT2"]
+
+[segments.pelvis]
+side = "none"
+method = "pelvis"
+lasi = "LASI"
+rasi = "RASI"
+sacrum = "sacrum"
+
+[segments.thigh]
+method = "axes"
+origin = "knee"
+proximal = "hip"
+distal = "knee"
+primary = { axis = "z", from = "knee", to = "hip" }
+secondary = { axis = "y", from = "{S}MFC", to = "{S}LFC", right = -1.0 }
+
+[segments.shank]
+method = "axes"
+origin = "ankle"
+proximal = "knee"
+distal = "ankle"
+primary = { axis = "z", from = "ankle", to = "knee" }
+secondary = { axis = "y", from = "{S}MMAL", to = "{S}LMAL", right = -1.0 }
+
+[segments.foot]
+method = "axes"
+origin = "ankle"
+proximal = "{S}CAL"
+distal = "toe"
+primary = { axis = "x", from = "{S}CAL", to = "toe" }
+secondary = { axis = "y", segment = "shank", segment_axis = "y" }
+long_axis = "x"
+
+[joints.knee]
+proximal = "thigh"
+distal = "shank"
+sequence = "YXZ"
+label = "{S}KneeAngles"
+"""
+
+
+def test_an_anatomical_marker_set_is_just_another_model_file(tmp_path):
+    """Medial/lateral epicondyle and malleolus markers (opensim-core walking2.c3d), no Python."""
+    from gaitid.trial import Subject
+
+    path = tmp_path / "lab-epicondyles.toml"
+    path.write_text(ISB_STYLE)
+    trial = _trial("opensim-core/walking2.c3d")
+    mk = build_segments(trial, path, subject=Subject(mass=70.0), marker_cutoff_hz=None, max_gap_frames=0)
+    for side, S in (("left", "L"), ("right", "R")):
+        foot, shank, thigh = mk[side]
+        np.testing.assert_allclose(shank.proximal_lab, (trial.point(S + "LFC") + trial.point(S + "MFC")) / 2, atol=1e-9)
+        assert thigh.mass == pytest.approx(0.1416 * 70.0)
+        ok = np.isfinite(thigh.R).all(axis=(1, 2))
+        inputs = np.isfinite(np.stack([trial.point(S + m) for m in ("HJC", "LFC", "MFC")])).all(axis=(0, 2))
+        np.testing.assert_array_equal(ok, inputs)  # a frame is built exactly when its markers are seen
+        assert ok.mean() > 0.3  # the markers are labelled in a third of this trial
+        RtR = np.swapaxes(thigh.R[ok], 1, 2) @ thigh.R[ok]
+        np.testing.assert_allclose(RtR, np.broadcast_to(np.eye(3), RtR.shape), atol=1e-9)
+        flex = mk.angles_deg[f"{S}KneeAngles"][:, 0]
+        assert 40 < np.nanmax(flex) < 85 and -15 < np.nanmin(flex) < 15  # walking knee flexion
+        # the foot's inertia about its long (x) axis is de Leva's longitudinal radius
+        assert foot.inertia_seg[0, 0] < foot.inertia_seg[1, 1]
+
+
+def test_settings_bsip_choice_and_segment_overrides():
+    from gaitid.settings import Settings
+
+    trial = _trial("python-gaitalytics/test_small.c3d")
+    mk = build_segments(trial, settings=Settings(bsip="de_leva_1996_female", marker_cutoff_hz=8.0))
+    assert mk["left"][2].mass == pytest.approx(0.1478 * 63.6)
+    mk = build_segments(trial, segment_overrides={"thigh": {"mass": 7.0}, "right.shank": {"mass": 3.0}})
+    assert mk["left"][2].mass == 7.0 and mk["right"][2].mass == 7.0
+    assert mk["right"][1].mass == 3.0 and mk["left"][1].mass == pytest.approx(0.0465 * 63.6)

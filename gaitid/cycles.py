@@ -27,8 +27,8 @@ strike; cadence (steps/min) = 120 / stride time; stride length (m) = heel
 displacement between the two strikes along the direction of progression; walking
 speed (m/s) = stride length / stride time; step time (s) and step length (m) from
 the opposite foot's strike inside the cycle to the cycle's closing strike (the step
-ending the cycle; its length is the distance between the two heels along the
-direction of progression at that strike's time); stance and swing (% of cycle);
+ending the cycle; its length is the distance along the direction of progression
+from the opposite heel at its strike to this heel at the closing strike); stance and swing (% of cycle);
 opposite foot off and strike (%); double and single support (%). Over a treadmill
 the lengths measure foot displacement over the belt, not walking distance.
 
@@ -196,18 +196,23 @@ def cycle_curves(curves: Mapping[str, Mapping[str, np.ndarray]], time: np.ndarra
     """
     units = units or {}
     pct = np.linspace(0.0, 100.0, n_points)
-    parts = []
+    keys, values = [], []
     for c in cycles:
         end = c.foot_off_time if stance_only else c.end_time
         for name, arr in curves.get(c.side, {}).items():
-            for comp, col in _components(arr):
-                v = normalise(col, time, c.start_time, end, n_points)
-                parts.append(pd.DataFrame({
-                    "side": c.side, "cycle": c.index, "kinetic": c.kinetic, "variable": name,
-                    "component": comp, "percent": pct, "value": v, "unit": units.get(name, ""),
-                }))
+            comps = _components(arr)
+            v = normalise(np.column_stack([col for _, col in comps]), time, c.start_time, end, n_points)
+            for k, (comp, _) in enumerate(comps):
+                keys.append((c.side, c.index, c.kinetic, name, comp, units.get(name, "")))
+                values.append(v[:, k])
     cols = ["side", "cycle", "kinetic", "variable", "component", "percent", "value", "unit"]
-    return pd.concat(parts, ignore_index=True)[cols] if parts else pd.DataFrame(columns=cols)
+    if not keys:
+        return pd.DataFrame(columns=cols)
+    meta = pd.DataFrame(keys, columns=["side", "cycle", "kinetic", "variable", "component", "unit"])
+    df = meta.loc[meta.index.repeat(n_points)].reset_index(drop=True)
+    df["percent"] = np.tile(pct, len(keys))
+    df["value"] = np.concatenate(values)
+    return df[cols]
 
 
 def model_output_curves(trial: Trial, kinds: tuple[str, ...] = ("angle", "moment", "power", "force"),
@@ -260,7 +265,8 @@ def spatiotemporal_parameters(trial: Trial, cycles: list[Cycle], markers: GaitMa
         if c.side in heel:
             stride_len = float(np.dot(_at(heel[c.side], t, c.end_time) - _at(heel[c.side], t, c.start_time), d))
             if other in heel:
-                step_len = float(np.dot(_at(heel[c.side], t, c.end_time) - _at(heel[other], t, c.end_time), d))
+                step_len = float(np.dot(_at(heel[c.side], t, c.end_time)
+                                        - _at(heel[other], t, c.opposite_strike_time), d))
         step_time = c.end_time - c.opposite_strike_time
         stance = c.foot_off_pct
         o_off = c.percent(c.opposite_off_time)

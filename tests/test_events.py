@@ -364,7 +364,6 @@ VICON_WITH_EVENTS = [r for r in REAL_WITH_EVENTS if "Qualisys" not in r]
 
 
 @pytest.mark.realdata
-@pytest.mark.slow
 def test_real_plate_events_against_stored_events():
     """Plate events (20 N) vs the stored events, in point frames, where both exist.
 
@@ -394,7 +393,6 @@ def test_real_plate_events_against_stored_events():
 
 
 @pytest.mark.realdata
-@pytest.mark.slow
 def test_real_zeni_events_within_3_frames_on_90_percent():
     """Zeni (with the heel-impact refinement) vs the stored events: missing detections count as misses."""
     n = ok = 0

@@ -91,7 +91,7 @@ def test_gait_is_plausible(trial):
         stance = trial.contact[side] > 0
         assert np.abs(lowest[stance]).max() < 0.008  # stance foot within 8 mm of the floor
         assert lowest[~stance].min() > 0.0  # no swing-foot penetration
-        assert lowest[~stance].max() > 0.05
+        assert lowest[~stance].max() > 0.03  # the foot is lifted in swing
 
 
 def test_davis_hip_centre_matches_model_module():

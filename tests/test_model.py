@@ -225,3 +225,30 @@ def test_invalid_toml_and_unknown_name(tmp_path):
         load_model(_write(tmp_path, "[model\nname="))
     with pytest.raises(ModelError, match="no model named 'cgm9'"):
         load_model("cgm9")
+
+
+# ------------------------------------------------------------------ properties
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_coord = st.floats(-1.0, 1.0, allow_nan=False)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.tuples(_coord, _coord, _coord), st.tuples(_coord, _coord, _coord), st.floats(0.02, 0.08))
+def test_chord_properties_hold_for_any_geometry(wand_dir, prox_dir, offset):
+    marker = np.zeros((1, 3))
+    proximal = np.array([prox_dir], float)
+    wand = np.array([wand_dir], float)
+    d = np.linalg.norm(proximal)
+    normal = np.cross(wand[0], proximal[0])
+    if d < 0.2 or np.linalg.norm(wand) < 0.05 or np.linalg.norm(normal) < 0.05 * d * np.linalg.norm(wand):
+        return  # degenerate: no plane (the function returns NaN there)
+    j = chord_joint_centre(wand, proximal, marker, offset)[0]
+    assert np.linalg.norm(j) == pytest.approx(offset, rel=1e-9)
+    assert np.dot(proximal[0] - j, -j) == pytest.approx(0.0, abs=1e-12)  # right angle at J
+    assert np.dot(normal / np.linalg.norm(normal), j) == pytest.approx(0.0, abs=1e-9)  # in the plane
+    # J and the wand lie on opposite sides of the line marker->proximal
+    side_j = np.dot(np.cross(proximal[0], j), normal)
+    side_w = np.dot(np.cross(proximal[0], wand[0]), normal)
+    assert side_j * side_w < 0

@@ -115,11 +115,13 @@ def resolve_parameters(
         prefix = model.sides[side]
         vals: dict[str, object] = {}
         for name, spec in model.parameters.items():
-            if name in per_side[side]:
-                vals[name] = float(per_side[side][name])
-                continue
-            if name in ov:
-                vals[name] = float(ov[name])
+            given = per_side[side].get(name, ov.get(name))
+            if given is not None:
+                try:
+                    vals[name] = float(given)
+                except (TypeError, ValueError):
+                    raise ModelError(f"subject parameter '{name}' must be a number (SI units, rad), not {given!r}",
+                                     model.path) from None
                 continue
             found = []
             for src in spec.get("from", []):

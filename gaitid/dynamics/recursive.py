@@ -60,6 +60,18 @@ def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
+def _cross_add(a: np.ndarray, b: np.ndarray, out: np.ndarray, tmp: np.ndarray) -> None:
+    """out += a x b for (3, c) arrays (either of a, b may be (3, 1)); tmp: a (c,) scratch row."""
+    a0, a1, a2 = a
+    b0, b1, b2 = b
+    out[0] += np.multiply(a1, b2, out=tmp)
+    out[0] -= np.multiply(a2, b1, out=tmp)
+    out[1] += np.multiply(a2, b0, out=tmp)
+    out[1] -= np.multiply(a0, b2, out=tmp)
+    out[2] += np.multiply(a0, b1, out=tmp)
+    out[2] -= np.multiply(a1, b0, out=tmp)
+
+
 def _distal_point(segments: list[SegmentMotion], i: int) -> np.ndarray:
     """Where segment i's distal joint force acts: its distal_lab, else the distal segment's proximal_lab."""
     d = segments[i].distal_lab
@@ -123,17 +135,18 @@ def recursive_newton_euler(
                 fe = f if fe is None else fe + f
                 me = mo if me is None else me + mo
             if contributions:
-                # parts on axis 0: inertial, velocity, gravity, external
+                # parts, written in place in the outputs: 1 inertial, 2 velocity, 3 gravity, 4 external
                 c = a.shape[1]
-                F = np.empty((4, 3, c))
-                M = np.empty((4, 3, c))
+                tmp = np.empty(c)
+                F = F_out[1:, i, :, sl]
+                M = M_out[1:, i, :, sl]
                 np.multiply(a, m, out=F[0])  # inertial: m a
                 F[1] = 0.0  # velocity: no force
                 F[2] = weight[i][:, None]  # gravity: -(sum of masses up to i) g, a constant
-                tau = np.einsum("ijn,pjn->pin", Rc, np.stack((I @ alpha, _cross(w, I @ w))))
-                np.add(tau[0], _cross(cP, F[0]), out=M[0])
-                M[1] = tau[1]
-                M[2] = _cross(cP, -m * g)
+                np.einsum("ijn,pjn->pin", Rc, np.stack((I @ alpha, _cross(w, I @ w))), out=M[:2])
+                _cross_add(cP, F[0], M[0], tmp)
+                M[2] = 0.0
+                _cross_add(cP, -m * g, M[2], tmp)
                 if fe is None:
                     F[3] = 0.0
                     M[3] = 0.0
@@ -145,16 +158,12 @@ def recursive_newton_euler(
                     F[0] += F_prev[0]
                     F[3] += F_prev[3]
                     M += M_prev
-                    M[0] += _cross(DP, F_prev[0])
-                    M[2] += _cross(DP, weight[i - 1][:, None])
-                    M[3] += _cross(DP, F_prev[3])
+                    _cross_add(DP, F_prev[0], M[0], tmp)
+                    _cross_add(DP, weight[i - 1][:, None], M[2], tmp)
+                    _cross_add(DP, F_prev[3], M[3], tmp)
                 np.add(F[0], F[2], out=F_out[0, i, :, sl])
                 F_out[0, i, :, sl] += F[3]
-                np.add(M[0], M[1], out=M_out[0, i, :, sl])
-                M_out[0, i, :, sl] += M[2]
-                M_out[0, i, :, sl] += M[3]
-                F_out[1:, i, :, sl] = F
-                M_out[1:, i, :, sl] = M
+                np.sum(M, axis=0, out=M_out[0, i, :, sl])
             else:
                 f_net = m * (a - g)
                 tau = np.einsum("ijn,jn->in", Rc, I @ alpha + _cross(w, I @ w))

@@ -94,6 +94,15 @@ def test_gait_is_plausible(trial):
         assert lowest[~stance].max() > 0.03  # the foot is lifted in swing
 
 
+def test_bad_parameters_and_usage_are_reported(capsys):
+    from gaitid.errors import GaitIDError
+
+    with pytest.raises(GaitIDError, match="invalid synthetic gait parameters"):
+        S.GaitParams(mass=-70.0)
+    assert S.main([]) == 2
+    assert "usage: python -m gaitid.synthetic OUTDIR" in capsys.readouterr().err
+
+
 def test_davis_hip_centre_matches_model_module():
     from gaitid.model.joint_centres import davis_hip_centre
 
@@ -150,6 +159,11 @@ def test_truth_magnitudes_are_gait_like(trial):
         assert 1.0 < ankle.max() < 1.8
         assert 0.5 < np.abs(knee).max() < 2.0
         assert 0.5 < np.abs(hip).max() < 2.0
+        ph = trial.grf[side].phase
+        loading, push_off = (ph > 0.1) & (ph < 0.25), (ph > 0.7) & (ph < 0.85)
+        assert knee[loading].max() < 0 and knee[loading].min() < -0.5  # knee extensor at loading response
+        assert ankle[loading].max() < 0  # dorsiflexors lower the foot
+        assert ankle[push_off].min() > 0.9  # plantarflexors push off
         stance = trial.contact[side] > 0
         # in swing the ankle only carries the foot: a few N.m
         assert np.abs(trial.truth[side].moment_lab["ankle"][~stance]).max() < 5.0

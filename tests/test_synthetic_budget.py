@@ -109,3 +109,20 @@ def test_budget_default_filter_is_measured():
         assert v < 0.1, f"{key}: {v:.4f} N.m/kg"
         assert v >= unfiltered[key] * 0.5  # filtering cannot beat exact data by much
     # measured when written: sagittal ankle 0.005, knee 0.013, hip 0.028 N.m/kg
+
+
+def test_plugin_gait_angles_are_the_generating_angles():
+    """Hip and knee Cardan angles of the Plug-in Gait model equal the truth's; the ankle only in
+    flexion (Plug-in Gait's foot frame takes its lateral axis from the shank: no inversion)."""
+    _, _, mk = _modular_pipeline(None)
+    truth = _truth()
+    names = {"Hip": ("hip_flex", "hip_add", "hip_rot"), "Knee": ("knee_flex", "knee_var", "knee_rot"),
+             "Ankle": ("ankle_dorsi", "ankle_inv", "ankle_add")}
+    for _, S in SIDES:
+        for joint, cols in names.items():
+            got = mk.angles_deg[f"{S}{joint}Angles"]
+            ref = truth[[f"{S}_{c}_deg" for c in cols]].to_numpy()
+            if joint == "Ankle":
+                np.testing.assert_allclose(got[:, 0], ref[:, 0], atol=0.3)
+            else:
+                np.testing.assert_allclose(got, ref, atol=0.002)

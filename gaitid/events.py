@@ -495,13 +495,14 @@ def compare_events(reference: list[Event], detected: list[Event], point_rate: fl
     Columns: label, context, reference_time_s, detected_time_s, difference_s
     (detected - reference), difference_frames (the same in frames at ``point_rate``),
     frame_difference (difference of the events' frame numbers, an integer as float),
-    status ('paired', 'reference only', 'detected only').
+    status ('paired', 'reference only', 'detected only'), source (the detected event's).
     """
     rows = []
     for label in GAIT_LABELS:
         for side in SIDES:
             ref = [e.time for e in reference if e.label == label and e.context == side]
-            det = [e.time for e in detected if e.label == label and e.context == side]
+            dev = [e for e in detected if e.label == label and e.context == side]
+            det = [e.time for e in dev]
             pairs = sorted(
                 (abs(b - a), i, j) for i, a in enumerate(ref) for j, b in enumerate(det) if abs(b - a) <= window
             )
@@ -511,17 +512,18 @@ def compare_events(reference: list[Event], detected: list[Event], point_rate: fl
                     continue
                 used_r.add(i)
                 used_d.add(j)
-                rows.append((label, side, ref[i], det[j], "paired"))
-            rows += [(label, side, a, np.nan, "reference only") for i, a in enumerate(ref) if i not in used_r]
-            rows += [(label, side, np.nan, b, "detected only") for j, b in enumerate(det) if j not in used_d]
-    df = pd.DataFrame(rows, columns=["label", "context", "reference_time_s", "detected_time_s", "status"])
+                rows.append((label, side, ref[i], det[j], "paired", dev[j].source))
+            rows += [(label, side, a, np.nan, "reference only", "") for i, a in enumerate(ref) if i not in used_r]
+            rows += [(label, side, np.nan, b, "detected only", dev[j].source)
+                     for j, b in enumerate(det) if j not in used_d]
+    df = pd.DataFrame(rows, columns=["label", "context", "reference_time_s", "detected_time_s", "status", "source"])
     df["difference_s"] = df["detected_time_s"] - df["reference_time_s"]
     df["difference_frames"] = df["difference_s"] * point_rate
     df["frame_difference"] = np.rint(df["detected_time_s"] * point_rate) - np.rint(df["reference_time_s"] * point_rate)
     order = df["reference_time_s"].fillna(df["detected_time_s"])
     df = df.assign(_t=order).sort_values("_t").drop(columns="_t").reset_index(drop=True)
     return df[["label", "context", "reference_time_s", "detected_time_s", "difference_s", "difference_frames",
-               "frame_difference", "status"]]
+               "frame_difference", "status", "source"]]
 
 
 @dataclass
@@ -530,13 +532,15 @@ class EventChoice:
 
     ``comparison``: :func:`compare_events` table (file = reference) with a boolean
     ``disagree`` column (frame numbers more than ``tolerance`` apart, or found by one
-    side only inside the span the file's events cover). ``disagreements``: number of such rows.
+    side only inside the span the file's events cover). ``notes``: what could not be
+    detected and why. ``disagreements``: number of such rows.
     """
 
     events: list[Event]
     comparison: pd.DataFrame
     prefer: str
     disagreements: int
+    notes: list[str] = field(default_factory=list)
 
 
 def combine_detected(plate: list[Event], kinematic: list[Event], window: float = 0.15) -> list[Event]:
@@ -558,25 +562,35 @@ def detect_events(trial: Trial, markers: GaitMarkers | None = None, use_plates: 
     return combine_detected(plate, kin)
 
 
+DEFAULT_TOLERANCE = {"plate": 1.0, "kinematics": 3.0}  # frames
+
+
 def resolve_events(file: list[Event], detected: list[Event], point_rate: float, prefer: str = "file",
-                   tolerance: float = 1.0, window: float = 0.15) -> EventChoice:
+                   tolerance: float | dict | None = None, window: float = 0.15) -> EventChoice:
     """Choose between the file's and the detected events and report where they disagree.
 
     ``prefer``: 'file' (default; the detected events are used only when the file has
     none), 'detected' (the detected events), or 'merge' (the file's events, plus the
     detected ones outside the time span the file's events cover). ``tolerance``:
-    frames beyond which a pair counts as a disagreement.
+    frames beyond which a pair counts as a disagreement, one number or one per detected
+    source (default 1 frame for plate events, 3 for kinematic ones: the accuracy each
+    reaches on the real trials, see ``docs/events.md``).
     """
     if prefer not in ("file", "detected", "merge"):
         raise SettingsError(f"prefer must be 'file', 'detected' or 'merge', not {prefer!r}")
     cmp = compare_events(file, detected, point_rate, window)
+    tol = dict(DEFAULT_TOLERANCE) if tolerance is None else tolerance
+    if isinstance(tol, dict):
+        limit = cmp["source"].map(lambda src: tol.get(src, 1.0)).astype(float)
+    else:
+        limit = pd.Series(float(tol), index=cmp.index)
     if file:
         lo, hi = min(e.time for e in file), max(e.time for e in file)
         inside = cmp["detected_time_s"].between(lo, hi) | cmp["reference_time_s"].notna()
     else:
         lo = hi = np.nan
         inside = pd.Series(False, index=cmp.index)
-    disagree = ((cmp["status"] == "paired") & (cmp["frame_difference"].abs() > tolerance)) | (
+    disagree = ((cmp["status"] == "paired") & (cmp["frame_difference"].abs() > limit)) | (
         (cmp["status"] != "paired") & inside & bool(file) & bool(detected)
     )
     cmp["disagree"] = disagree
@@ -591,7 +605,22 @@ def resolve_events(file: list[Event], detected: list[Event], point_rate: float, 
 
 
 def trial_events(trial: Trial, prefer: str = "file", markers: GaitMarkers | None = None,
-                 tolerance: float = 1.0, **assign_kwargs) -> EventChoice:
-    """The trial's gait events: the file's, checked against detection (plates + Zeni)."""
-    detected = detect_events(trial, markers, **assign_kwargs)
-    return resolve_events(file_events(trial), detected, trial.point_rate, prefer, tolerance)
+                 tolerance: float | dict | None = None, **assign_kwargs) -> EventChoice:
+    """The trial's gait events: the file's, checked against detection (plates + Zeni).
+
+    When the kinematic detection is impossible (no pelvis or foot markers) but the file
+    or the plates give events, it is skipped and the reason is in ``notes``.
+    """
+    file = file_events(trial)
+    notes = []
+    plate = plate_events(trial, markers=markers, **assign_kwargs) if trial.force_plates else []
+    try:
+        kin = zeni_events(trial, markers)
+    except DataError as err:
+        if not (file or plate):
+            raise
+        kin = []
+        notes.append(f"no kinematic events: {err.reason}")
+    choice = resolve_events(file, combine_detected(plate, kin), trial.point_rate, prefer, tolerance)
+    choice.notes = notes
+    return choice

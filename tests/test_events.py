@@ -405,3 +405,25 @@ def test_real_zeni_events_within_3_frames_on_90_percent():
         ok += int(np.sum(np.abs(d) <= 3))
     assert n == 83
     assert ok / n >= 0.9, (ok, n)
+
+
+def test_trial_events_without_pelvis_markers_fall_back_to_plates_with_a_note():
+    plates = [{"centre": ("Right", 1), "stances": [("Right", 1, "all")]}]
+    trial, truth = make_walk(plates=plates)
+    for name in ("LASI", "RASI", "LPSI", "RPSI", "SACR"):
+        trial.markers[:, trial.marker_labels.index(name)] = np.nan
+    choice = E.trial_events(trial)
+    assert [(e.label, e.source) for e in choice.events] == [("Foot Strike", "plate"), ("Foot Off", "plate")]
+    assert len(choice.notes) == 1 and "no kinematic events" in choice.notes[0] and "pelvis" in choice.notes[0]
+    trial.force_plates = []
+    with pytest.raises(DataError, match="pelvis"):
+        E.trial_events(trial)
+
+
+def test_disagreement_tolerance_depends_on_the_detected_source():
+    file = [_ev("Foot Strike", "Left", 1.00), _ev("Foot Off", "Left", 1.60)]
+    det = [_ev("Foot Strike", "Left", 1.03, source="kinematics"), _ev("Foot Off", "Left", 1.62, source="plate")]
+    ch = E.resolve_events(file, det, 100.0)
+    assert ch.comparison.set_index("label").disagree.to_dict() == {"Foot Strike": False, "Foot Off": True}
+    assert E.resolve_events(file, det, 100.0, tolerance=2).disagreements == 1
+    assert E.resolve_events(file, det, 100.0, tolerance=3).disagreements == 0

@@ -130,6 +130,9 @@ def test_two_link_seed001_closed_form(method):
     close(normal_moments(out, Q, "external"), ref.E, scale)
     close(normal_moments(out, Q, "inertial") + normal_moments(out, Q, "velocity"), ref.inertial + ref.C, scale)
     close(normal_moments(out, Q, "velocity"), 0 * ref.C, scale)
+    only_qdd, only_qd = _split_runs(chain, q, qd, qdd, Q, origin, 1, method, tip_force=F)
+    close(normal_moments(only_qdd, Q, "inertial"), ref.inertial, scale)
+    close(normal_moments(only_qd, Q, "inertial"), ref.C, scale)
 
 
 def _split_runs(chain, q, qd, qdd, Q, origin, seed, method, **load):

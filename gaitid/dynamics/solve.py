@@ -180,9 +180,10 @@ def inverse_dynamics(
     contributions: also return the inertial (M a), velocity (omega x I omega),
     gravity and external (ground reaction) parts, which add up to the totals.
 
-    Returns :class:`JointLoads` (forces always lab frame, N; moments N.m). A frame
+    Returns :class:`JointLoads` (forces always lab frame, N; moments N.m; the arrays
+    may be Fortran-ordered views into one block per call). A frame
     with NaN inputs gives NaN outputs in that frame only (recursive: only for the
-    joints that depend on the missing data; block: for every joint of the frame).
+    joints that depend on the missing data; block: possibly for every joint of the frame).
     Raises :class:`~gaitid.errors.DataError` for malformed inputs and
     :class:`~gaitid.errors.SettingsError` for bad options.
     """

@@ -279,3 +279,18 @@ def test_settings_bsip_choice_and_segment_overrides():
     mk = build_segments(trial, segment_overrides={"thigh": {"mass": 7.0}, "right.shank": {"mass": 3.0}})
     assert mk["left"][2].mass == 7.0 and mk["right"][2].mass == 7.0
     assert mk["right"][1].mass == 3.0 and mk["left"][1].mass == pytest.approx(0.0465 * 63.6)
+
+
+def test_file_segments_on_a_60_hz_file_without_processing_values():
+    """c3d.org sample 09 (PlugInC3D.c3d, 60 Hz, SACR): no PROCESSING group, mass given by the caller."""
+    trial = _trial("btkdata/PlugInC3D.c3d")
+    with pytest.raises(ModelError, match="body mass"):
+        build_segments(trial, "plugin-gait-segments")
+    mk = build_segments(trial, "plugin-gait-segments", subject={"mass": 66.7}, marker_cutoff_hz=None)
+    assert mk["left"][2].mass == pytest.approx(6.67)
+    for S in "LR":
+        for joint in ("Hip", "Knee"):
+            d = mk.angles_deg[f"{S}{joint}Angles"] - _angles_ref(trial, f"{S}{joint}Angles")
+            assert (np.sqrt(np.nanmean(d**2, axis=0)) < 0.2).all()  # this older file stores coarser points
+    with pytest.raises(ModelError, match="leg_length"):
+        build_segments(trial, "plugin-gait", subject={"mass": 66.7})

@@ -13,7 +13,7 @@ NaN in every output derived from it, never zero.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 import numpy as np
@@ -309,6 +309,23 @@ def _measure_defaults(params: dict, pts: dict, model: Model, trial: Trial) -> No
                 params[side][name] = d
 
 
+def _split_subject(subject: Subject | dict | None, trial: Trial) -> tuple[Subject, dict | None]:
+    """(Subject, model-parameter overrides): a dict may also carry ``mass`` (kg) and ``height`` (m)."""
+    if isinstance(subject, Subject):
+        return subject, None
+    if subject is None:
+        return trial.subject, None
+    if not isinstance(subject, dict):
+        raise ModelError(f"subject must be a Subject or a dict of parameters, not {type(subject).__name__}", trial.path)
+    rest = dict(subject)
+    body = {k: rest.pop(k) for k in ("mass", "height") if k in rest}
+    for k, v in body.items():
+        if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+            raise ModelError(f"subject {k}={v!r} must be a positive number (kg, m)", trial.path)
+    subj = replace(trial.subject, **body) if body else trial.subject
+    return subj, (rest or None)
+
+
 def calibrate_static(
     static: Trial, model: str | Model = "plugin-gait", subject: Subject | dict | None = None
 ) -> dict[str, dict[str, float]]:
@@ -318,8 +335,7 @@ def calibrate_static(
     (rad; Plug-in Gait's StaticPlantFlex / StaticRotOff) and ``inter_asis_distance`` (m) when
     the subject does not give it. Markers are used unfiltered but gap-filled, as averages."""
     m = model if isinstance(model, Model) else load_model(model)
-    subj = subject if isinstance(subject, Subject) else static.subject
-    overrides = subject if isinstance(subject, dict) else None
+    subj, overrides = _split_subject(subject, static)
     params = resolve_parameters(m, subj, overrides, static)
     labels, missing = _needed_labels(m, static)
     if missing:
@@ -392,8 +408,7 @@ def build_segments(
         raise DataError(f"trial{_where(trial)} has {trial.n_frames} frame(s); at least 3 are needed for derivatives",
                         trial.path)
     warnings: list[str] = []
-    subj = subject if isinstance(subject, Subject) else trial.subject
-    overrides = subject if isinstance(subject, dict) else None
+    subj, overrides = _split_subject(subject, trial)
     params = resolve_parameters(m, subj, overrides, trial)
     if subj.mass is None or not subj.mass > 0:
         raise ModelError(f"body mass unknown for the trial: give subject={{...}} or a Subject with mass",

@@ -281,6 +281,22 @@ def test_bad_data_raise_data_error_naming_the_item():
         inverse_dynamics([], [])
 
 
+def test_public_api_and_numpy_scalars():
+    import gaitid
+
+    assert gaitid.inverse_dynamics is inverse_dynamics
+    rng = np.random.default_rng(15)
+    segs, loads = random_chain(rng, n=3)
+    ref = inverse_dynamics(segs, loads)
+    segs[0].mass = np.array(segs[0].mass)  # 0-d array
+    loads[0].segment = np.int64(0)
+    again = inverse_dynamics(segs, loads)
+    np.testing.assert_array_equal(again.moment[0], ref.moment[0])
+    segs[0].mass = "heavy"
+    with pytest.raises(DataError, match="mass"):
+        inverse_dynamics(segs, loads)
+
+
 def test_inputs_are_not_modified():
     rng = np.random.default_rng(13)
     segs, loads = random_chain(rng, n=4)

@@ -67,9 +67,12 @@ def _validate(segments, loads, gravity_lab, frame, convention, method, proximal_
     checked = []
     for i, seg in enumerate(segments):
         name = f"segment {i} ({getattr(seg, 'name', '?')})"
-        m = seg.mass
-        if not (np.isscalar(m) and np.isfinite(m) and m > 0):
-            raise DataError(f"{name}: mass must be a positive finite number of kg, got {m!r}")
+        try:
+            m = float(seg.mass)
+        except (TypeError, ValueError):
+            m = None
+        if m is None or not (np.isfinite(m) and m > 0):
+            raise DataError(f"{name}: mass must be a positive finite number of kg, got {seg.mass!r}")
         inertia = _check_array(seg.inertia_seg, (3, 3), f"{name}: inertia_seg")
         if not np.isfinite(inertia).all():
             raise DataError(f"{name}: inertia_seg has non-finite entries")

@@ -253,13 +253,22 @@ def spatiotemporal_parameters(trial: Trial, cycles: list[Cycle], markers: GaitMa
     """Cadence, speed, stride/step lengths and times, stance/swing and support phases per cycle."""
     markers = _markers(trial, markers)
     t = trial.time
-    prog = progression_direction(trial, markers)
+    try:
+        prog_dir = progression_direction(trial, markers).direction_lab
+    except DataError:  # no pelvis: the direction of each stride's heel displacement instead
+        prog_dir = None
     heel = {s: trial.point(markers.foot(s).heel) for s in SIDES if trial.has_points(markers.foot(s).heel)}
     rows = []
     for c in cycles:
         T = c.stride_time
         other = "Right" if c.side == "Left" else "Left"
-        d = _at(prog.direction_lab, t, 0.5 * (c.start_time + c.end_time))
+        if prog_dir is not None:
+            d = _at(prog_dir, t, 0.5 * (c.start_time + c.end_time))
+        elif c.side in heel:
+            d = _at(heel[c.side], t, c.end_time) - _at(heel[c.side], t, c.start_time)
+            d[2] = 0.0
+        else:
+            d = np.full(3, np.nan)
         d = d / np.linalg.norm(d) if np.all(np.isfinite(d)) else d
         stride_len = step_len = np.nan
         if c.side in heel:

@@ -113,14 +113,26 @@ class GaitMarkers:
         )
 
     @classmethod
+    def calcaneus_metatarsal(cls) -> GaitMarkers:
+        """Labels of OpenSim's example walking trials (RCAL heel, RMT2 toe, RLMAL ankle; xASI/xPSI)."""
+        return cls(
+            left=FootMarkers("LCAL", "LMT2", "LLMAL"),
+            right=FootMarkers("RCAL", "RMT2", "RLMAL"),
+            pelvis=("LASI", "RASI", "LPSI", "RPSI"),
+            pelvis_front=("LASI", "RASI"),
+            pelvis_back=("LPSI", "RPSI"),
+        )
+
+    @classmethod
     def for_trial(cls, trial: Trial) -> GaitMarkers:
         """The first known marker set whose foot markers the trial has."""
-        for candidate in (cls.plug_in_gait(), cls.qualisys_cast()):
+        for candidate in (cls.plug_in_gait(), cls.qualisys_cast(), cls.calcaneus_metatarsal()):
             labels = [getattr(candidate.foot(s), k) for s in SIDES for k in ("heel", "toe", "ankle")]
             if trial.has_points(*labels):
                 return candidate
         raise DataError(
-            "no known foot marker set (Plug-in Gait LHEE/LTOE/LANK or Qualisys L_FCC/L_FM1/L_FAL); "
+            "no known foot marker set (Plug-in Gait LHEE/LTOE/LANK, Qualisys L_FCC/L_FM1/L_FAL or "
+            "OpenSim LCAL/LMT2/LLMAL); "
             "pass the marker labels (GaitMarkers) explicitly",
             trial.path,
         )

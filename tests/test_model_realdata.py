@@ -80,7 +80,7 @@ def test_joint_centres_frames_and_angles_match_plug_in_gait(rel, static_rel, ove
             if seg == "shank" and not exact_ankle:
                 limit = 0.2
             assert err < limit, f"{S} {seg} frame RMS {err:.3f} deg"
-        for joint in ("Hip", "Knee", "Ankle"):
+        for joint in ("Pelvis", "Hip", "Knee", "Ankle"):
             ref = _angles_ref(trial, f"{S}{joint}Angles")
             d = mk.angles_deg[f"{S}{joint}Angles"] - ref
             rms = np.sqrt(np.nanmean(d**2, axis=0))
@@ -289,7 +289,7 @@ def test_file_segments_on_a_60_hz_file_without_processing_values():
     mk = build_segments(trial, "plugin-gait-segments", subject={"mass": 66.7}, marker_cutoff_hz=None)
     assert mk["left"][2].mass == pytest.approx(6.67)
     for S in "LR":
-        for joint in ("Hip", "Knee"):
+        for joint in ("Pelvis", "Hip", "Knee"):
             d = mk.angles_deg[f"{S}{joint}Angles"] - _angles_ref(trial, f"{S}{joint}Angles")
             assert (np.sqrt(np.nanmean(d**2, axis=0)) < 0.2).all()  # this older file stores coarser points
     with pytest.raises(ModelError, match="leg_length"):

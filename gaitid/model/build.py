@@ -252,6 +252,9 @@ class _Evaluator:
         method = spec["method"]
         if method == "pelvis":
             origin, R = fr.pelvis_frame(self.point(spec["lasi"]), self.point(spec["rasi"]), self.point(spec["sacrum"]))
+        elif method == "progression":
+            R_seg, origin = self.segment(spec["follow"])
+            R = fr.progression_frame(origin, R_seg)
         elif method == "axis_points":
             origin = self.point(spec["origin"])
             R = fr.frame_from_axis_points(origin, self.point(spec["x"]), self.point(spec["y"]), self.point(spec["z"]))

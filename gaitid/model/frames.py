@@ -113,3 +113,27 @@ def static_foot_offsets(
     pf = -float(np.mean(a))
     rot = float(np.mean(b)) * (-1.0 if side == "left" else 1.0)
     return pf, rot
+
+
+def progression_frame(origin: np.ndarray, R_segment: np.ndarray, min_travel: float = 0.2) -> np.ndarray:
+    """Plug-in Gait's progression frame (n, 3, 3), constant: x along the horizontal lab axis (+/-X or
+    +/-Y) the ``origin`` (n, 3) m travelled along most between its first and last finite frames, y
+    left, z up (lab Z). When it travelled less than ``min_travel`` m (a static trial) the axis is the
+    one closest to the mean facing direction, the segment's x axis. NaN when nothing is finite."""
+    n = np.asarray(origin).shape[0]
+    ok = np.isfinite(origin).all(axis=1)
+    out = np.full((n, 3, 3), np.nan)
+    if not ok.any():
+        return out
+    first, last = np.flatnonzero(ok)[[0, -1]]
+    d = origin[last] - origin[first]
+    if np.hypot(d[0], d[1]) < min_travel:
+        d = np.nanmean(R_segment[..., :, 0], axis=0)
+    if not np.isfinite(d[:2]).all():
+        return out
+    i = int(np.argmax(np.abs(d[:2])))
+    fwd = np.zeros(3)
+    fwd[i] = np.sign(d[i])
+    up = np.array([0.0, 0.0, 1.0])
+    out[:] = np.stack([fwd, np.cross(up, fwd), up], axis=1)
+    return out

@@ -33,6 +33,7 @@ SEGMENT_METHODS = {
     "pelvis": {"lasi", "rasi", "sacrum"},
     "axes": {"origin", "primary", "secondary"},
     "axis_points": {"origin", "x", "y", "z"},
+    "progression": {"follow"},
 }
 STATIC_METHODS = {"pig_foot": {"ankle", "toe", "heel", "shank"}}
 _OPTIONAL = {

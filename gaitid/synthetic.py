@@ -5,20 +5,22 @@ A pelvis-thigh-shank-foot model of both legs walks along lab +X (Z up, Y left) a
 acceleration is exact (no finite differences anywhere):
 
 - Joint angles (hip, knee, ankle: flexion, ab/adduction, rotation; pelvis tilt, obliquity,
-  rotation) are truncated Fourier series of the stride phase, fitted once to textbook
-  normal-gait curves (key points below, Perry/Winter-like); the left leg lags half a cycle.
+  rotation) are truncated, tapered Fourier series (8 harmonics of the stride) of textbook
+  normal-gait curves (key points below, Perry/Winter-like); the ankle flexion follows from a
+  foot-floor pitch curve (flat foot in mid-stance); the left leg lags half a cycle.
 - Rotations are products of elementary rotations; angular velocity and acceleration come
   from the exact chain rule  omega = sum_k u_k q_k',  alpha = sum_k (u_k q_k'' + omega_<k x u_k q_k')
   with u_k the k-th axis in the lab.
 - The pelvis translation is a Fourier series (plus constant speed) fitted so that the stance
   foot rolls on the floor without sliding (its lowest sole point has zero velocity) and
   touches z = 0; the fit is smooth, so contact is realistic to a few mm, not exact.
-- Ground reaction: during each stance a double-hump vertical force (peaks ~1.15 BW),
-  braking/propulsive shear, small medial force and free moment; the centre of pressure moves
-  from heel to metatarsal heads along the sole, projected onto the floor (z = 0).
+- Ground reaction: during each stance a double-hump vertical force (peaks 1.13 BW; the stride's
+  vertical impulse equals body weight x time), braking/propulsive shear, small medial force and
+  free moment; the centre of pressure moves from heel to metatarsal heads along the sole,
+  projected onto the floor (z = 0). Trunk and arms are not modelled.
 - Ground truth: ankle, knee and hip reaction forces and net internal moments from the
   twist-wrench recursive Newton-Euler of :mod:`gaitid.multibody.screw` (seed 003 eqs
-  9.53-9.57) applied to an 15-joint screw chain (3 prismatic + 12 revolute) per leg;
+  9.53-9.57) applied to a 15-joint screw chain (3 prismatic + 12 revolute) per leg;
   :func:`newton_euler_leg` is a plain distal-to-proximal Newton-Euler cross-check.
 
 Segment frames (all segments, both sides, as Plug-in Gait): X anterior, Y to the LEFT,
@@ -459,11 +461,19 @@ def _integrate(f: Fourier, slope: float) -> Fourier:
 # Ground reaction
 # ---------------------------------------------------------------------------------------
 
-# Vertical force over stance s in [0, 1]: BW (c1 sin(pi s) + c3 sin(3 pi s)); peaks 1.15 BW near
-# s = 0.25 and 0.75, 0.75 BW at mid-stance. Shear: braking then propulsion, -0.18 BW sin(2 pi s)
-# (lab X); medial 0.04 BW sin(pi s); free moment 0.004 BW.m sin(2 pi s) (internal rotation first).
-GRF_C1, GRF_C3 = 1.188, 0.438
+# Vertical force over stance s in [0, 1]: BW (c1 sin(pi s) + c3 sin(3 pi s)), c3 = 0.438 and c1 set so
+# that the two feet's vertical impulse over a stride equals body weight times the stride time
+# (steady walking: c1 = 1.163 for 60 % stance); peaks 1.13 BW near s = 0.25 and 0.75, 0.72 BW at
+# mid-stance. Shear: braking then propulsion, -0.18 BW sin(2 pi s) (lab X, zero net impulse);
+# medial 0.04 BW sin(pi s) (cancels between the feet); free moment 0.004 BW.m sin(2 pi s).
+GRF_C3 = 0.438
 GRF_AP, GRF_ML, FREE_MOMENT = 0.18, 0.04, 0.004
+
+
+def vertical_c1(p: GaitParams) -> float:
+    """c1 such that 2 * stance_fraction * integral_0^1 (c1 sin(pi s) + c3 sin(3 pi s)) ds = 1:
+    c1 = pi/2 (1 / (2 f) - 2 c3 / (3 pi)), f the stance fraction."""
+    return float(np.pi / 2.0 * (1.0 / (2.0 * p.stance_fraction) - 2.0 * GRF_C3 / (3.0 * np.pi)))
 
 
 @dataclass
@@ -483,7 +493,7 @@ def ground_reaction(p: GaitParams, t: np.ndarray, foot: Frame, side: str) -> Gro
     on = ~np.isnan(s)
     sz = np.where(on, s, 0.0)
     bw = p.mass * G
-    fz = bw * (GRF_C1 * np.sin(np.pi * sz) + GRF_C3 * np.sin(3 * np.pi * sz))
+    fz = bw * (vertical_c1(p) * np.sin(np.pi * sz) + GRF_C3 * np.sin(3 * np.pi * sz))
     fx = -GRF_AP * bw * np.sin(2 * np.pi * sz)
     fy = -SIDE_SIGN[side] * GRF_ML * bw * np.sin(np.pi * sz)  # toward the midline
     force = np.where(on[:, None], np.column_stack([fx, fy, fz]), 0.0)

@@ -241,6 +241,25 @@ def test_events_are_where_the_plates_say(trial, walk_c3d):
         assert min(abs(np.array(offs) - off)) <= 0.01
 
 
+def test_ground_reaction_balances_body_weight_over_strides(trial):
+    """Steady walking: over whole strides the feet's vertical impulse is body weight x time, the
+    horizontal impulses vanish; the upper body (not modelled) would oscillate by a few cm only."""
+    p, sp = trial.params, trial.segments
+    F = trial.grf["R"].force + trial.grf["L"].force
+    w = slice(10, 310)  # three strides, 100 Hz
+    bw = p.mass * S.G
+    mean = F[w].mean(axis=0) / bw
+    assert mean[2] == pytest.approx(1.0, abs=1e-3)
+    np.testing.assert_allclose(mean[:2], 0.0, atol=1e-9)
+    legs = 2 * sum(sp[s]["mass"] for s in S.SEGMENTS)
+    ma = sum(sp[seg]["mass"] * trial.kinematics[f"{side}_{seg}"].point(sp[seg]["com_seg"])[2]
+             for side in S.SIDES for seg in S.SEGMENTS)
+    a_upper = (F + p.mass * S.GRAVITY_LAB - ma) / (p.mass - legs)
+    v = np.cumsum(a_upper[w], axis=0) / p.point_rate
+    x = np.cumsum(v - v.mean(axis=0), axis=0) / p.point_rate
+    assert np.all(np.ptp(x, axis=0) < 0.06)
+
+
 def test_cop_is_under_the_foot(trial):
     """COP between the heel and toe markers' floor projections (2 cm margin) and near the foot's line."""
     for side in S.SIDES:

@@ -232,6 +232,7 @@ def process(
     subject: Subject | dict | float | None = None,
     static: str | os.PathLike | Trial | None = None,
     settings: Settings | None = None,
+    segment_parameters: dict | None = None,
     **changes,
 ) -> Result:
     """Process one trial end to end and return a :class:`Result`.
@@ -241,6 +242,10 @@ def process(
     :class:`Subject`, or a dict with ``mass``/``height`` and model parameter overrides;
     default: the file's PROCESSING values. ``static``: the static calibration trial.
     ``settings`` and keyword ``changes``: see :class:`gaitid.settings.Settings`.
+    ``segment_parameters``: per-subject inertial parameters replacing the table's, e.g.
+    ``{'thigh': {'mass': 7.2, 'com_from_proximal': 0.433, 'inertia': [0.139, 0.139, 0.030]}}``
+    (kg, fraction of the segment length, kg.m^2 about the segment axes; keys 'left.thigh'
+    for one side only).
     """
     settings = settings or Settings()
     if model is not None:
@@ -254,7 +259,8 @@ def process(
     static_trial = load_trial(static, cop_threshold=settings.cop_threshold_n) if static is not None else None
     warnings = list(trial.warnings)
 
-    kinematics = build_segments(trial, static=static_trial, subject=overrides or trial.subject, settings=settings)
+    kinematics = build_segments(trial, static=static_trial, subject=overrides or trial.subject, settings=settings,
+                                segment_overrides=segment_parameters)
     warnings += kinematics.warnings
     markers = GaitMarkers.for_trial(trial)
     choice = _events(trial, settings, markers)

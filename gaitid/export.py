@@ -1,0 +1,260 @@
+"""Exports of a :class:`gaitid.pipeline.Result`: tables, Excel, C3D with results, OpenSim.
+
+Every file is written atomically (temporary file, then rename) and never onto the
+input trial.
+
+Tables (CSV / Parquet, one file each, ``<trial>_<table>.<ext>``), tidy long format:
+
+=================  ==========================================================================
+table              columns
+=================  ==========================================================================
+frames             frame (Vicon frame number), time_s, side, variable, component, value, unit
+curves             side, cycle, kinetic, variable, component, percent, value, unit
+curves_summary     side, variable, component, unit, percent, mean, sd, n
+parameters         side, cycle, parameter, variable, component, value, unit, percent
+parameters_summary side, parameter, variable, component, unit, mean, percent_mean, sd, n
+events             label, context, time_s, frame, source
+contacts           plates, side, strike_time_s, off_time_s, valid, reason, source, ...
+=================  ==========================================================================
+
+``variable`` uses Plug-in Gait's names without the side letter (``AnkleMoment``,
+``KneeAngles``, ``HipPower``, ``GroundReactionForce``) plus gaitid's moment
+contributions (``AnkleMomentInertial``, ``...Velocity``, ``...Gravity``, ``...External``).
+Excel: one workbook, one sheet per table.
+
+C3D: a copy of the input trial with the results added as points named and scaled as
+Plug-in Gait does (``LAnkleMoment`` in N.mm/kg, ``LAnklePower`` in W/kg, ``LAnkleForce``
+in N/kg, ``LKneeAngles`` in degrees, powers in the Z component), listed in
+POINT:ANGLES/FORCES/MOMENTS/POWERS, with an optional label ``suffix`` so that Vicon's
+own outputs are not replaced. Existing points of the same name are replaced only in
+the copy. Lab-frame vectors are rotated back into the file's own lab frame.
+
+OpenSim: ``<trial>_grf.mot`` (+ ExternalLoads XML) and ``<trial>_id.sto`` with every
+joint moment in N.m (unnormalised), columns ``<side>_<joint>_moment_<x|y|z>``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from gaitid.errors import FileFormatError, GaitIDError
+from gaitid.io.atomic import atomic_path
+
+TABLES = ("frames", "curves", "curves_summary", "parameters", "parameters_summary", "events", "contacts")
+PIG_KIND = {"Angles": ("ANGLES", 1.0), "Force": ("FORCES", 1.0), "Moment": ("MOMENTS", 1000.0), "Power": ("POWERS", 1.0)}
+
+
+def tables(result) -> dict[str, pd.DataFrame]:
+    """The Result's tables by name (see the module docstring)."""
+    events = pd.DataFrame(
+        [(e.label, e.context, e.time, e.frame, e.source) for e in result.events],
+        columns=["label", "context", "time_s", "frame", "source"],
+    )
+    out = {
+        "frames": result.frames,
+        "curves": result.curves,
+        "curves_summary": result.curves_summary,
+        "parameters": result.parameters,
+        "parameters_summary": result.parameters_summary,
+        "events": events,
+        "contacts": result.contacts,
+    }
+    return {k: (v if v is not None else pd.DataFrame()) for k, v in out.items()}
+
+
+def _inputs(result) -> tuple:
+    return (result.trial.path,) if result.trial.path is not None else ()
+
+
+def write_tables(result, outdir: str | os.PathLike, fmt: str = "csv") -> list[Path]:
+    """Every table as ``<outdir>/<trial>_<table>.csv`` (or ``.parquet``)."""
+    if fmt not in ("csv", "parquet"):
+        raise GaitIDError(f"table format must be 'csv' or 'parquet', not {fmt!r}")
+    outdir = Path(outdir)
+    written = []
+    for name, table in tables(result).items():
+        target = outdir / f"{result.name}_{name}.{fmt}"
+        with atomic_path(target, inputs=_inputs(result)) as tmp:
+            if fmt == "csv":
+                table.to_csv(tmp, index=False)
+            else:
+                _stringify_objects(table).to_parquet(tmp, index=False)
+        written.append(target)
+    return written
+
+
+def _stringify_objects(table: pd.DataFrame) -> pd.DataFrame:
+    """Parquet needs one type per column: tuples (plate lists) and mixed objects become text."""
+    out = table.copy()
+    for col in out.columns:
+        if out[col].dtype == object and out[col].map(lambda v: isinstance(v, (tuple, list, dict))).any():
+            out[col] = out[col].map(str)
+    return out
+
+
+def write_excel(result, path: str | os.PathLike) -> Path:
+    """One ``.xlsx`` workbook, a sheet per table (the per-frame table may be long)."""
+    path = Path(path)
+    with atomic_path(path, inputs=_inputs(result)) as tmp:
+        with pd.ExcelWriter(tmp, engine="openpyxl") as writer:
+            for name, table in tables(result).items():
+                _stringify_objects(table).to_excel(writer, sheet_name=name[:31], index=False)
+    return path
+
+
+# --------------------------------------------------------------------------- C3D
+
+
+def _per_kg(unit: str, result) -> float:
+    """Factor from ``unit`` to the mass-normalised unit Plug-in Gait stores."""
+    s = result.trial.subject
+    g = result.settings.gravity_m_s2
+    m, h = s.mass, s.height or math.nan
+    return {
+        "N/kg": 1.0, "N.m/kg": 1.0, "W/kg": 1.0, "deg": 1.0,
+        "N": 1.0 / m, "N.m": 1.0 / m, "W": 1.0 / m,
+        "BW": g, "BW.H": g * h, "BW.sqrt(g.H)": g * math.sqrt(g * h),
+    }[unit]
+
+
+def _pig_kind(variable: str) -> tuple[str, float] | None:
+    for key, (group, scale) in PIG_KIND.items():
+        if variable.endswith(key) or (key == "Moment" and "Moment" in variable):
+            return group, scale
+    if variable == "GroundReactionForce":
+        return "FORCES", 1.0
+    return None
+
+
+def result_points(result, suffix: str = "") -> dict[str, tuple[str, np.ndarray]]:
+    """{label: (POINT group, (n_frames, 3) values in Plug-in Gait's stored units)}."""
+    f = result.frames
+    rot_back = result.trial.lab_rotation.T  # our Z-up lab -> the file's lab
+    out = {}
+    for (side, variable), sel in f.groupby(["side", "variable"], sort=False):
+        kind = _pig_kind(variable)
+        if kind is None:
+            continue
+        group, scale = kind
+        wide = sel.pivot(index="frame", columns="component", values="value").reindex(result.trial.frames)
+        vals = np.zeros((len(wide), 3))
+        if "" in wide.columns:  # scalar (power): Plug-in Gait stores it in Z
+            vals[:, 2] = wide[""].to_numpy()
+            vals[np.isnan(vals[:, 2])] = np.nan
+        else:
+            vals = wide.reindex(columns=["X", "Y", "Z"]).to_numpy()
+        unit = sel["unit"].iloc[0]
+        vals = vals * _per_kg(unit, result) * scale
+        if variable == "GroundReactionForce" or result.settings.frame == "lab":
+            vals = vals @ rot_back.T
+        out[f"{side[0]}{variable}{suffix}"] = (group, vals)
+    return out
+
+
+def write_results_c3d(result, path: str | os.PathLike, suffix: str = "") -> Path:
+    """A copy of the input C3D with the results added as Plug-in Gait-style points."""
+    import ezc3d
+
+    src = result.trial.path
+    if src is None or Path(src).suffix.lower() != ".c3d" or not Path(src).exists():
+        raise FileFormatError("results can be written back only into a copy of the input C3D file", src)
+    path = Path(path)
+    c = ezc3d.c3d(str(src))
+    points = result_points(result, suffix)
+    P = c["parameters"]["POINT"]
+    labels = list(P["LABELS"]["value"])
+    data = c["data"]["points"]
+    n = data.shape[2]
+    if n != result.trial.n_frames:
+        raise FileFormatError(f"the file has {n} frames but the result {result.trial.n_frames}", src)
+    resid = c["data"]["meta_points"]["residuals"]
+    masks = c["data"]["meta_points"]["camera_masks"]
+    groups: dict[str, list[str]] = {}
+    new_cols = []
+    for label, (group, vals) in points.items():
+        block = np.ones((4, n))
+        block[:3] = vals.T
+        valid = np.isfinite(vals).all(axis=1)
+        block[:3, ~valid] = np.nan
+        if label in labels:  # replace in the copy
+            k = labels.index(label)
+            data[:, k, :] = block
+            resid[0, k, :] = np.where(valid, 0.0, -1.0)
+        else:
+            labels.append(label)
+            new_cols.append((block, np.where(valid, 0.0, -1.0)))
+        groups.setdefault(group, []).append(label)
+    if new_cols:
+        data = np.concatenate([data, np.stack([b for b, _ in new_cols], axis=1)], axis=1)
+        resid = np.concatenate([resid, np.stack([r for _, r in new_cols], axis=0)[None]], axis=1)
+        masks = np.concatenate([masks, np.zeros((masks.shape[0], len(new_cols), n), dtype=masks.dtype)], axis=1)
+    c["data"]["points"] = data
+    c["data"]["meta_points"]["residuals"] = resid
+    c["data"]["meta_points"]["camera_masks"] = masks
+    P["LABELS"]["value"] = labels
+    if "DESCRIPTIONS" in P:
+        desc = list(P["DESCRIPTIONS"]["value"])
+        P["DESCRIPTIONS"]["value"] = desc + ["gaitid"] * (len(labels) - len(desc))
+    for group, names in groups.items():
+        existing = list(P[group]["value"]) if group in P else []
+        value = existing + [nm for nm in names if nm not in existing]
+        if group in P:
+            P[group]["value"] = value
+        else:
+            c.add_parameter("POINT", group, value)
+    for key, unit in (("ANGLE_UNITS", "deg"), ("FORCE_UNITS", "N"), ("MOMENT_UNITS", "Nmm"), ("POWER_UNITS", "W")):
+        if key not in P:
+            c.add_parameter("POINT", key, [unit])
+    with atomic_path(path, inputs=_inputs(result)) as tmp:
+        c.write(str(tmp))
+    return path
+
+
+# --------------------------------------------------------------------------- OpenSim
+
+
+def plate_bodies(result) -> dict[int, str]:
+    """OpenSim body per plate from the plate assignment: ``calcn_l`` / ``calcn_r`` for a plate
+    with valid contacts of one foot; ``ground`` (no effect on the model) for a plate that is
+    unused, invalid or shared by both feet over the trial."""
+    sides: dict[int, set] = {fp.index: set() for fp in result.trial.force_plates}
+    for _, row in result.contacts.iterrows():
+        if row.get("valid") and row.get("side") in ("Left", "Right"):
+            plates = row["plates"] if isinstance(row["plates"], (tuple, list)) else (row["plates"],)
+            for p in plates:
+                sides.setdefault(int(p), set()).add(row["side"])
+    body = {"Left": "calcn_l", "Right": "calcn_r"}
+    return {p: body[next(iter(s))] if len(s) == 1 else "ground" for p, s in sides.items()}
+
+
+def write_opensim(result, outdir: str | os.PathLike) -> list[Path]:
+    """``<trial>_grf.mot`` (+ ``_grf.xml``) and ``<trial>_id.sto`` (joint moments, N.m, in the
+    frame of ``Settings.frame``, internal convention unless the settings say external)."""
+    from gaitid.io.mot import write_sto
+    from gaitid.io.opensim import write_grf_mot
+
+    outdir = Path(outdir)
+    grf = write_grf_mot(result.trial, outdir / f"{result.name}_grf.mot", xml_path=outdir / f"{result.name}_grf.xml",
+                        bodies=plate_bodies(result), inputs=_inputs(result))
+    f = result.frames
+    mass = result.trial.subject.mass
+    labels, cols = [], []
+    for side in ("Left", "Right"):
+        for joint in ("Ankle", "Knee", "Hip"):
+            sel = f[(f["side"] == side) & (f["variable"] == f"{joint}Moment")]
+            if sel.empty:
+                continue
+            wide = sel.pivot(index="frame", columns="component", values="value").reindex(result.trial.frames)
+            factor = _per_kg(sel["unit"].iloc[0], result) * mass
+            for comp in ("X", "Y", "Z"):
+                labels.append(f"{side.lower()}_{joint.lower()}_moment_{comp.lower()}")
+                cols.append(wide[comp].to_numpy() * factor)
+    sto = write_sto(outdir / f"{result.name}_id.sto", labels, result.trial.time, np.column_stack(cols),
+                    name=f"{result.name} inverse dynamics (gaitid)", inputs=_inputs(result),
+                    comments=[f"moments in N.m, {result.settings.frame} frame, {result.settings.convention} convention"])
+    return [grf, sto]

@@ -80,11 +80,13 @@ def test_joint_centres_frames_and_angles_match_plug_in_gait(rel, static_rel, ove
             if seg == "shank" and not exact_ankle:
                 limit = 0.2
             assert err < limit, f"{S} {seg} frame RMS {err:.3f} deg"
-        for joint in ("Pelvis", "Hip", "Knee", "Ankle"):
+        for joint in ("Pelvis", "Hip", "Knee", "Ankle", "FootProgress"):
             ref = _angles_ref(trial, f"{S}{joint}Angles")
             d = mk.angles_deg[f"{S}{joint}Angles"] - ref
             rms = np.sqrt(np.nanmean(d**2, axis=0))
-            if rel in ANKLE_EXCEPTIONS and joint == "Ankle":
+            if rel in ANKLE_EXCEPTIONS and joint == "FootProgress" and not exact_ankle:
+                assert rms[0] < 6.0  # the foot frame differs (see ANKLE_EXCEPTIONS)
+            elif rel in ANKLE_EXCEPTIONS and joint == "Ankle":
                 # PiG adds AnkleAbAdd to the ankle angles themselves: only flexion is comparable
                 assert rms[0] < (0.5 if exact_ankle else 6.0)
             elif rel in ANKLE_EXCEPTIONS and joint == "Knee" and not exact_ankle:

@@ -499,7 +499,7 @@ def build_segments(
             order = [i - 1 for i in spec.get("outputs", [1, 2, 3])]
             signs = np.asarray(spec.get(side, [1, 1, 1]), float)
             label = spec.get("label", f"{{S}}{jname}").replace("{S}", m.sides[side])
-            angles[label] = np.degrees(q[:, order] * signs)
+            angles[label] = np.degrees(q[:, order] * signs) + np.asarray(spec.get("offsets", [0, 0, 0]), float)
             wp = omegas_lab.get(spec["proximal"] if spec["proximal"] == m.root else f"{side}.{spec['proximal']}")
             wd = omegas_lab.get(f"{side}.{spec['distal']}")
             if wp is not None and wd is not None:

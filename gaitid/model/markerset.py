@@ -212,7 +212,7 @@ def _validate(model: Model) -> None:
                 raise err(f"{where}.{key}", f"{spec.get(key)!r} is not a segment of this model")
         if spec.get("sequence", "YXZ").upper() not in SEQUENCES:
             raise err(f"{where}.sequence", f"{spec.get('sequence')!r} is not a Cardan/Euler sequence such as 'YXZ'")
-        for key in ("outputs", "left", "right"):
+        for key in ("outputs", "left", "right", "offsets"):
             v = spec.get(key, [1, 2, 3] if key == "outputs" else [1, 1, 1])
             if not isinstance(v, list) or len(v) != 3 or not all(isinstance(x, (int, float)) for x in v):
                 raise err(f"{where}.{key}", "must be a list of three numbers")

@@ -455,7 +455,10 @@ def mass_matrix(chain: ScrewChain, theta) -> np.ndarray:
     """M(theta) = A^T L^T G L A = sum_i J_ib^T G_i J_ib (seed 003 eqs 9.82, 9.61), (n_frames, n, n)."""
     theta, single = _frames(theta, chain.n_joints, "theta")
     X, _, _ = _body_jacobians(chain, theta)
-    M = np.einsum("ifan,iab,ifbm->fnm", X, chain.G_list, X)
+    GX = chain.G_list[:, None] @ X  # (n, f, 6, n)
+    f, n = theta.shape
+    Xs = X.transpose(1, 0, 2, 3).reshape(f, 6 * n, n)
+    M = np.swapaxes(Xs, 1, 2) @ GX.transpose(1, 0, 2, 3).reshape(f, 6 * n, n)
     return M[0] if single else M
 
 

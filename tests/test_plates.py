@@ -188,6 +188,8 @@ def test_stance_intervals_from_events():
     ("btkdata/PiG_Motion3_FF.c3d", [((1,), "Left", True), ((2,), "Right", True), ((3,), "Left", True)]),
     ("ezc3d-testfiles/Qualisys.c3d", [((1,), "Left", True), ((2,), "Right", True)]),
     ("btkdata/PiG_Motion-FlatFoot-Full.c3d", [((1,), "Right", False), ((2,), "Left", True)]),
+    ("btkdata/FunctionalWalk.c3d", [((3,), "Left", True), ((1,), "Right", True), ((2,), "Left", True)]),
+    ("btkdata/PlugInC3D.c3d", [((1,), "Right", True), ((2,), "Left", True)]),
 ])
 def test_real_assignment(rel, expected):
     tr = _read(rel)

@@ -160,8 +160,12 @@ def _parameters(section: bytes, processor: int, path: Path) -> dict[str, dict[st
         if offset < 0 or (offset != 0 and (nxt <= pos or nxt > end)):
             raise FileFormatError(f"parameter '{name}' points to its successor outside the parameter section", path)
         if gid < 0:
-            if body + 1 > end or body + 1 + section[body] > end:
-                raise FileFormatError(f"group '{name}' description runs past the parameter section", path)
+            if gid == -128:
+                raise FileFormatError(f"group '{name}' has the invalid id -128", path)
+            if body + 1 > end or body + 1 + section[body] > min(end, nxt):
+                raise FileFormatError(f"group '{name}' description runs past its record", path)
+            if groups.get(-gid, name) != name:
+                raise FileFormatError(f"group '{name}' reuses the id {-gid} of group '{groups[-gid]}'", path)
             groups[-gid] = name
         else:
             if body + 2 > end:
@@ -178,10 +182,10 @@ def _parameters(section: bytes, processor: int, path: Path) -> dict[str, dict[st
             n_items = math.prod(dims) if ndim else 1
             data_start = body + 2 + ndim
             data_end = data_start + n_items * _TYPE_SIZE[dtype]
-            if data_end + 1 > end or data_end + 1 + section[data_end] > end:
-                raise FileFormatError(f"parameter '{name}' data ({n_items} values) run past the parameter section", path)
-            if offset != 0 and data_end > nxt:
-                raise FileFormatError(f"parameter '{name}' data overlap the next parameter record", path)
+            if data_end + 1 > min(end, nxt):
+                raise FileFormatError(f"parameter '{name}' data ({n_items} values) run past its record", path)
+            if data_end + 1 + section[data_end] > min(end, nxt):
+                raise FileFormatError(f"parameter '{name}' description runs past its record", path)
             raw_params.append((gid, name, dtype, dims, section[data_start:data_end]))
         n_records += 1
         if offset == 0:
@@ -259,6 +263,13 @@ def _cross_check(layout: C3DLayout, size: int, param_block: int, n_param_blocks:
             raise FileFormatError(f"ANALOG:RATE is {analog_rate!r}, not a positive rate", path)
     elif analog_used:
         pass  # channels declared without samples: ezc3d reads zero analog frames
+    _require_values(p, "POINT", "SCALE", 1, float, path)
+    _require_values(p, "POINT", "RATE", 1, float, path)
+    if layout.analog_words_per_frame:
+        n_channels = layout.analog_words_per_frame // layout.analog_samples_per_frame
+        _require_values(p, "ANALOG", "GEN_SCALE", 1, float, path)
+        _require_values(p, "ANALOG", "SCALE", n_channels, float, path)
+        _require_values(p, "ANALOG", "OFFSET", n_channels, int, path)
     data_start = layout.data_start_block
     if data_start < param_block + n_param_blocks:
         raise FileFormatError(
@@ -274,3 +285,19 @@ def _cross_check(layout: C3DLayout, size: int, param_block: int, n_param_blocks:
             value = p.get(group, {}).get(name)
             if value is not None and not isinstance(value, str):
                 raise FileFormatError(f"{group}:{name} is numeric, expected text", path)
+
+
+def _require_values(p, group: str, name: str, count: int, kind: type, path: Path) -> None:
+    """GROUP:NAME (with NAME2, NAME3... continuations) must hold ``count`` numbers of ``kind`` (ezc3d indexes them)."""
+    values: list = []
+    for key in [name] + [f"{name}{i}" for i in range(2, 100)]:
+        if key not in p.get(group, {}):
+            break
+        v = p[group][key]
+        if isinstance(v, str) or (v and not isinstance(v[0], kind)):
+            raise FileFormatError(f"{group}:{key} has the wrong data type (expected {kind.__name__})", path)
+        values += v
+    if len(values) < count:
+        raise FileFormatError(f"{group}:{name} holds {len(values)} values, {count} needed", path)
+    if kind is float and not all(math.isfinite(v) for v in values[:count]):
+        raise FileFormatError(f"{group}:{name} holds a value that is not a finite number", path)

@@ -41,7 +41,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.signal import resample_poly
 
 from gaitid.errors import FileFormatError, UnsupportedError
 from gaitid.trial import ForcePlate, PlateWrench
@@ -170,6 +169,8 @@ def decimate(x: np.ndarray, factor: int) -> np.ndarray:
     """Zero-phase anti-aliased decimation along axis 0 (sample k*factor -> k)."""
     if factor == 1:
         return x.copy()
+    from scipy.signal import resample_poly  # imported here: scipy.signal is slow to import
+
     return resample_poly(x, 1, factor, axis=0, padtype="line")
 
 

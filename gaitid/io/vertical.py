@@ -24,7 +24,6 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from scipy.spatial.transform import Rotation
 
 LOADED_N = 50.0  # |GRF| above which a plate sample counts as loaded (N)
 
@@ -82,9 +81,9 @@ def rotation_to_z_up(up: np.ndarray) -> np.ndarray:
         return np.eye(3)
     if up[2] == -1:
         return np.diag([1.0, -1.0, -1.0])
-    axis = np.cross(up, z)
-    rot = Rotation.from_rotvec(axis / np.linalg.norm(axis) * np.pi / 2).as_matrix()
-    return np.rint(rot)
+    k = np.cross(up, z)  # unit rotation axis; Rodrigues with sin = 1, cos = 0: R = I + K + K^2
+    kx = np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
+    return np.eye(3) + kx + kx @ kx
 
 
 def detect_up(forces_lab: list[np.ndarray], markers: np.ndarray) -> tuple[np.ndarray, str]:

@@ -1,0 +1,191 @@
+"""Writing the sample files: the C3D trials (ezc3d), the truth table and the parameters, bit-for-bit
+reproducible; ``python -m gaitid.synthetic OUTDIR``."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from gaitid.synthetic.ground import Plate
+from gaitid.synthetic.params import DISTAL, G, JOINTS, SIDES, GaitParams, davis_hjc, segment_parameters
+from gaitid.synthetic.trial import SyntheticTrial, make_gait_trial, make_static_trial
+
+
+def _set(c, group: str, name: str, value) -> None:
+    """Set a C3D parameter through ezc3d's dict: int arrays stay INT, float arrays FLOAT, str lists CHAR."""
+    from ezc3d import ezc3d as _ez
+
+    if isinstance(value, np.ndarray) and np.issubdtype(value.dtype, np.integer):
+        c.add_parameter(group, name, value.astype(float))
+        c["parameters"][group][name]["type"] = _ez.INT
+        c["parameters"][group][name]["value"] = value.astype(int)
+    elif isinstance(value, np.ndarray):
+        c.add_parameter(group, name, value.astype(float))
+    else:
+        c.add_parameter(group, name, value)
+
+
+def _c3d(markers: dict[str, np.ndarray], p: GaitParams, subject: dict, plates: list[Plate] = (),
+         events: list = ()):
+    """An ezc3d.c3d object: points in mm, type-2 plates in N / N.mm, EVENT, PROCESSING, SUBJECTS, TRIAL."""
+    import ezc3d
+
+    labels = list(markers)
+    n = next(iter(markers.values())).shape[0]
+    c = ezc3d.c3d()
+    c["parameters"]["POINT"]["RATE"]["value"] = np.array([p.point_rate])
+    c["parameters"]["POINT"]["LABELS"]["value"] = labels
+    c["parameters"]["POINT"]["UNITS"]["value"] = ["mm"]
+    pts = np.ones((4, len(labels), n))
+    pts[:3] = np.stack([markers[m].T * 1000.0 for m in labels], axis=1)
+    c["data"]["points"] = pts
+    ratio = int(round(p.analog_rate / p.point_rate))
+    if plates:
+        c["parameters"]["ANALOG"]["RATE"]["value"] = np.array([p.analog_rate])
+        ch_labels, units = [], []
+        for i, _ in enumerate(plates, start=1):
+            ch_labels += [f"Force.Fx{i}", f"Force.Fy{i}", f"Force.Fz{i}", f"Moment.Mx{i}", f"Moment.My{i}", f"Moment.Mz{i}"]
+            units += ["N"] * 3 + ["Nmm"] * 3
+        c["parameters"]["ANALOG"]["LABELS"]["value"] = ch_labels
+        c["parameters"]["ANALOG"]["UNITS"]["value"] = units
+        an = np.concatenate([pl.analog for pl in plates], axis=1)
+        c["data"]["analogs"] = an.T[None, :, : n * ratio]
+        _set(c, "FORCE_PLATFORM", "USED", np.array([len(plates)]))
+        _set(c, "FORCE_PLATFORM", "TYPE", np.array([2] * len(plates)))
+        _set(c, "FORCE_PLATFORM", "ZERO", np.array([1, 0]))
+        _set(c, "FORCE_PLATFORM", "CORNERS", np.stack([pl.corners.T * 1000.0 for pl in plates], axis=2))
+        _set(c, "FORCE_PLATFORM", "ORIGIN", np.stack([pl.origin for pl in plates], axis=1))
+        _set(c, "FORCE_PLATFORM", "CHANNEL", np.arange(1, 6 * len(plates) + 1).reshape(len(plates), 6).T)
+    if events:
+        _set(c, "EVENT", "USED", np.array([len(events)]))
+        _set(c, "EVENT", "CONTEXTS", [e[1] for e in events])
+        _set(c, "EVENT", "LABELS", [e[0] for e in events])
+        _set(c, "EVENT", "DESCRIPTIONS", ["heel strike" if e[0] == "Foot Strike" else "toe off" for e in events])
+        _set(c, "EVENT", "SUBJECTS", ["synthetic"] * len(events))
+        _set(c, "EVENT", "TIMES", np.array([[0.0] * len(events), [e[2] for e in events]]))
+        _set(c, "EVENT", "ICON_IDS", np.array([1 if e[0] == "Foot Strike" else 2 for e in events]))
+        _set(c, "EVENT", "GENERIC_FLAGS", np.array([0] * len(events)))
+    _set(c, "TRIAL", "ACTUAL_START_FIELD", np.array([1, 0]))
+    _set(c, "TRIAL", "ACTUAL_END_FIELD", np.array([n, 0]))
+    _set(c, "TRIAL", "CAMERA_RATE", np.array([p.point_rate]))
+    _set(c, "SUBJECTS", "NAMES", ["synthetic"])
+    _set(c, "SUBJECTS", "MARKER_SETS", ["PlugInGait"])
+    _set(c, "SUBJECTS", "USES_PREFIXES", np.array([0]))
+    for key, value in subject.items():
+        _set(c, "PROCESSING", key, np.array([float(value)]))
+    _set(c, "MANUFACTURER", "COMPANY", ["gaitid"])
+    _set(c, "MANUFACTURER", "SOFTWARE", ["gaitid.synthetic"])
+    return c
+
+
+def _write_c3d(c, path: Path) -> None:
+    """Write atomically: a temporary ``.c3d`` beside ``path`` (ezc3d appends the extension
+    to any other name), then ``os.replace``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".c3d", dir=path.parent)
+    os.close(fd)
+    try:
+        c.write(tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def truth_table(trial: SyntheticTrial):
+    """Wide ground-truth table (pandas DataFrame), one row per point frame; columns carry units.
+
+    frame, time_s, {S}_contact (0 swing, 1 stance on a plate, 2 stance off the plates);
+    per side S and joint J (ankle, knee, hip): {S}_{J}_force_lab_{x,y,z}_N,
+    {S}_{J}_moment_lab_{x,y,z}_Nm, {S}_{J}_moment_{foot|shank|thigh}_{x,y,z}_Nm (distal frame),
+    {S}_{J}_centre_lab_{x,y,z}_m; {S}_grf_lab_{x,y,z}_N, {S}_cop_lab_{x,y,z}_m,
+    {S}_free_moment_lab_z_Nm; joint angles {S}_{name}_deg (the generating Cardan angles).
+    """
+    import pandas as pd
+
+    p = trial.params
+    cols = {"frame": np.arange(1, p.n_frames + 1), "time_s": trial.time}
+    xyz = "xyz"
+    for side in SIDES:
+        cols[f"{side}_contact"] = trial.contact[side]
+    for side in SIDES:
+        centres = trial.joint_centres(side)
+        for joint in JOINTS:
+            blocks = [("force_lab", trial.truth[side].force_lab[joint], "N"),
+                      ("moment_lab", trial.truth[side].moment_lab[joint], "Nm"),
+                      (f"moment_{DISTAL[joint]}", trial.moment_distal(side, joint), "Nm"),
+                      ("centre_lab", centres[joint], "m")]
+            for name, arr, unit in blocks:
+                for k in range(3):
+                    cols[f"{side}_{joint}_{name}_{xyz[k]}_{unit}"] = arr[:, k]
+        g = trial.grf[side]
+        for k in range(3):
+            cols[f"{side}_grf_lab_{xyz[k]}_N"] = g.force[:, k]
+        for k in range(3):
+            cols[f"{side}_cop_lab_{xyz[k]}_m"] = g.cop[:, k]
+        cols[f"{side}_free_moment_lab_z_Nm"] = g.free_moment[:, 2]
+        for name in ("hip_flex", "hip_add", "hip_rot", "knee_flex", "knee_var", "knee_rot",
+                     "ankle_dorsi", "ankle_inv", "ankle_add"):
+            cols[f"{side}_{name}_deg"] = np.rad2deg(trial.curves[f"{side}_{name}"](trial.time))
+    return pd.DataFrame(cols)
+
+
+def _write_text(path: Path, text: str) -> None:
+    from gaitid.io.atomic import atomic_path
+
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(text.encode("utf-8"))
+
+
+def segments_json(p: GaitParams) -> str:
+    """The inertial and geometric parameters used by the truth, as JSON text (SI)."""
+    sp = segment_parameters(p)
+    doc = {
+        "units": "SI: kg, m, kg.m^2; frames X anterior, Y left, Z up/proximal (both sides); "
+                 "com_seg from the segment origin (thigh HJC, shank KJC, foot AJC), inertia about the COM",
+        "subject": {"mass_kg": p.mass, "height_m": p.height, "leg_length_m": p.leg_length,
+                    "knee_width_m": p.knee_width, "ankle_width_m": p.ankle_width,
+                    "inter_asis_m": p.inter_asis, "marker_diameter_m": p.marker_diameter},
+        "segments": {k: {"mass_kg": round(v["mass"], 12), "length_m": round(v["length"], 12),
+                         "com_seg_m": [round(float(x), 12) for x in v["com_seg"]],
+                         "inertia_seg_kgm2": [[round(float(x), 12) for x in row] for row in v["inertia_seg"]]}
+                     for k, v in sp.items()},
+        "hip_joint_centre_pelvis_m": {s: [round(float(x), 12) for x in davis_hjc(p, s)] for s in SIDES},
+        "gravity_lab_m_s2": [0.0, 0.0, -G],
+        "joints": {"knee_from_hip_thigh_m": [0.0, 0.0, -p.thigh_length],
+                   "ankle_from_knee_shank_m": [0.0, 0.0, -p.shank_length]},
+    }
+    return json.dumps(doc, indent=2) + "\n"
+
+
+SAMPLE_FILES = ("walk_synthetic.c3d", "walk_synthetic_truth.csv", "walk_synthetic_segments.json", "static_synthetic.c3d")
+
+
+def write_sample(outdir: str | Path, p: GaitParams | None = None) -> list[Path]:
+    """Write the sample files (SAMPLE_FILES) into ``outdir``; same bytes on every run."""
+    outdir = Path(outdir)
+    p = p or GaitParams()
+    trial = make_gait_trial(p)
+    paths = [outdir / name for name in SAMPLE_FILES]
+    _write_c3d(_c3d(trial.markers, p, trial.subject, trial.plates, trial.events), paths[0])
+    _write_text(paths[1], truth_table(trial).to_csv(index=False, float_format="%.10g", lineterminator="\n"))
+    _write_text(paths[2], segments_json(p))
+    _write_c3d(_c3d(make_static_trial(p), p, trial.subject), paths[3])
+    return paths
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1:
+        print("usage: python -m gaitid.synthetic OUTDIR", file=sys.stderr)
+        return 2
+    for path in write_sample(argv[0]):
+        print(path)
+    return 0
+

@@ -1,0 +1,111 @@
+"""The analytic ground reaction under each stance foot and its encoding as type-2 force-plate
+channels (C3D plate equations, as ezc3d decodes them)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gaitid.synthetic.body import Frame, stance_phase
+from gaitid.synthetic.params import COP_END, COP_START, G, SIDE_SIGN, GaitParams
+
+
+# Vertical force over stance s in [0, 1]: BW (c1 sin(pi s) + c3 sin(3 pi s)), c3 = 0.438 and c1 set so
+# that the two feet's vertical impulse over a stride equals body weight times the stride time
+# (steady walking: c1 = 1.163 for 60 % stance); peaks 1.13 BW near s = 0.25 and 0.75, 0.72 BW at
+# mid-stance. Shear: braking then propulsion, -0.18 BW sin(2 pi s) (lab X, zero net impulse);
+# medial 0.04 BW sin(pi s) (cancels between the feet); free moment 0.004 BW.m sin(2 pi s).
+GRF_C3 = 0.438
+GRF_AP, GRF_ML, FREE_MOMENT = 0.18, 0.04, 0.004
+
+
+def vertical_c1(p: GaitParams) -> float:
+    """c1 such that 2 * stance_fraction * integral_0^1 (c1 sin(pi s) + c3 sin(3 pi s)) ds = 1:
+    c1 = pi/2 (1 / (2 f) - 2 c3 / (3 pi)), f the stance fraction."""
+    return float(np.pi / 2.0 * (1.0 / (2.0 * p.stance_fraction) - 2.0 * GRF_C3 / (3.0 * np.pi)))
+
+
+@dataclass
+class GroundReaction:
+    """Load of the floor on one foot (lab): force (n,3) N, cop (n,3) m on z = 0, free_moment (n,3) N.m
+    (Z only); zeros in swing, cop NaN in swing. ``phase`` is the stance progress (NaN in swing)."""
+
+    force: np.ndarray
+    cop: np.ndarray
+    free_moment: np.ndarray
+    phase: np.ndarray
+
+
+def ground_reaction(p: GaitParams, t: np.ndarray, foot: Frame, side: str) -> GroundReaction:
+    """Analytic ground reaction of ``side`` at times ``t`` given the foot's exact frame."""
+    s = stance_phase(p, t, side)
+    on = ~np.isnan(s)
+    sz = np.where(on, s, 0.0)
+    bw = p.mass * G
+    fz = bw * (vertical_c1(p) * np.sin(np.pi * sz) + GRF_C3 * np.sin(3 * np.pi * sz))
+    fx = -GRF_AP * bw * np.sin(2 * np.pi * sz)
+    fy = -SIDE_SIGN[side] * GRF_ML * bw * np.sin(np.pi * sz)  # toward the midline
+    force = np.where(on[:, None], np.column_stack([fx, fy, fz]), 0.0)
+    tz = -SIDE_SIGN[side] * FREE_MOMENT * bw * np.sin(2 * np.pi * sz)
+    free = np.column_stack([np.zeros_like(tz), np.zeros_like(tz), np.where(on, tz, 0.0)])
+    x_sole = COP_START + (COP_END - COP_START) * sz
+    local = np.column_stack([x_sole, np.zeros_like(sz), np.full_like(sz, -p.ankle_height)])
+    cop = foot.o + np.einsum("nij,nj->ni", foot.R, local)
+    cop[:, 2] = 0.0
+    cop[~on] = np.nan
+    return GroundReaction(force, cop, free, s)
+
+
+PLATE_SIZE = (0.6, 0.4)  # m, along X and Y
+PLATE_ORIGINS = (np.array([1.0, -0.5, -41.0]), np.array([-0.6, 0.4, -39.0]))  # mm, plate frame, sensor -> surface centre
+
+
+@dataclass
+class Plate:
+    """A type-2 force plate. corners (4, 3) m lab (C3D order: x = c0 - c1, y = c0 - c3, z down),
+    origin (3,) mm as stored, analog (n_analog, 6) channels Fx Fy Fz (N) Mx My Mz (N.mm) in the
+    plate frame, side whose contact it carries, and its exact ground reaction at the analog rate."""
+
+    corners: np.ndarray
+    origin: np.ndarray
+    analog: np.ndarray
+    side: str
+    grf: GroundReaction
+
+    @property
+    def R(self) -> np.ndarray:
+        x = self.corners[0] - self.corners[1]
+        y = self.corners[0] - self.corners[3]
+        z = np.cross(x, y)
+        y = np.cross(z, x)
+        return np.column_stack([x / np.linalg.norm(x), y / np.linalg.norm(y), z / np.linalg.norm(z)])
+
+    @property
+    def centre(self) -> np.ndarray:
+        return self.corners.mean(axis=0)
+
+
+def plate_channels(grf: GroundReaction, R_plate: np.ndarray, centre: np.ndarray, origin_mm: np.ndarray) -> np.ndarray:
+    """Type-2 channels (n, 6): force on the subject and moment about the sensor origin, plate frame,
+    N and N.mm, such that the C3D plate equations (ezc3d; origin with z <= 0 as stored) give back
+    the force, COP and free moment: M_c = cop x F + T, M_o = M_c - F x origin."""
+    F = grf.force @ R_plate
+    cop = np.where(np.isnan(grf.cop), centre, grf.cop)
+    cop_p = (cop - centre) @ R_plate
+    cop_p[:, 2] = 0.0
+    T = grf.free_moment @ R_plate
+    M_c = np.cross(cop_p, F) + T  # N.m about the surface centre
+    o = origin_mm / 1000.0
+    M_o = M_c - np.cross(F, o)
+    return np.concatenate([F, 1000.0 * M_o], axis=1)
+
+
+def _plate_corners(cx: float, cy: float, flipped: bool) -> np.ndarray:
+    """Corners (m) with z down; plate X along lab +X (or -X when ``flipped``)."""
+    a, b = PLATE_SIZE[0] / 2.0, PLATE_SIZE[1] / 2.0
+    if not flipped:
+        pts = [(cx + a, cy - b), (cx - a, cy - b), (cx - a, cy + b), (cx + a, cy + b)]
+    else:
+        pts = [(cx - a, cy + b), (cx + a, cy + b), (cx + a, cy - b), (cx - a, cy - b)]
+    return np.array([[x, y, 0.0] for x, y in pts])

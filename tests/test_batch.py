@@ -1,0 +1,76 @@
+"""Batch runs: pairing with static trials, failures recorded, skipping, and identical
+results sequentially, in worker processes and on a Dask cluster."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from gaitid.batch import plan, read_mp, run_batch, static_for
+from gaitid.resources import sample_data_dir
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def session(tmp_path: Path) -> Path:
+    """A session folder: the synthetic walk (twice, under two names), its static trial,
+    and a corrupt file."""
+    folder = tmp_path / "session"
+    folder.mkdir()
+    src = sample_data_dir()
+    shutil.copy(src / "walk_synthetic.c3d", folder / "walk01.c3d")
+    shutil.copy(src / "walk_synthetic.c3d", folder / "walk02.c3d")
+    shutil.copy(src / "static_synthetic.c3d", folder / "walk_static.c3d")
+    (folder / "broken.c3d").write_bytes(b"\x02\x50" + b"\x00" * 300)
+    return folder
+
+
+def test_plan_pairs_each_walk_with_the_static_trial(session):
+    jobs = plan([session], session.parent / "out")
+    assert [j.path.name for j in jobs] == ["broken.c3d", "walk01.c3d", "walk02.c3d"]
+    assert all(j.static is not None and j.static.name == "walk_static.c3d" for j in jobs)
+    assert static_for(session / "walk01.c3d", []) is None
+
+
+def test_read_vicon_mp(tmp_path):
+    mp = tmp_path / "subject.mp"
+    mp.write_text("$Bodymass = 74\n$Height = 1760\n$LeftLegLength = 920\n$Unknown = 3\n")
+    assert read_mp(mp) == {"mass": 74.0, "height": 1.76, "leg_length_left": 0.92}
+
+
+def test_batch_records_failures_skips_up_to_date_and_runs_in_parallel(session, tmp_path):
+    out = tmp_path / "out"
+    rows = []
+    summary = run_batch([session], out, report=False, progress=rows.append)
+    assert len(rows) == 3
+    status = dict(zip(summary["trial"], summary["status"]))
+    assert status == {"broken": "failed", "walk01": "ok", "walk02": "ok"}
+    error = summary.set_index("trial").loc["broken", "error"]
+    assert "broken.c3d" in error and "internal error" not in error
+    assert (summary.set_index("trial").loc["walk01", "n_kinetic_cycles"]) >= 2
+    assert pd.read_csv(out / "batch_summary.csv")["status"].tolist() == summary["status"].tolist()
+    first = (out / "walk01" / "walk01_frames.csv").read_bytes()
+
+    again = run_batch([session], out, report=False, progress=lambda r: None)
+    assert dict(zip(again["trial"], again["status"])) == {"broken": "failed", "walk01": "skipped", "walk02": "skipped"}
+
+    out2 = tmp_path / "out2"
+    par = run_batch([session], out2, report=False, jobs=2, progress=lambda r: None)
+    assert par["status"].tolist() == summary["status"].tolist()
+    assert (out2 / "walk01" / "walk01_frames.csv").read_bytes() == first
+
+
+def test_batch_on_a_dask_cluster_gives_identical_results(session, tmp_path):
+    distributed = pytest.importorskip("dask.distributed")
+    out_local, out_dask = tmp_path / "local", tmp_path / "dask"
+    run_batch([session / "walk01.c3d", session / "walk_static.c3d"], out_local, report=False, progress=lambda r: None)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        summary = run_batch([session / "walk01.c3d", session / "walk_static.c3d"], out_dask, report=False,
+                            scheduler=cluster.scheduler_address, progress=lambda r: None)
+    assert summary["status"].tolist() == ["ok"]
+    for name in ("walk01_frames.csv", "walk01_parameters.csv"):
+        assert (out_dask / "walk01" / name).read_bytes() == (out_local / "walk01" / name).read_bytes()

@@ -239,15 +239,23 @@ def contact_mask(fz: np.ndarray, rate: float, threshold: float = 20.0,
     ``fz``: (n,) vertical force on the subject (N, +up). NaN counts as no contact.
     """
     above = np.nan_to_num(np.asarray(fz, float), nan=-np.inf) > threshold
+    # bridge short dips inside a contact (not at the record's ends)
     starts, stops = _runs(~above)
-    for a, b in zip(starts, stops):  # bridge short dips inside a contact
-        if a > 0 and b < above.size and (b - a) / rate < min_gap:
-            above[a:b] = True
+    short = ((stops - starts) / rate < min_gap) & (starts > 0) & (stops < above.size)
+    _set_runs(above, starts[short], stops[short], True)
     starts, stops = _runs(above)
-    for a, b in zip(starts, stops):
-        if (b - a) / rate < min_duration:
-            above[a:b] = False
+    short = (stops - starts) / rate < min_duration
+    _set_runs(above, starts[short], stops[short], False)
     return above
+
+
+def _set_runs(mask: np.ndarray, starts: np.ndarray, stops: np.ndarray, value: bool) -> None:
+    """mask[a:b] = value for every run (a, b), without a Python loop."""
+    if starts.size:
+        idx = np.repeat(starts, stops - starts) + (np.arange((stops - starts).sum())
+                                                     - np.repeat(np.cumsum(stops - starts) - (stops - starts),
+                                                                 stops - starts))
+        mask[idx] = value
 
 
 def _crossing(fz: np.ndarray, i: int, j: int, threshold: float) -> float:
@@ -553,6 +561,20 @@ class EventChoice:
     prefer: str
     disagreements: int
     notes: list[str] = field(default_factory=list)
+
+    def describe(self) -> list[str]:
+        """One line per disagreement (and per note), for logs and reports."""
+        out = []
+        for r in self.comparison[self.comparison["disagree"]].itertuples():
+            what = f"{r.context} {r.label}"
+            if r.status == "paired":
+                out.append(f"{what}: file {r.reference_time_s:.3f} s, {r.source} {r.detected_time_s:.3f} s "
+                           f"({r.frame_difference:+.0f} frames)")
+            elif r.status == "reference only":
+                out.append(f"{what}: file {r.reference_time_s:.3f} s, not detected")
+            else:
+                out.append(f"{what}: {r.source} {r.detected_time_s:.3f} s, not in the file")
+        return out + list(self.notes)
 
 
 def combine_detected(plate: list[Event], kinematic: list[Event], window: float = 0.15) -> list[Event]:

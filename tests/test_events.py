@@ -200,6 +200,10 @@ def test_contact_mask_rejects_short_spikes_and_bridges_short_dips():
     m = E.contact_mask(fz, rate, threshold=20.0, min_duration=0.05, min_gap=0.01)
     starts, stops = E._runs(m)
     assert starts.tolist() == [300] and stops.tolist() == [700]
+    noisy = np.where(np.arange(1000) % 2 == 0, 30.0, 10.0)  # 1 ms above, 1 ms below 20 N, ..., ends below
+    assert E.contact_mask(noisy, rate, min_gap=0.0005).sum() == 0  # nothing bridged: every run is 1 ms
+    m = E.contact_mask(noisy, rate)  # the 1 ms dips are bridged (not the final sample): one contact
+    assert m[:-1].all() and not m[-1]
     fz[320:380] = np.nan  # a 60 ms NaN stretch is no contact; the 20 ms left before it is too short
     starts, stops = E._runs(E.contact_mask(fz, rate))
     assert starts.tolist() == [380] and stops.tolist() == [700]
@@ -310,6 +314,8 @@ def test_compare_and_resolve_events():
     # the 5-frame foot off and the unmatched file strike at 2.10 disagree; the 3.20 strike lies outside the file span
     assert keep.disagreements == 2
     assert keep.comparison.loc[keep.comparison.disagree, "reference_time_s"].tolist() == [1.6, 2.1]
+    assert keep.describe() == ["Left Foot Off: file 1.600 s, plate 1.650 s (+5 frames)",
+                               "Left Foot Strike: file 2.100 s, not detected"]
     merged = E.resolve_events(file, det, 100.0, prefer="merge")
     assert [e.time for e in merged.events] == [1.0, 1.6, 2.1, 3.2]
     detected = E.resolve_events(file, det, 100.0, prefer="detected")

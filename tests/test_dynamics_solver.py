@@ -334,3 +334,21 @@ def test_chunked_solvers_equal_the_unchunked_ones(contributions):
         for p in d_whole:
             for a, b in zip(d_whole[p], d_parts[p]):
                 np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-12)  # NaN where NaN
+
+
+# --- the seed's own per-frame formulation (benchmarks/bench_solver.py) ----------------------
+
+def test_seed_style_per_frame_inverse_matches_the_solver():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_solver.py"
+    spec = importlib.util.spec_from_file_location("bench_solver", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    segs, loads = bench.gait_like_chain(25, seed=3)
+    x = bench.per_frame_loop(segs, loads)  # x = inv(B) rhs, frame by frame, as seed 000 prints it
+    out = inverse_dynamics(segs, loads, frame="distal")
+    for j in range(3):
+        assert rel_err(out.force_lab[j], x[:, 6 * j:6 * j + 3]) < 1e-10
+        assert rel_err(out.moment[j], x[:, 6 * j + 3:6 * j + 6]) < 1e-10

@@ -28,3 +28,11 @@ def test_double_pendulum_example_runs(tmp_path):
     mod = runpy.run_path(str(EXAMPLES / "double_pendulum_energy.py"))
     out = mod["main"](tmp_path / "dp.png", t_end=0.2, dt_euler=1e-3)
     assert out.stat().st_size > 10_000
+
+
+def test_three_link_example_rnea_equals_corrected_closed_form(tmp_path):
+    mod = runpy.run_path(str(EXAMPLES / "three_link_rnea.py"))
+    t, printed, corrected, rnea = mod["torques"]()
+    np.testing.assert_allclose(rnea, corrected, atol=1e-10)
+    assert np.abs(printed[:, 1] - corrected[:, 1]).max() > 0.01  # the typo shows at the elbow
+    assert mod["main"](tmp_path / "three.png").stat().st_size > 10_000

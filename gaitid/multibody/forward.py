@@ -4,7 +4,8 @@
 - :func:`euler` -- the seeds' explicit Euler scheme (seed 000 In [139], seed 003 section 9.5),
   kept for comparison: it is first order and drifts.
 - :func:`planar_forward_dynamics`, :func:`simulate_planar` -- planar chains of
-  :mod:`gaitid.multibody.planar`.
+  :mod:`gaitid.multibody.planar`; :func:`simulate_chain` -- twist-wrench chains of
+  :mod:`gaitid.multibody.screw`.
 - ``double_pendulum_*`` -- seed 000's double pendulum, with its printed typo corrected.
 
 Units: SI, rad; arrays batch-first (n_frames, n).
@@ -118,6 +119,36 @@ def simulate_planar(
         return planar_forward_dynamics(chain, q, qd, zero if tau is None else tau(t), None, g)
 
     return integrate(accel, q0, qd0, t_eval, method=method, rtol=rtol, atol=atol)
+
+
+def simulate_chain(
+    chain,
+    theta0,
+    dtheta0,
+    t_eval,
+    tau: Callable[[float], np.ndarray] | None = None,
+    g=None,
+    F_tip: Callable[[float], np.ndarray] | None = None,
+    method: str = "DOP853",
+    rtol: float = 1e-10,
+    atol: float = 1e-10,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Simulate a :class:`gaitid.multibody.screw.ScrewChain` (seed 003 section 9.5, GetJointAccel).
+
+    tau(t) -> (n,) joint torques/forces (None: passive); F_tip(t) -> (6,) wrench the tip exerts
+    on the environment (tip frame; None: none); g: (3,) m/s^2, base frame (default lab -Z).
+    Returns theta, dtheta (n_t, n) at t_eval.
+    """
+    from gaitid.multibody import screw
+
+    g = screw.GRAVITY_Z if g is None else g
+    zero = np.zeros(chain.n_joints)
+
+    def accel(t, th, thd):
+        return screw.forward_dynamics(chain, th, thd, zero if tau is None else tau(t), g=g,
+                                      F_tip=None if F_tip is None else F_tip(t))
+
+    return integrate(accel, theta0, dtheta0, t_eval, method=method, rtol=rtol, atol=atol)
 
 
 # ----------------------------------------------------------------------------------------

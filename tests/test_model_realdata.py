@@ -29,8 +29,8 @@ CASES = [
     ("btkdata/FunctionalWalk.c3d", None, None),
     ("c3d-parser/MH0222_BP06.c3d", None, None),
 ]
-# MH0222 uses Plug-in Gait's AnkleAbAdd offset (0.22 / 0.15 rad), which gaitid does not model:
-# its ankle centres differ by 6-9 mm and its foot frames by 4-6 degrees (documented).
+# MH0222 sets AnkleAbAdd (0.22 / 0.15 rad), ThighRotation, ShankRotation and TibialTorsion: gaitid
+# reproduces its ankle centres to 0.1 mm (not to rounding), so its tolerances are a little wider.
 ANKLE_EXCEPTIONS = {"c3d-parser/MH0222_BP06.c3d"}
 
 _cache: dict = {}
@@ -65,34 +65,20 @@ def test_joint_centres_frames_and_angles_match_plug_in_gait(rel, static_rel, ove
     static = _trial(static_rel) if (static_rel and model == "plugin-gait") else None
     overrides = overrides if model == "plugin-gait" else None  # the file-segments model has no parameters
     mk = build_segments(trial, model, static=static, subject=overrides, marker_cutoff_hz=None)
-    exact_ankle = model == "plugin-gait-segments" or rel not in ANKLE_EXCEPTIONS
+    loose = model == "plugin-gait" and rel in ANKLE_EXCEPTIONS
+    mm, deg = (0.2, 0.1) if loose else (0.01, 0.01)
     for side, S in (("left", "L"), ("right", "R")):
         for jc, label in (("hip", "FEP"), ("knee", "FEO"), ("ankle", "TIO")):
             err_mm = 1000 * np.linalg.norm(mk.joint_centres[f"{side}.{jc}"] - trial.point(S + label), axis=1)
-            if jc == "ankle" and not exact_ankle:
-                assert _rms(err_mm) < 10.0
-            else:
-                assert _rms(err_mm) < 0.1, f"{S} {jc} centre RMS {_rms(err_mm):.3f} mm"
+            assert _rms(err_mm) < mm, f"{S} {jc} centre RMS {_rms(err_mm):.3f} mm"
         for seg, code in (("thigh", "FE"), ("shank", "TI"), ("foot", "FO")):
             R_file = frame_from_axis_points(*(trial.point(S + code + c) for c in "OALP"))
             err = _rms(_angle_between(mk.frames[f"{side}.{seg}"], R_file))
-            limit = 0.05 if (seg != "foot" or exact_ankle) else 6.0
-            if seg == "shank" and not exact_ankle:
-                limit = 0.2
-            assert err < limit, f"{S} {seg} frame RMS {err:.3f} deg"
+            assert err < deg, f"{S} {seg} frame RMS {err:.3f} deg"
         for joint in ("Pelvis", "Hip", "Knee", "Ankle", "FootProgress"):
-            ref = _angles_ref(trial, f"{S}{joint}Angles")
-            d = mk.angles_deg[f"{S}{joint}Angles"] - ref
+            d = mk.angles_deg[f"{S}{joint}Angles"] - _angles_ref(trial, f"{S}{joint}Angles")
             rms = np.sqrt(np.nanmean(d**2, axis=0))
-            if rel in ANKLE_EXCEPTIONS and joint == "FootProgress" and not exact_ankle:
-                assert rms[0] < 6.0  # the foot frame differs (see ANKLE_EXCEPTIONS)
-            elif rel in ANKLE_EXCEPTIONS and joint == "Ankle":
-                # PiG adds AnkleAbAdd to the ankle angles themselves: only flexion is comparable
-                assert rms[0] < (0.5 if exact_ankle else 6.0)
-            elif rel in ANKLE_EXCEPTIONS and joint == "Knee" and not exact_ankle:
-                assert (rms < 0.2).all()  # the shank's long axis follows the 6-9 mm ankle offset
-            else:
-                assert (rms < 0.05).all(), f"{S}{joint}Angles RMS {rms}"
+            assert (rms < deg).all(), f"{S}{joint}Angles RMS {rms}"
 
 
 def test_static_calibration_reproduces_plug_in_gait_foot_offsets():

@@ -232,8 +232,9 @@ class _Evaluator:
         if method == "chord":
             offset = self.param(spec["width"], key) / 2 + self.param("marker_radius", key)
             rot = self.param(spec["wand_rotation"], key) if "wand_rotation" in spec else 0.0
+            opening = self.param(spec["angle_offset"], key) if "angle_offset" in spec else 0.0
             return chord_joint_centre(self.point(spec["wand"]), self.point(spec["proximal"]), self.point(spec["marker"]),
-                                      offset, rot)
+                                      offset, rot, angle_offset=opening)
         if method == "in_segment":
             R, origin = self.segment(spec["segment"])
             return origin + R @ np.asarray(spec["offset"], float)
@@ -495,7 +496,12 @@ def build_segments(
                 if R is None:
                     R = ev.segment(name)[0]
                 return apply_angle_axes(R, m.segments[name].get("angle_axes"))
-            q = kin.cardan_angles(seg_R(spec["proximal"]), seg_R(spec["distal"]), spec.get("sequence", "YXZ"))
+            R_prox = seg_R(spec["proximal"])
+            for rot in spec.get("proximal_rotate", []):
+                angle = ev.param(rot, f"joints.{jname}.proximal_rotate")
+                if angle:
+                    R_prox = R_prox @ fr.rotation_about(rot["axis"], angle)
+            q = kin.cardan_angles(R_prox, seg_R(spec["distal"]), spec.get("sequence", "YXZ"))
             order = [i - 1 for i in spec.get("outputs", [1, 2, 3])]
             signs = np.asarray(spec.get(side, [1, 1, 1]), float)
             label = spec.get("label", f"{{S}}{jname}").replace("{S}", m.sides[side])

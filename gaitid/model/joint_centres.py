@@ -70,14 +70,20 @@ def _rotate_about_line(point: np.ndarray, pivot: np.ndarray, axis: np.ndarray, a
     return pivot + a * c + np.cross(u, a) * s + u * np.sum(u * a, axis=-1, keepdims=True) * (1 - c)
 
 
-def _chord(wand: np.ndarray, proximal: np.ndarray, marker: np.ndarray, offset: float) -> np.ndarray:
+def _chord(wand: np.ndarray, proximal: np.ndarray, marker: np.ndarray, offset: float, angle_offset: float = 0.0):
     u = _unit(proximal - marker)
     d = np.linalg.norm(proximal - marker, axis=-1)
     a = wand - marker
     w = _unit(-(a - u * np.sum(a * u, axis=-1, keepdims=True)))  # in-plane, normal to u, away from the wand
     with np.errstate(invalid="ignore"):
-        cos_t = offset / d
-        sin_t = np.sqrt(1.0 - cos_t**2)  # NaN when the marker is closer than offset to the proximal centre
+        if angle_offset == 0.0:
+            cos_t = offset / d
+            sin_t = np.sqrt(1.0 - cos_t**2)  # NaN when the marker is closer than offset to the proximal centre
+        else:
+            # triangle marker-J-proximal with angle gamma at J: law of sines gives the angle at the marker
+            gamma = np.pi / 2 + angle_offset
+            t = np.pi - gamma - np.arcsin(offset * np.sin(gamma) / d)
+            cos_t, sin_t = np.cos(t), np.sin(t)
     return marker + offset * (cos_t[..., None] * u + sin_t[..., None] * w)
 
 
@@ -88,6 +94,7 @@ def chord_joint_centre(
     offset: float,
     wand_rotation: float = 0.0,
     iterations: int = 4,
+    angle_offset: float = 0.0,
 ) -> np.ndarray:
     """Plug-in Gait chord function: the joint centre J (n, 3) m, lab frame.
 
@@ -104,15 +111,18 @@ def chord_joint_centre(
     depends on J, the construction is iterated (``iterations`` times; it converges to
     1e-5 m in 2-3). Matches Plug-in Gait's own knee centres to 0.00 mm on four real files
     (see docs/plugin-gait.md for the sign per side).
+
+    ``angle_offset`` (rad) opens the angle proximal-J-marker to pi/2 + angle_offset (Plug-in
+    Gait's AnkleAbAdd; J then follows from the law of sines in the triangle marker-J-proximal).
     """
     wand = np.asarray(wand, float)
     proximal = np.asarray(proximal, float)
     marker = np.asarray(marker, float)
-    joint = _chord(wand, proximal, marker, offset)
+    joint = _chord(wand, proximal, marker, offset, angle_offset)
     if wand_rotation:
         for _ in range(iterations):
             rotated = _rotate_about_line(wand, proximal, proximal - joint, wand_rotation)
-            joint = _chord(rotated, proximal, marker, offset)
+            joint = _chord(rotated, proximal, marker, offset, angle_offset)
     return joint
 
 

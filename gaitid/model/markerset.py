@@ -37,7 +37,7 @@ SEGMENT_METHODS = {
 }
 STATIC_METHODS = {"pig_foot": {"ankle", "toe", "heel", "shank"}}
 _OPTIONAL = {
-    "point": {"side", "method", "wand_rotation", "label"},
+    "point": {"side", "method", "wand_rotation", "angle_offset", "label"},
     "segment": {"side", "method", "proximal", "distal", "bsip", "rotate", "angle_axes", "long_axis", "ml_axis"},
     "static": {"side", "method", "flat_foot", "sole_delta"},
 }
@@ -210,6 +210,9 @@ def _validate(model: Model) -> None:
         for key in ("proximal", "distal"):
             if spec.get(key) not in model.segments:
                 raise err(f"{where}.{key}", f"{spec.get(key)!r} is not a segment of this model")
+        for rot in spec.get("proximal_rotate", []):
+            if not isinstance(rot, dict) or rot.get("axis") not in ("x", "y", "z") or rot.get("param") not in model.parameters:
+                raise err(f"{where}.proximal_rotate", "each entry needs axis = 'x'|'y'|'z' and param = a name from [parameters]")
         if spec.get("sequence", "YXZ").upper() not in SEQUENCES:
             raise err(f"{where}.sequence", f"{spec.get('sequence')!r} is not a Cardan/Euler sequence such as 'YXZ'")
         for key in ("outputs", "left", "right", "offsets"):

@@ -277,7 +277,8 @@ def _cop_under(trial: Trial, w: PlateWrench, frames: np.ndarray, markers: GaitMa
             res[side] = np.nan
             continue
         d = distance_to_triangle(
-            w.cop[ev, :2], trial.point(foot.heel)[ev, :2], trial.point(foot.toe)[ev, :2], trial.point(foot.ankle)[ev, :2]
+            w.cop[ev, :2], trial.point(foot.heel)[ev, :2], trial.point(foot.toe)[ev, :2],
+            trial.point(foot.ankle)[ev, :2],
         )
         known = np.isfinite(d)
         res[side] = float(np.mean(d[known] <= tol)) if known.sum() >= max(1, 0.5 * ev.size) else np.nan

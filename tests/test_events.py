@@ -327,7 +327,8 @@ def test_compare_and_resolve_events():
 
 def test_combine_detected_prefers_plate_events():
     plate = [_ev("Foot Strike", "Right", 1.003, source="plate")]
-    kin = [_ev("Foot Strike", "Right", 0.99, source="kinematics"), _ev("Foot Strike", "Right", 2.1, source="kinematics")]
+    kin = [_ev("Foot Strike", "Right", 0.99, source="kinematics"),
+           _ev("Foot Strike", "Right", 2.1, source="kinematics")]
     got = E.combine_detected(plate, kin)
     assert [(e.time, e.source) for e in got] == [(1.003, "plate"), (2.1, "kinematics")]
 

@@ -171,7 +171,8 @@ def test_foot_loads_zero_in_swing_nan_when_unknown():
 def test_stance_intervals_from_events():
     from gaitid.trial import Event
 
-    ev = [Event("Foot Off", "Left", 0.2, 21), Event("Foot Strike", "Left", 0.6, 61), Event("Foot Off", "Left", 1.2, 121)]
+    ev = [Event("Foot Off", "Left", 0.2, 21), Event("Foot Strike", "Left", 0.6, 61),
+          Event("Foot Off", "Left", 1.2, 121)]
     assert P.stance_intervals(ev, "Left", 0.0, 2.0) == [(0.0, 0.2), (0.6, 1.2)]
     assert P.stance_intervals(ev[1:2], "Left", 0.0, 2.0) == [(0.6, 2.0)]
     assert P.stance_intervals(ev, "Right", 0.0, 2.0) == []

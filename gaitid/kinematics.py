@@ -192,8 +192,8 @@ def joint_angles(
     """Joint angles (n, 3) in degrees: the Cardan angles of ``sequence`` (:func:`cardan_angles`),
     re-ordered by ``outputs`` (1-based) and multiplied by ``signs``. Plug-in Gait's hip and knee:
     'YXZ', (1, 2, 3); signs hip left (-1, -1, -1), right (-1, 1, 1); knee left (1, -1, -1),
-    right (1, 1, 1); ankle with the foot axes (-z, y, x): 'YZX', (1, 3, 2), left (-1, 1, -1),
-    right (-1, -1, 1) -- giving flexion (+), adduction (+), internal rotation (+); ankle
+    right (1, 1, 1); ankle (shank without its tibial torsion, foot axes (-z, y, x)): 'YZX', (1, 3, 2),
+    left (-1, 1, -1), right (-1, -1, 1) -- giving flexion (+), adduction (+), internal rotation (+); ankle
     dorsiflexion (+). Matched to the files' LHipAngles... (see docs/plugin-gait.md)."""
     q = cardan_angles(R_proximal, R_distal, sequence)
     order = [i - 1 for i in outputs]

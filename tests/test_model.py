@@ -252,3 +252,14 @@ def test_chord_properties_hold_for_any_geometry(wand_dir, prox_dir, offset):
     side_j = np.dot(np.cross(proximal[0], j), normal)
     side_w = np.dot(np.cross(proximal[0], wand[0]), normal)
     assert side_j * side_w < 0
+
+
+def test_chord_angle_offset_opens_the_right_angle():
+    marker = np.array([[0.0, 0.0, 0.0]])
+    proximal = np.array([[0.0, 0.0, 0.4]])
+    wand = np.array([[0.05, 0.0, 0.2]])
+    j = chord_joint_centre(wand, proximal, marker, 0.04, angle_offset=0.2)[0]
+    a, b = proximal[0] - j, marker[0] - j
+    angle = np.arccos(a @ b / np.linalg.norm(a) / np.linalg.norm(b))
+    assert angle == pytest.approx(np.pi / 2 + 0.2, abs=1e-12)
+    assert np.linalg.norm(j) == pytest.approx(0.04) and j[1] == pytest.approx(0.0, abs=1e-15) and j[0] < 0

@@ -113,6 +113,10 @@ def recursive_newton_euler(
     # gravity part of the forces: constant, the weight of the segments below and at joint j
     weight = -np.cumsum(masses)[:, None] * g[:, 0]  # (k, 3)
 
+    if contributions:
+        F_out[2] = 0.0  # velocity: omega x I omega exerts no force
+        F_out[3] = weight[:, :, None]  # gravity: -(sum of masses up to joint j) g
+
     for start in range(0, n, chunk):
         sl = slice(start, min(start + chunk, n))
         Rcs = []
@@ -141,9 +145,9 @@ def recursive_newton_euler(
                 F = F_out[1:, i, :, sl]
                 M = M_out[1:, i, :, sl]
                 np.multiply(a, m, out=F[0])  # inertial: m a
-                F[1] = 0.0  # velocity: no force
-                F[2] = weight[i][:, None]  # gravity: -(sum of masses up to i) g, a constant
-                np.einsum("ijn,pjn->pin", Rc, np.stack((I @ alpha, _cross(w, I @ w))), out=M[:2])
+                # velocity (no force) and gravity (a constant) forces are filled before the loop
+                np.einsum("ijn,jn->in", Rc, I @ alpha, out=M[0])
+                np.einsum("ijn,jn->in", Rc, _cross(w, I @ w), out=M[1])
                 _cross_add(cP, F[0], M[0], tmp)
                 M[2] = 0.0
                 _cross_add(cP, -m * g, M[2], tmp)
@@ -193,7 +197,11 @@ def recursive_newton_euler(
                 else:
                     M_out[:, j, :, sl] = np.nan
                     continue
-                M_out[:, j, :, sl] = np.einsum("jin,pjn->pin", Rc, M_out[:, j, :, sl])
+                if contributions:
+                    M_out[1:, j, :, sl] = np.einsum("jin,pjn->pin", Rc, M_out[1:, j, :, sl])
+                    np.sum(M_out[1:, j, :, sl], axis=0, out=M_out[0, j, :, sl])
+                else:
+                    M_out[0, j, :, sl] = np.einsum("jin,jn->in", Rc, M_out[0, j, :, sl])
     forces = {p: [F_out[q, j].T for j in range(k)] for q, p in enumerate(parts)}
     moments = {p: [M_out[q, j].T for j in range(k)] for q, p in enumerate(parts)}
     return forces, moments

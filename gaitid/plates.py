@@ -32,7 +32,8 @@ foot, or declared invalid for kinetics with the reason, as follows
 :func:`foot_loads` turns the contacts into per-foot loads at the point rate, in the
 lab frame, ready for :class:`gaitid.dynamics.types.ExternalLoad`: the (summed) plate
 force (N), centre of pressure (m) and free moment (N.m) during a valid contact; zero
-in swing; NaN during an invalid contact or a stance off the plates (load unknown).
+in swing; NaN during an invalid contact (outside the foot's swing) or a stance off
+the plates (load unknown).
 Swing and stance come from the gait events (foot strike to foot off is stance, both
 frames included, each event on its nearest frame). During a valid contact the plate's
 wrench is used on every frame of the contact and of the stance it overlaps; frames
@@ -504,8 +505,9 @@ def foot_loads(trial: Trial, contacts: list[FootContact], events: list[Event] | 
                 P[idx] = np.where(ok[:, None], w.cop[idx], 0.0)
                 T[idx] = np.where(ok[:, None], np.nan_to_num(w.free_moment[idx]), 0.0)
                 state[idx] = "plate"
-            else:
+            else:  # load unknown while this foot may be on the plate: not in its swing
                 idx = _frames_in(trial, a, b)
+                idx = idx[state[idx] != "swing"]
                 state[idx] = np.where(state[idx] == "plate", "plate", "invalid")
         swing = state == "swing"
         F[swing] = 0.0

@@ -86,11 +86,21 @@ def test_foot_partly_off_the_plate_is_invalid_with_the_reason():
 def test_two_feet_on_one_plate_is_invalid():
     plates = [{"centre": ("Right", 1), "shift": 0.3, "length": 1.3,
                "stances": [("Right", 1, "all"), ("Left", 1, "all")]}]
-    trial, _ = make_walk(plates=plates)
+    trial, truth = make_walk(plates=plates)
     (c,) = P.assign_contacts(trial)
     assert not c.valid and c.side is None
     assert "two feet on the plate" in c.reason
     assert set(c.feet) == {"Left", "Right"}
+    # both feet's loads are unknown while they stand on it, zero in their swings
+    loads = P.foot_loads(trial, [c], truth_events(truth, trial.point_rate))
+    t = trial.time
+    for side in ("Left", "Right"):
+        S, O = truth["footprints"][(side, 1)]
+        on = (t >= S + 0.005) & (t <= O - 0.005)
+        assert np.all(loads[side].state[on] == "invalid") and np.isnan(loads[side].force_lab[on]).all()
+    S, O = truth["footprints"][("Right", 1)]
+    after = (t > O + 0.005) & (t < truth["footprints"][("Left", 1)][1])  # right swing, left still on the plate
+    assert after.sum() > 20 and np.all(loads["Right"].force_lab[after] == 0.0)
 
 
 def test_foot_across_two_plates_sums_their_wrenches():

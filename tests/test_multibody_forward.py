@@ -96,10 +96,8 @@ def test_inverse_dynamics_of_simulated_motion_returns_the_input_torques():
 
 
 def test_screw_forward_dynamics_conserves_energy_and_matches_planar_simulation():
-    from tests.test_multibody_screw import random_3d_chain
-
     rng = np.random.default_rng(5)
-    sc = random_3d_chain(3, rng=rng)
+    sc = S.sample_chain(3, rng)
     g = np.array([0.0, 0.0, -9.81])
     t = np.linspace(0.0, 1.0, 51)
     th, thd = Fw.simulate_chain(sc, rng.uniform(-1, 1, 3), rng.normal(0, 1, 3), t, g=g)

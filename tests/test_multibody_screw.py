@@ -22,30 +22,7 @@ G_PLANAR = np.array([0.0, -9.81, 0.0])
 
 
 def random_3d_chain(n: int, rng=RNG, prismatic=()) -> S.ScrewChain:
-    """A random spatial chain: random joint axes, link frames with random orientation."""
-    M_list = np.zeros((n + 1, 4, 4))
-    S_list = np.zeros((n, 6))
-    G_list = np.zeros((n, 6, 6))
-    T = np.eye(4)
-    for i in range(n + 1):
-        M = np.eye(4)
-        M[:3, :3] = Rotation.random(random_state=rng).as_matrix()
-        M[:3, 3] = rng.uniform(-0.3, 0.3, 3)
-        M_list[i] = M
-        if i == n:
-            break
-        axis = rng.normal(size=3)
-        axis /= np.linalg.norm(axis)
-        joint_point = T[:3, 3] + rng.uniform(-0.1, 0.1, 3)  # somewhere near link i-1
-        if i in prismatic:
-            S_list[i] = np.concatenate([np.zeros(3), axis])
-        else:
-            S_list[i] = np.concatenate([axis, -np.cross(axis, joint_point)])
-        T = T @ M
-        Rb = Rotation.random(random_state=rng).as_matrix()
-        inertia = Rb @ np.diag(rng.uniform(0.01, 0.2, 3)) @ Rb.T
-        G_list[i] = S.spatial_inertia(rng.uniform(0.5, 5.0), inertia)
-    return S.ScrewChain(M_list, G_list, S_list)
+    return S.sample_chain(n, rng, prismatic)
 
 
 def test_se3_machinery_against_scipy_and_identities():

@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.spatial.transform import Rotation
 
 from gaitid.errors import DataError, ModelError
 
@@ -292,13 +293,48 @@ def planar_screw_chain(mass, length, com, inertia) -> ScrewChain:
     return ScrewChain(M_list, G_list, S_list)
 
 
+def sample_chain(n: int, rng=None, prismatic=()) -> ScrewChain:
+    """A random spatial chain for tests and benchmarks (like pinocchio's sample models).
+
+    n joints with random unit axes (``prismatic``: indices of prismatic joints), link frames
+    with random orientations within 0.3 m of each other, masses 0.5-5 kg, random inertias
+    (positive definite, not always physically realisable: fine for the mathematics).
+    rng: a numpy Generator or a seed.
+    """
+    rng = np.random.default_rng(rng)
+    M_list = np.zeros((n + 1, 4, 4))
+    S_list = np.zeros((n, 6))
+    G_list = np.zeros((n, 6, 6))
+    T = np.eye(4)
+    for i in range(n + 1):
+        M = np.eye(4)
+        M[:3, :3] = Rotation.random(random_state=rng).as_matrix()
+        M[:3, 3] = rng.uniform(-0.3, 0.3, 3)
+        M_list[i] = M
+        if i == n:
+            break
+        axis = rng.normal(size=3)
+        axis /= np.linalg.norm(axis)
+        joint_point = T[:3, 3] + rng.uniform(-0.1, 0.1, 3)  # somewhere near link i-1
+        if i in prismatic:
+            S_list[i] = np.concatenate([np.zeros(3), axis])
+        else:
+            S_list[i] = np.concatenate([axis, -np.cross(axis, joint_point)])
+        T = T @ M
+        Rb = Rotation.random(random_state=rng).as_matrix()
+        inertia = Rb @ np.diag(rng.uniform(0.01, 0.2, 3)) @ Rb.T
+        G_list[i] = spatial_inertia(rng.uniform(0.5, 5.0), inertia)
+    return ScrewChain(M_list, G_list, S_list)
+
+
 @dataclass
 class RneaResult:
     """Output of :func:`rnea` (seed 003 eqs 9.53-9.57), per frame.
 
     tau: (n_frames, n) joint torques (N.m) or forces (N): tau_i = F_i . A_i (eq 9.57).
-    wrench: (n_frames, n, 6) F_i = (m_i, f_i): the wrench transmitted through joint i FROM
-      link i-1 (the base for i = 1) TO link i, expressed in link frame {i} (axes of link i,
+    wrench: (n_frames, n, 6), ``wrench[:, i]`` (0-based; the seed's F_{i+1}) = (m, f): the
+      wrench transmitted through joint i FROM link i-1 (the base for i = 0) TO link i,
+      expressed in link frame {i} (axes of link i,
       origin at its centre of mass), moment m_i (N.m) taken ABOUT THE CENTRE OF MASS of link
       i, force f_i (N). It is the true joint load: gravity enters through the base
       acceleration but F_i balances the real gravity on the links. To get the force and

@@ -7,7 +7,8 @@ the exact truth. Only sampling (100 Hz, float32 file), the plate decimation, fin
 and (when on) filtering remain, so the RMS error per joint and plane is the pipeline's numerical
 error budget. Planes are the lab's: sagittal = moment about lab Y, frontal = X, transverse = Z
 (the trial walks along +X). Frames compared: the leg in swing or on a plate (truth contact 0/1),
-without the 3 frames at each end.
+without the 3 frames at each end. The same comparison through ``gaitid.pipeline.process`` (its
+plate assignment, event checks and load filtering) is in tests/test_pipeline.py.
 """
 
 from __future__ import annotations

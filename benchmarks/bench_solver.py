@@ -112,7 +112,8 @@ def main(argv=None) -> None:
             rows.append((label, *best_time(lambda: inverse_dynamics(segs, loads, **kw), rep), n))
         m = min(n, 2000)
         sub_segs, sub_loads = gait_like_chain(m)
-        rows.append((f"per-frame loop, inv (timed on {m})", *best_time(lambda: per_frame_loop(sub_segs, sub_loads), 1), m))
+        loop = best_time(lambda: per_frame_loop(sub_segs, sub_loads), 1)
+        rows.append((f"per-frame loop, inv (timed on {m})", *loop, m))
         ref = rows[0][2] / rows[0][3]
         for label, wall, cpu, count in rows:
             t = cpu / count

@@ -99,7 +99,9 @@ def test_two_feet_on_one_plate_is_invalid():
         on = (t >= S + 0.005) & (t <= O - 0.005)
         assert np.all(loads[side].state[on] == "invalid") and np.isnan(loads[side].force_lab[on]).all()
     S, O = truth["footprints"][("Right", 1)]
-    after = (t > O + 0.005) & (t < truth["footprints"][("Left", 1)][1])  # right swing, left still on the plate
+    next_strike = truth["footprints"][("Right", 2)][0]
+    after = (t > O + 0.005) & (t < next_strike - 0.005)  # right swing while the left foot is still on the plate
+    assert np.all(t[after] < truth["footprints"][("Left", 1)][1])
     assert after.sum() > 20 and np.all(loads["Right"].force_lab[after] == 0.0)
 
 

@@ -132,6 +132,17 @@ def gait_cycles(events: list[Event], contacts=None, tolerance: float = 0.05) -> 
     return sorted(out, key=lambda c: (c.start_time, c.side))
 
 
+def cycles_table(cycles: list[Cycle]) -> pd.DataFrame:
+    """One row per cycle: side, cycle, start_time_s, foot_off_time_s, end_time_s, foot_off_pct,
+    opposite_off_pct, opposite_strike_pct, kinetic, plates, reason."""
+    cols = ["side", "cycle", "start_time_s", "foot_off_time_s", "end_time_s", "foot_off_pct", "opposite_off_pct",
+            "opposite_strike_pct", "kinetic", "plates", "reason"]
+    rows = [(c.side, c.index, c.start_time, c.foot_off_time, c.end_time, c.foot_off_pct,
+             c.percent(c.opposite_off_time), c.percent(c.opposite_strike_time), c.kinetic,
+             ",".join(str(p) for p in c.plates), c.reason) for c in cycles]
+    return pd.DataFrame(rows, columns=cols)
+
+
 def _mark_kinetic(c: Cycle, contacts, tolerance: float) -> None:
     if contacts is None:
         c.reason = "no plate contacts given"

@@ -36,6 +36,9 @@ def test_cycles_from_synthetic_events():
     assert kin[("Right", 1.23)] == (True, "")
     assert kin[("Left", 1.78)][0] is False and "partly off" in kin[("Left", 1.78)][1]
     assert kin[("Right", 0.13)] == (False, "stance not on a force plate")
+    table = C.cycles_table(cyc)
+    assert table.kinetic.tolist() == [False, False, True, False] and table.plates.tolist() == ["", "", "1", "2"]
+    np.testing.assert_allclose(table[["foot_off_pct", "opposite_off_pct", "opposite_strike_pct"]], [[60, 10, 50]] * 4)
 
 
 def test_cycle_without_its_foot_off_is_skipped():

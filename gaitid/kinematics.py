@@ -99,14 +99,16 @@ def butter_lowpass(x: np.ndarray, rate: float, cutoff: float | None = 6.0, order
     flat, shape = _as_2d(x)
     out = np.full_like(flat, np.nan)
     default_pad = 3 * max(len(a), len(b))
+    finite = np.isfinite(flat)
+    # columns sharing a missing-data pattern (x, y, z of a marker; markers seen together) go together
+    patterns: dict[bytes, list[int]] = {}
     for c in range(flat.shape[1]):
-        col = flat[:, c]
-        for s, e in nan_runs(np.isfinite(col)):
+        patterns.setdefault(np.packbits(finite[:, c]).tobytes(), []).append(c)
+    for cols in patterns.values():
+        for s, e in nan_runs(finite[:, cols[0]]):
             n = e - s
-            if n < 2:
-                out[s:e, c] = col[s:e]
-                continue
-            out[s:e, c] = filtfilt(b, a, col[s:e], padlen=min(default_pad, n - 1))
+            block = flat[s:e][:, cols]
+            out[s:e, cols] = block if n < 2 else filtfilt(b, a, block, axis=0, padlen=min(default_pad, n - 1))
     return out.reshape(shape)
 
 
@@ -176,7 +178,8 @@ def cardan_angles(R_proximal: np.ndarray, R_distal: np.ndarray, sequence: str = 
     out = np.full(rel.shape[:-2] + (3,), np.nan)
     ok = np.isfinite(rel).all(axis=(-2, -1))
     if ok.any():
-        out[ok] = Rotation.from_matrix(orthonormalise(rel[ok])).as_euler(sequence.upper())
+        # scipy takes the nearest rotation of a slightly non-orthogonal matrix itself
+        out[ok] = Rotation.from_matrix(rel[ok]).as_euler(sequence.upper())
     return out
 
 

@@ -11,6 +11,7 @@ tensor about the centre of mass in the segment frame, I = m (k L)^2 on each axis
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,8 +70,18 @@ def list_tables() -> list[str]:
 
 
 def load_table(name_or_path: str | Path) -> BsipTable:
-    """Load and validate a BSIP table by name (``'dempster'``, ``'de_leva_1996_male'``...) or path."""
+    """Load and validate a BSIP table by name (``'dempster'``, ``'de_leva_1996_male'``...) or path
+    (cached while the file is unchanged)."""
     path = resolve_path(name_or_path, models_dir() / "bsip", kind="BSIP table")
+    try:
+        stamp = path.stat().st_mtime_ns
+    except OSError:
+        stamp = None
+    return _load_table_cached(path, stamp)
+
+
+@functools.lru_cache(maxsize=32)
+def _load_table_cached(path: Path, stamp: int | None) -> BsipTable:
     data = _read_toml(path)
     head = data.get("table")
     if not isinstance(head, dict) or not isinstance(head.get("name"), str):

@@ -9,6 +9,7 @@ the file and the key.
 
 from __future__ import annotations
 
+import functools
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -120,8 +121,18 @@ def _expect(model_path: Path, table: dict, key: str, where: str, kind: type | tu
 
 
 def load_model(name_or_path: str | Path) -> Model:
-    """Load and validate a model from ``models/<name>.toml`` or a file path."""
+    """Load and validate a model from ``models/<name>.toml`` or a file path (cached while the
+    file is unchanged; treat the result as read-only)."""
     path = resolve_path(name_or_path)
+    try:
+        stamp = path.stat().st_mtime_ns
+    except OSError:
+        stamp = None
+    return _load_model_cached(path, stamp)
+
+
+@functools.lru_cache(maxsize=32)
+def _load_model_cached(path: Path, stamp: int | None) -> Model:
     data = _read_toml(path)
     head = _expect(path, data, "model", "", dict)
     sides = _expect(path, head, "sides", "model", dict, required=False) or {"left": "L", "right": "R"}

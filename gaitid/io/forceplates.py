@@ -32,8 +32,9 @@ centre (linear in the channels) are decimated with ``scipy.signal.resample_poly`
 edges is not attenuated); sample ``k`` of the result is simultaneous with point
 frame ``k``. COP and free moment are then recomputed from the decimated wrench.
 
-COP is NaN wherever |Fz| is below ``cop_threshold`` (default 10 N): the ratio
-``M/Fz`` is meaningless on an unloaded plate.
+COP (and the free moment) are NaN wherever the plate's normal force |Fz| is
+below ``cop_threshold`` (default 10 N): the ratio ``M/Fz`` is meaningless on
+an unloaded plate.
 """
 
 from __future__ import annotations
@@ -159,7 +160,8 @@ def wrench_lab(
         force = f_p @ rot.T * f_scale
         cop = (cop_p @ rot.T + centre) * len_scale
         free = tz_p @ rot.T * (f_scale * len_scale)
-    unloaded = ~(np.abs(force[:, 2]) >= cop_threshold)  # NaN force counts as unloaded
+    # normal force in the plate frame: the lab's vertical force once the lab is Z-up, whatever the file's up axis
+    unloaded = ~(np.abs(f_p[:, 2] * f_scale) >= cop_threshold)  # NaN force counts as unloaded
     cop[unloaded] = np.nan
     free[unloaded] = np.nan
     return PlateWrench(rate=rate, force=force, cop=cop, free_moment=free)

@@ -193,3 +193,13 @@ def test_plug_in_gait_signs_flexion_positive():
 def test_joint_angular_velocity_is_distal_minus_proximal():
     wp, wd = np.array([[1.0, 2.0, 3.0]]), np.array([[0.5, 2.5, -1.0]])
     np.testing.assert_allclose(kin.joint_angular_velocity(wp, wd), [[-0.5, 0.5, -4.0]])
+
+
+def test_orthonormalise_returns_the_nearest_rotation_and_keeps_nan():
+    R = rotation_about("z", np.array([0.3, 1.0]))
+    noisy = R + 1e-3 * np.array([[[0.5, -0.2, 0.1], [0.3, 0.0, -0.4], [0.2, 0.1, 0.3]]])
+    noisy[1] = np.nan
+    out = kin.orthonormalise(noisy)
+    np.testing.assert_allclose(out[0].T @ out[0], np.eye(3), atol=1e-12)
+    assert np.linalg.det(out[0]) == pytest.approx(1.0)
+    assert np.abs(out[0] - R[0]).max() < 2e-3 and np.isnan(out[1]).all()

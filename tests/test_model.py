@@ -263,3 +263,16 @@ def test_chord_angle_offset_opens_the_right_angle():
     angle = np.arccos(a @ b / np.linalg.norm(a) / np.linalg.norm(b))
     assert angle == pytest.approx(np.pi / 2 + 0.2, abs=1e-12)
     assert np.linalg.norm(j) == pytest.approx(0.04) and j[1] == pytest.approx(0.0, abs=1e-15) and j[0] < 0
+
+
+def test_progression_frame_follows_travel_or_facing():
+    n = 50
+    walk = np.zeros((n, 3))
+    walk[:, 1] = -np.linspace(0, 2.0, n)  # walking towards -Y
+    R = np.broadcast_to(np.eye(3), (n, 3, 3))
+    P = fr.progression_frame(walk, R)
+    np.testing.assert_allclose(P[0], np.column_stack([[0, -1, 0], [1, 0, 0], [0, 0, 1]]), atol=1e-15)
+    facing = fr.rotation_about("z", np.full(n, np.pi))  # standing still, facing -X
+    P = fr.progression_frame(np.zeros((n, 3)), facing)
+    np.testing.assert_allclose(P[0, :, 0], [-1, 0, 0], atol=1e-12)
+    assert np.isnan(fr.progression_frame(np.full((n, 3), np.nan), facing)).all()

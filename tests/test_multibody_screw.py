@@ -307,3 +307,14 @@ def test_missing_frames_stay_missing_in_their_frame_only():
     out = S.rnea(sc, th, thd, thdd)
     assert np.isnan(out.tau[2]).all() and np.isfinite(out.tau[[0, 1, 3]]).all()
     np.testing.assert_allclose(out.tau[[0, 1, 3]], S.rnea(sc, th[[0, 1, 3]], thd[[0, 1, 3]], thdd[[0, 1, 3]]).tau)
+
+
+def test_coriolis_power_identity_from_passivity():
+    """Seed 003 Prop. 9.1 (M' - 2C skew) implies theta'^T c = 1/2 theta'^T M' theta';
+    M' by central differences of the closed-form mass matrix along theta'."""
+    sc = S.sample_chain(5, 11, prismatic=(1,))
+    th, thd = RNG.uniform(-2, 2, (4, 5)), RNG.normal(0, 2, (4, 5))
+    h = 1e-5
+    Mdot = (S.mass_matrix(sc, th + h * thd) - S.mass_matrix(sc, th - h * thd)) / (2 * h)
+    c = S.coriolis_terms(sc, th, thd)
+    np.testing.assert_allclose(np.einsum("fi,fi->f", thd, c), 0.5 * np.einsum("fi,fij,fj->f", thd, Mdot, thd), rtol=1e-7)

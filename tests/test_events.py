@@ -10,6 +10,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gaitid import events as E
 from gaitid.errors import DataError, SettingsError
@@ -434,3 +436,32 @@ def test_disagreement_tolerance_depends_on_the_detected_source():
     assert ch.comparison.set_index("label").disagree.to_dict() == {"Foot Strike": False, "Foot Off": True}
     assert E.resolve_events(file, det, 100.0, tolerance=2).disagreements == 1
     assert E.resolve_events(file, det, 100.0, tolerance=3).disagreements == 0
+
+
+def test_events_are_on_the_file_clock_when_the_trial_starts_late():
+    # first frame 501: sample 0 is at 5.0 s; the walk's events are placed on that clock
+    plates = [{"centre": ("Right", 1), "stances": [("Right", 1, "all")]}]
+    trial, truth = make_walk(first_frame=501, t_offset=5.13, plates=plates)
+    assert trial.time[0] == 5.0
+    cmp = E.compare_events(truth_events(truth, trial.point_rate), E.zeni_events(trial, refine_strike=False), 100.0)
+    assert (cmp.status == "paired").all() and cmp.difference_s.abs().max() < 1e-9
+    strike = [e for e in E.plate_events(trial) if e.label == "Foot Strike"][0]
+    S = truth["footprints"][("Right", 1)][0]
+    assert strike.time == pytest.approx(S + 0.66 / np.pi * np.arcsin(20 / 700), abs=1e-4)
+    assert strike.frame == int(round(strike.time * 100)) + 1
+
+
+@settings(max_examples=40, deadline=None)
+@given(amp=st.floats(100, 1500), dur=st.floats(0.2, 1.0), start=st.floats(0.05, 0.4), thr=st.floats(5, 60))
+def test_plate_crossings_property(amp, dur, start, thr):
+    rate, t0 = 1000.0, 1.0
+    t = t0 + np.arange(int(1.6 * rate)) / rate
+    S = t0 + start
+    fz = np.where((t > S) & (t < S + dur), amp * np.sin(np.pi * (t - S) / dur), 0.0)
+    w = PlateWrench(rate, np.column_stack([0 * t, 0 * t, fz]), np.full((t.size, 3), np.nan),
+                    np.full((t.size, 3), np.nan))
+    (c,) = E.plate_contacts(w, 1, t0, threshold=thr)
+    delta = dur / np.pi * np.arcsin(thr / amp)
+    # linear interpolation of a sine between 1 ms samples: error well under one analog sample
+    assert abs(c.strike_time - (S + delta)) < 2e-4
+    assert abs(c.off_time - (S + dur - delta)) < 2e-4

@@ -97,8 +97,12 @@ def test_gait_is_plausible(trial):
 def test_bad_parameters_and_usage_are_reported(capsys):
     from gaitid.errors import GaitIDError
 
-    with pytest.raises(GaitIDError, match="invalid synthetic gait parameters"):
+    with pytest.raises(GaitIDError, match="mass, height and stride_time must be positive"):
         S.GaitParams(mass=-70.0)
+    with pytest.raises(GaitIDError, match="after the trial's last frame"):
+        S.GaitParams(n_frames=200)
+    with pytest.raises(GaitIDError, match="stance_fraction"):
+        S.GaitParams(stance_fraction=0.5)
     assert S.main([]) == 2
     assert "usage: python -m gaitid.synthetic OUTDIR" in capsys.readouterr().err
 
@@ -353,3 +357,26 @@ def test_static_trial_stands_still_with_the_same_markers():
     assert ank[2] == pytest.approx(0.08, abs=1e-6)
     proc = c["parameters"]["PROCESSING"]
     assert float(proc["Bodymass"]["value"][0]) == 72.0
+
+
+def test_other_subjects_and_cadences_keep_the_truth_exact():
+    """A lighter subject walking slower (stride 1.1 s): the truth still equals plain Newton-Euler,
+    the plates still decode, the vertical impulse still balances body weight."""
+    p = S.GaitParams(mass=60.0, stride_time=1.1, n_frames=420)
+    tr = S.make_gait_trial(p)
+    for side in S.SIDES:
+        ne = S.newton_euler_leg(p, tr.kinematics, tr.grf[side], side)
+        for j in S.JOINTS:
+            np.testing.assert_allclose(tr.truth[side].moment_lab[j], ne.moment_lab[j], atol=1e-9)
+    assert [e[2] for e in tr.events if e[:2] == ("Foot Strike", "Right")] == pytest.approx([0.1, 1.2, 2.3, 3.4])
+    w = slice(10, 10 + 330)  # three strides
+    F = tr.grf["R"].force + tr.grf["L"].force
+    assert F[w, 2].mean() / (60.0 * S.G) == pytest.approx(1.0, abs=1e-3)
+    for pl in tr.plates:  # decode the channels with the C3D type-2 equations
+        on = pl.grf.force[:, 2] > 20.0
+        F, M_o = pl.analog[:, :3], pl.analog[:, 3:] / 1000.0
+        M_c = M_o + np.cross(F, pl.origin / 1000.0)  # moment about the surface centre, plate frame
+        cop_plate = np.column_stack([-M_c[:, 1] / F[:, 2], M_c[:, 0] / F[:, 2], np.zeros(len(F))])
+        np.testing.assert_allclose((F @ pl.R.T)[on], pl.grf.force[on], atol=1e-9)
+        np.testing.assert_allclose((cop_plate @ pl.R.T + pl.centre)[on], pl.grf.cop[on], atol=1e-9)
+        assert on.sum() == pytest.approx(p.stance_fraction * p.stride_time * p.analog_rate, abs=10)

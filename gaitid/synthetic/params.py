@@ -49,8 +49,20 @@ class GaitParams:
     plated_strike: int = 1  # the right strike k (0-based) on plate 1; the next left strike on plate 2
 
     def __post_init__(self):
-        if not (self.mass > 0 and self.height > 0 and self.n_frames > 10):
-            raise GaitIDError(f"invalid synthetic gait parameters: {self}")
+        problems = []
+        if not (self.mass > 0 and self.height > 0 and self.stride_time > 0):
+            problems.append("mass, height and stride_time must be positive")
+        if not 0.5 < self.stance_fraction < 1.0:
+            problems.append(f"stance_fraction {self.stance_fraction} must be in (0.5, 1) (double support)")
+        ratio = self.analog_rate / self.point_rate
+        if not (self.point_rate > 0 and ratio >= 1 and abs(ratio - round(ratio)) < 1e-9):
+            problems.append("analog_rate must be a whole multiple of point_rate")
+        end = (self.n_frames - 1) / self.point_rate if self.point_rate > 0 else 0.0
+        last_plated = self.first_strike + (self.plated_strike + 0.5 + self.stance_fraction) * self.stride_time
+        if last_plated > end:
+            problems.append(f"the plated stances end at {last_plated:.3f} s, after the trial's last frame ({end:.3f} s)")
+        if problems:
+            raise GaitIDError("invalid synthetic gait parameters: " + "; ".join(problems))
 
 
 # Dempster (via Winter 2009, table 4.1): mass fraction, COM fraction from the proximal end,

@@ -145,6 +145,14 @@ CASES = {
     "group-id-minus-128": ("btkdata/PiG_Calibration3_FF.c3d", lambda d, r: d.__setitem__(r["POINT:DESCRIPTIONS"][0] + 1, 128), "-128"),
     # a parameter turned into a group reusing another group's id (ezc3d: segfault)
     "group-id-reused": ("btkdata/PlugInC3D.c3d", lambda d, r: d.__setitem__(r["POINT:LABELS"][0] + 1, 255), "reuses the id"),
+    # a parameter turned into a group with a far id: ezc3d fills the gap with nameless groups (segfault)
+    "group-id-gap": ("btkdata/PlugInC3D.c3d", lambda d, r: d.__setitem__(r["POINT:DESCRIPTIONS"][0] + 1, 200), "without gaps"),
+    # a text parameter with 0 dimensions (ezc3d reads dims[0]: segfault)
+    "text-without-dimensions": (
+        "btkdata/PlugInC3D.c3d",
+        lambda d, r: d.__setitem__(r["SUBJECTS:MODELS"][0] + 4 + r["SUBJECTS:MODELS"][1] + 1, 0),
+        "has no dimensions",
+    ),
     # a parameter's data type changed from float to byte (ezc3d: hang)
     "type-changed": (
         "btkdata/PiG_Calibration3_FF.c3d",

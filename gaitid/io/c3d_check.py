@@ -13,8 +13,11 @@ Checked:
 * the path is an existing, non-empty regular file of at least one 512-byte block;
 * header byte 2 is the C3D key 0x50 and the parameter section starts inside the file;
 * the processor type is Intel (84) or DEC (85) (MIPS/big-endian: unsupported);
-* every parameter/group record stays inside the parameter section, has a known
-  data type (-1, 1, 2, 4), at most 7 dimensions, and data that fits;
+* every parameter/group record stays inside its record (name, data and
+  description end before the next record), has a known data type (-1, 1, 2, 4),
+  at most 7 dimensions (at least 1 for text), and belongs to a defined group;
+  group ids run 1..n without gaps and are not reused by another name (ezc3d
+  1.7.2 segfaults or hangs on each of these, found by fuzzing);
 * POINT:USED, POINT:RATE (>0), POINT:SCALE, ANALOG:USED agree with the header;
   the header's frame range is non-negative and the frame rate finite;
 * analog samples per frame is a whole number and the file holds at least as
@@ -176,6 +179,8 @@ def _parameters(section: bytes, processor: int, path: Path) -> dict[str, dict[st
                 raise FileFormatError(f"parameter '{name}' has unknown data type {dtype}", path)
             if ndim > 7:
                 raise FileFormatError(f"parameter '{name}' has {ndim} dimensions (at most 7 allowed)", path)
+            if dtype == -1 and ndim == 0:  # ezc3d reads the string length from dims[0]
+                raise FileFormatError(f"text parameter '{name}' has no dimensions", path)
             dims = tuple(section[body + 2 : body + 2 + ndim])
             if len(dims) != ndim:
                 raise FileFormatError(f"parameter '{name}' dimensions run past the parameter section", path)
@@ -193,6 +198,8 @@ def _parameters(section: bytes, processor: int, path: Path) -> dict[str, dict[st
         pos = nxt
     if n_records == 0:
         raise FileFormatError("the parameter section holds no parameters", path)
+    if sorted(groups) != list(range(1, len(groups) + 1)):  # ezc3d makes nameless groups for the gaps
+        raise FileFormatError(f"group ids {sorted(groups)} do not run 1..{len(groups)} without gaps", path)
     params: dict[str, dict[str, object]] = {g: {} for g in groups.values()}
     for gid, name, dtype, dims, data in raw_params:
         group = groups.get(gid)

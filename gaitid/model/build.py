@@ -314,7 +314,12 @@ def _measure_defaults(params: dict, pts: dict, model: Model, trial: Trial) -> No
 
 
 def _split_subject(subject: Subject | dict | None, trial: Trial) -> tuple[Subject, dict | None]:
-    """(Subject, model-parameter overrides): a dict may also carry ``mass`` (kg) and ``height`` (m)."""
+    """(Subject, model-parameter overrides): a dict may also carry ``mass`` (kg) and ``height`` (m);
+    a path is a subject file (``.vsk`` or ``.toml``, :func:`gaitid.model.subject.read_subject`)."""
+    if isinstance(subject, (str, Path)):
+        from gaitid.model.subject import read_subject
+
+        subject = read_subject(subject)
     if isinstance(subject, Subject):
         return subject, None
     if subject is None:
@@ -395,7 +400,8 @@ def build_segments(
 
     ``static``: a static calibration trial (Plug-in Gait: foot offsets, inter-ASIS distance).
     Without it the offsets come from the trial's PROCESSING values (Plug-in Gait stores them),
-    else zero with a warning. ``subject``: a Subject replacing ``trial.subject``, or a dict of
+    else zero with a warning. ``subject``: a Subject replacing ``trial.subject``, a subject file
+    path (``.vsk``, ``.toml``), or a dict of
     parameter overrides ({name: value} or {'left': {...}, 'right': {...}}; names from the model's
     [parameters], SI and rad). ``bsip``: a table name overriding the model's. Markers are
     gap-filled (cubic, <= ``max_gap_frames``) and low-pass filtered (zero-lag Butterworth,

@@ -462,6 +462,6 @@ def test_plate_crossings_property(amp, dur, start, thr):
                     np.full((t.size, 3), np.nan))
     (c,) = E.plate_contacts(w, 1, t0, threshold=thr)
     delta = dur / np.pi * np.arcsin(thr / amp)
-    # linear interpolation of a sine between 1 ms samples: error well under one analog sample
-    assert abs(c.strike_time - (S + delta)) < 2e-4
-    assert abs(c.off_time - (S + dur - delta)) < 2e-4
+    # linear interpolation of a sine between 1 ms samples: within half an analog sample
+    assert abs(c.strike_time - (S + delta)) < 5e-4
+    assert abs(c.off_time - (S + dur - delta)) < 5e-4

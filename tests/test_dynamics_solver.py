@@ -279,6 +279,28 @@ def test_bad_data_raise_data_error_naming_the_item():
         inverse_dynamics(segs, loads)
     with pytest.raises(DataError, match="no segments"):
         inverse_dynamics([], [])
+    segs, loads = random_chain(rng, n=3)
+    segs[0].inertia_seg = np.diag([0.1, -0.01, 0.1])
+    with pytest.raises(DataError, match="positive semi-definite"):
+        inverse_dynamics(segs, loads)
+
+
+def test_rotations_are_checked():
+    rng = np.random.default_rng(16)
+    segs, loads = random_chain(rng, n=5)
+    segs[1].R = segs[1].R.copy()
+    segs[1].R[:, :, 2] *= -1  # a left-handed shank frame
+    with pytest.raises(DataError, match=r"segment 1 \(shank\): R: not a proper rotation"):
+        inverse_dynamics(segs, loads)
+    segs, loads = random_chain(rng, n=5)
+    segs[2].R = 1.01 * segs[2].R  # unnormalised axes
+    with pytest.raises(DataError, match=r"segment 2 \(thigh\): R: not orthonormal"):
+        inverse_dynamics(segs, loads)
+    segs, loads = random_chain(rng, n=5)
+    with pytest.raises(DataError, match="proximal_R: not orthonormal"):
+        inverse_dynamics(segs, loads, frame="proximal", proximal_R=np.zeros((5, 3, 3)) + np.eye(3) * 2)
+    segs[0].R[2] = np.nan  # missing frames are not an error
+    assert np.isnan(inverse_dynamics(segs, loads).moment[0][2]).all()
 
 
 def test_public_api_and_numpy_scalars():

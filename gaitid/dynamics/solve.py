@@ -48,6 +48,30 @@ def _check_array(arr, shape: tuple, what: str) -> np.ndarray:
     return a
 
 
+ROTATION_TOL = 1e-6  # max |R^T R - I| and |det R - 1| accepted
+
+
+def _check_rotations(R: np.ndarray, what: str) -> None:
+    """Raise DataError unless R (n, 3, 3) holds proper rotations (orthonormal, det +1).
+
+    Checks up to ~1000 frames spread over the trial (a systematic error, such as
+    unnormalised axes or a left-handed frame, shows in all of them) so that the check
+    stays cheap; NaN frames are skipped.
+    """
+    sample = R[:: max(1, R.shape[0] // 1000)]
+    sample = sample[np.isfinite(sample).all(axis=(1, 2))]
+    if not len(sample):
+        return
+    err = np.abs(np.einsum("nji,njk->nik", sample, sample) - np.eye(3)).max(axis=(1, 2))
+    det = np.linalg.det(sample)
+    if (det < 0).any():
+        raise DataError(f"{what}: not a proper rotation (determinant {det[det < 0][0]:.3g}): "
+                        "left-handed segment axes?")
+    if (err > ROTATION_TOL).any():
+        raise DataError(f"{what}: not orthonormal (|R^T R - I| up to {err.max():.3g}); "
+                        "R must map segment to lab coordinates with unit, orthogonal columns")
+
+
 def _validate(segments, loads, gravity_lab, frame, convention, method, proximal_R):
     if frame not in FRAMES:
         raise SettingsError(f"inverse_dynamics: frame must be one of {FRAMES}, got {frame!r}")
@@ -78,8 +102,12 @@ def _validate(segments, loads, gravity_lab, frame, convention, method, proximal_
             raise DataError(f"{name}: inertia_seg has non-finite entries")
         if not np.allclose(inertia, inertia.T, rtol=1e-9, atol=1e-12):
             raise DataError(f"{name}: inertia_seg is not symmetric")
+        if np.linalg.eigvalsh(inertia).min() < 0:
+            raise DataError(f"{name}: inertia_seg is not positive semi-definite (a negative principal moment)")
+        R = _check_array(seg.R, (n, 3, 3), f"{name}: R")
+        _check_rotations(R, f"{name}: R")
         fields = dict(
-            R=_check_array(seg.R, (n, 3, 3), f"{name}: R"),
+            R=R,
             com_lab=_check_array(seg.com_lab, (n, 3), f"{name}: com_lab"),
             com_acc_lab=_check_array(seg.com_acc_lab, (n, 3), f"{name}: com_acc_lab"),
             omega_seg=_check_array(seg.omega_seg, (n, 3), f"{name}: omega_seg"),
@@ -108,6 +136,7 @@ def _validate(segments, loads, gravity_lab, frame, convention, method, proximal_
             free_moment_lab=free))
     if proximal_R is not None:
         proximal_R = _check_array(proximal_R, (n, 3, 3), "proximal_R")
+        _check_rotations(proximal_R, "proximal_R")
     return checked, checked_loads, g, proximal_R
 
 

@@ -86,11 +86,6 @@ def _subject_value(subject: Subject, key: str) -> float | None:
     return v if v is not None and math.isfinite(v) else None
 
 
-def _where(trial: Trial | None) -> str:
-    """Empty: errors carry the trial's path, which GaitIDError puts in front of the message."""
-    return ""
-
-
 def resolve_parameters(
     model: Model, subject: Subject, overrides: dict | None = None, trial: Trial | None = None
 ) -> dict[str, dict[str, object]]:
@@ -140,7 +135,7 @@ def resolve_parameters(
                 raise ModelError(
                     f"model '{model.name}' needs the subject parameter '{name}' ({side}), looked for "
                     f"{', '.join(s.replace('{side}', side).replace('{S}', prefix) for s in spec.get('from', []))}"
-                    f"{_where(trial)}; give it in the trial's PROCESSING group or as subject={{'{name}': ...}}",
+                    f"; give it in the trial's PROCESSING group or as subject={{'{name}': ...}}",
                     trial.path if trial is not None else model.path,
                 )
             else:
@@ -196,7 +191,7 @@ class _Evaluator:
         label = self.sub(name)
         if label in self.pts:
             return self.pts[label]
-        raise DataError(f"model '{self.m.name}' needs the point '{label}', which the trial lacks{_where(self.trial)}",
+        raise DataError(f"model '{self.m.name}' needs the point '{label}', which the trial lacks",
                         self.trial.path if self.trial is not None else None)
 
     def segment(self, name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -214,7 +209,7 @@ class _Evaluator:
             for group in groups:
                 if all(self.sub(g) in self.pts or g in self.m.points for g in group):
                     return np.mean([self.point(g) for g in group], axis=0)
-            raise DataError(f"{key}: none of the marker groups {groups} is complete in the trial{_where(self.trial)}",
+            raise DataError(f"{key}: none of the marker groups {groups} is complete in the trial",
                             self.trial.path if self.trial is not None else None)
         if method == "davis":
             R, origin = self.segment(spec["segment"])
@@ -306,10 +301,10 @@ def _measure_defaults(params: dict, pts: dict, model: Model, trial: Trial) -> No
             if isinstance(v, str) and v.startswith("markers:"):
                 a, b = v.split(":", 1)[1].split(",")
                 if a not in pts or b not in pts:
-                    raise ModelError(f"parameter '{name}' is measured from {a} and {b}, absent{_where(trial)}", trial.path)
+                    raise ModelError(f"parameter '{name}' is measured from {a} and {b}, absent", trial.path)
                 d = float(np.nanmedian(np.linalg.norm(pts[a] - pts[b], axis=1)))
                 if not math.isfinite(d):
-                    raise DataError(f"parameter '{name}': {a} and {b} are never both visible{_where(trial)}", trial.path)
+                    raise DataError(f"parameter '{name}': {a} and {b} are never both visible", trial.path)
                 params[side][name] = d
 
 
@@ -348,7 +343,7 @@ def calibrate_static(
     params = resolve_parameters(m, subj, overrides, static)
     labels, missing = _needed_labels(m, static)
     if missing:
-        raise ModelError(f"static trial{_where(static)} lacks marker(s) {', '.join(missing)} needed by model '{m.name}'",
+        raise ModelError(f"static trial lacks marker(s) {', '.join(missing)} needed by model '{m.name}'",
                          static.path)
     for spec in m.static.values():
         labels += [spec[k].replace("{S}", m.sides[s]) for s in SIDES for k in ("toe", "heel") if k in spec]
@@ -366,14 +361,14 @@ def calibrate_static(
         for cal_name, spec in m.static.items():
             heel_label = ev.sub(spec["heel"])
             if heel_label not in pts:
-                raise ModelError(f"static calibration '{cal_name}' needs {heel_label}, absent{_where(static)}", static.path)
+                raise ModelError(f"static calibration '{cal_name}' needs {heel_label}, absent", static.path)
             R_shank, _ = ev.segment(spec["shank"])
             pf, rot = fr.static_foot_offsets(
                 ev.point(spec["ankle"]), ev.point(spec["toe"]), pts[heel_label], R_shank, side,
                 flat_foot=bool(spec.get("flat_foot", True)), sole_delta=float(spec.get("sole_delta", 0.0)),
             )
             if not (math.isfinite(pf) and math.isfinite(rot)):
-                raise DataError(f"static calibration '{cal_name}' ({side}): no frame with all markers{_where(static)}",
+                raise DataError(f"static calibration '{cal_name}' ({side}): no frame with all markers",
                                 static.path)
             names = [n for n, p in m.parameters.items() if p.get("static") == cal_name]
             if len(names) == 2:
@@ -381,6 +376,66 @@ def calibrate_static(
         if "inter_asis_distance" in params[side] and isinstance(params[side]["inter_asis_distance"], float):
             out[side].setdefault("inter_asis_distance", params[side]["inter_asis_distance"])
     return out
+
+
+def _static_parameters(m: Model, params: dict, static: Trial | None, subject, subj: Subject,
+                       overrides: dict | None) -> list[str]:
+    """Fill the static-calibrated parameters (foot offsets, inter-ASIS) from a static trial, in place;
+    without one, warn for each that neither the subject nor the caller gives. Returns warnings."""
+    def explicit(name, side):
+        return bool(overrides) and (name in overrides or name in (overrides.get(side) or {}))
+
+    warnings = []
+    if static is not None:
+        cal = calibrate_static(static, m, subject)
+        for side in SIDES:
+            for name, v in cal[side].items():
+                if name == "inter_asis_distance" and not isinstance(params[side].get(name), str):
+                    continue  # a measured distance from the subject wins over the static markers
+                if not explicit(name, side):
+                    params[side][name] = v
+        return warnings
+    for side in SIDES:
+        for name, spec in m.parameters.items():
+            if not spec.get("static"):
+                continue
+            given = any(_subject_value(subj, s.replace("{S}", m.sides[side])) is not None for s in spec.get("from", []))
+            if not given and not explicit(name, side):
+                warnings.append(f"{side} {name}: no static trial and no stored value; using {spec.get('default')}")
+    return warnings
+
+
+def _joint_outputs(m: Model, evaluators: dict, frames_out: dict, omegas_lab: dict) -> tuple[dict, dict]:
+    """Joint angles (deg, by label) and joint angular velocities (lab, by 'side.joint')."""
+    angles: dict[str, np.ndarray] = {}
+    joint_omega: dict[str, np.ndarray] = {}
+    for side in SIDES:
+        ev = evaluators[side]
+
+        def key(name: str) -> str:
+            return name if name == m.root else f"{side}.{name}"
+
+        def seg_R(name: str) -> np.ndarray:
+            R = frames_out.get(key(name))
+            if R is None:
+                R = ev.segment(name)[0]
+            return apply_angle_axes(R, m.segments[name].get("angle_axes"))
+
+        for jname, spec in m.joints.items():
+            R_prox = seg_R(spec["proximal"])
+            for rot in spec.get("proximal_rotate", []):
+                angle = ev.param(rot, f"joints.{jname}.proximal_rotate")
+                if angle:
+                    R_prox = R_prox @ fr.rotation_about(rot["axis"], angle)
+            q = kin.cardan_angles(R_prox, seg_R(spec["distal"]), spec.get("sequence", "YXZ"))
+            order = [i - 1 for i in spec.get("outputs", [1, 2, 3])]
+            signs = np.asarray(spec.get(side, [1, 1, 1]), float)
+            label = spec.get("label", f"{{S}}{jname}").replace("{S}", m.sides[side])
+            angles[label] = np.degrees(q[:, order] * signs) + np.asarray(spec.get("offsets", [0, 0, 0]), float)
+            wp, wd = omegas_lab.get(key(spec["proximal"])), omegas_lab.get(key(spec["distal"]))
+            if wp is not None and wd is not None:
+                joint_omega[f"{side}.{jname}"] = kin.joint_angular_velocity(wp, wd)
+    return angles, joint_omega
 
 
 def build_segments(
@@ -415,7 +470,7 @@ def build_segments(
         marker_cutoff_hz, filter_order, max_gap_frames = settings.marker_cutoff_hz, settings.filter_order, settings.max_gap_frames
     m = model if isinstance(model, Model) else load_model(model)
     if trial.n_frames < 3:
-        raise DataError(f"trial{_where(trial)} has {trial.n_frames} frame(s); at least 3 are needed for derivatives",
+        raise DataError(f"trial has {trial.n_frames} frame(s); at least 3 are needed for derivatives",
                         trial.path)
     warnings: list[str] = []
     subj, overrides = _split_subject(subject, trial)
@@ -425,27 +480,9 @@ def build_segments(
                          trial.path)
     labels, missing = _needed_labels(m, trial)
     if missing:
-        raise ModelError(f"trial{_where(trial)} lacks marker(s) {', '.join(missing)} needed by model '{m.name}'", trial.path)
+        raise ModelError(f"trial lacks marker(s) {', '.join(missing)} needed by model '{m.name}'", trial.path)
 
-    # static calibration
-    static_params = {s: [n for n, p in m.parameters.items() if p.get("static")] for s in SIDES}
-    if static is not None:
-        cal = calibrate_static(static, m, subject)
-        for side in SIDES:
-            for name, v in cal[side].items():
-                explicit = overrides and (name in overrides or name in (overrides.get(side) or {}))
-                if name == "inter_asis_distance" and not isinstance(params[side].get(name), str):
-                    continue  # a measured distance from the subject wins over the static markers
-                if not explicit:
-                    params[side][name] = v
-    else:
-        for side in SIDES:
-            for name in static_params[side]:
-                spec = m.parameters[name]
-                given = any(_subject_value(subj, s.replace("{S}", m.sides[side])) is not None for s in spec.get("from", []))
-                if not given and not (overrides and (name in overrides or name in (overrides.get(side) or {}))):
-                    warnings.append(f"{side} {name}: no static trial and no stored value; using {spec.get('default')}")
-
+    warnings += _static_parameters(m, params, static, subject, subj, overrides)
     pts = prepare_points(trial, labels, marker_cutoff_hz, max_gap_frames, filter_order)
     _measure_defaults(params, pts, m, trial)
     table = load_table(bsip or m.bsip)
@@ -457,8 +494,6 @@ def build_segments(
     frames_out: dict[str, np.ndarray] = {}
     centres: dict[str, np.ndarray] = {}
     omegas_lab: dict[str, np.ndarray] = {}
-    angles: dict[str, np.ndarray] = {}
-    joint_omega: dict[str, np.ndarray] = {}
     root = None
     evaluators = {}
     for side in SIDES:
@@ -472,7 +507,7 @@ def build_segments(
             lengths = np.linalg.norm(prox - dist, axis=1)
             length = float(np.median(lengths[np.isfinite(lengths)])) if np.isfinite(lengths).any() else math.nan
             if not math.isfinite(length):
-                raise DataError(f"{side} {name}: its endpoints are never both visible{_where(trial)}", trial.path)
+                raise DataError(f"{side} {name}: its endpoints are never both visible", trial.path)
             ov = {**seg_ov.get(name, {}), **seg_ov.get(f"{side}.{name}", {})}
             sp = segment_parameters(table.row(spec.get("bsip", name)), subj.mass, length,
                                     spec.get("long_axis", "z"), spec.get("ml_axis", "y"), ov)
@@ -494,28 +529,7 @@ def build_segments(
         root = FrameMotion(m.root, R, origin, omega_seg, alpha_seg)
         frames_out[m.root] = R
         omegas_lab[m.root] = omega_lab
-    for side in SIDES:
-        ev = evaluators[side]
-        for jname, spec in m.joints.items():
-            def seg_R(name):
-                R = frames_out.get(name) if name == m.root else frames_out.get(f"{side}.{name}")
-                if R is None:
-                    R = ev.segment(name)[0]
-                return apply_angle_axes(R, m.segments[name].get("angle_axes"))
-            R_prox = seg_R(spec["proximal"])
-            for rot in spec.get("proximal_rotate", []):
-                angle = ev.param(rot, f"joints.{jname}.proximal_rotate")
-                if angle:
-                    R_prox = R_prox @ fr.rotation_about(rot["axis"], angle)
-            q = kin.cardan_angles(R_prox, seg_R(spec["distal"]), spec.get("sequence", "YXZ"))
-            order = [i - 1 for i in spec.get("outputs", [1, 2, 3])]
-            signs = np.asarray(spec.get(side, [1, 1, 1]), float)
-            label = spec.get("label", f"{{S}}{jname}").replace("{S}", m.sides[side])
-            angles[label] = np.degrees(q[:, order] * signs) + np.asarray(spec.get("offsets", [0, 0, 0]), float)
-            wp = omegas_lab.get(spec["proximal"] if spec["proximal"] == m.root else f"{side}.{spec['proximal']}")
-            wd = omegas_lab.get(f"{side}.{spec['distal']}")
-            if wp is not None and wd is not None:
-                joint_omega[f"{side}.{jname}"] = kin.joint_angular_velocity(wp, wd)
+    angles, joint_omega = _joint_outputs(m, evaluators, frames_out, omegas_lab)
     return ModelKinematics(m.name, rate, chains, root, centres, frames_out, angles, joint_omega,
                            {s: {k: v for k, v in params[s].items()} for s in SIDES}, warnings)
 

@@ -136,7 +136,8 @@ def _validate(segments, loads, gravity_lab, frame, convention, method, proximal_
             free_moment_lab=free))
     if proximal_R is not None:
         proximal_R = _check_array(proximal_R, (n, 3, 3), "proximal_R")
-        _check_rotations(proximal_R, "proximal_R")
+        if frame == "proximal":  # only then is it used
+            _check_rotations(proximal_R, "proximal_R")
     return checked, checked_loads, g, proximal_R
 
 

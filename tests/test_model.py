@@ -157,9 +157,12 @@ def test_segment_parameters_closed_form_and_overrides():
     sp = segment_parameters(row, 80.0, 0.42)
     assert sp.mass == pytest.approx(0.1416 * 80)
     np.testing.assert_allclose(np.diag(sp.inertia_seg), sp.mass * (0.42 * np.array([0.329, 0.329, 0.149])) ** 2)
-    # foot with its long axis along z and mediolateral y: sagittal radius about y
+    # shank (x anterior, y left, z long): r_sag 0.255 about x (AP), r_trans 0.249 about y (ML)
+    shank = segment_parameters(load_table("de_leva_1996_male").row("shank"), 80.0, 0.4)
+    np.testing.assert_allclose(np.diag(shank.inertia_seg), shank.mass * (0.4 * np.array([0.255, 0.249, 0.103])) ** 2)
+    # a foot with its long axis along x and mediolateral y: the remaining z is "anteroposterior"
     foot = segment_parameters(load_table("de_leva_1996_male").row("foot"), 80.0, 0.25, long_axis="x", ml_axis="y")
-    np.testing.assert_allclose(np.diag(foot.inertia_seg), foot.mass * (0.25 * np.array([0.124, 0.257, 0.245])) ** 2)
+    np.testing.assert_allclose(np.diag(foot.inertia_seg), foot.mass * (0.25 * np.array([0.124, 0.245, 0.257])) ** 2)
     over = segment_parameters(row, 80.0, 0.42, overrides={"mass": 10.0, "inertia": [0.1, 0.2, 0.03]})
     assert over.mass == 10.0 and np.allclose(np.diag(over.inertia_seg), [0.1, 0.2, 0.03])
     with pytest.raises(ModelError, match="unknown"):

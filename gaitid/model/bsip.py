@@ -2,8 +2,8 @@
 
 A table gives, per segment, the mass fraction of body mass, the centre-of-mass position
 from the proximal endpoint as a fraction of segment length, and radii of gyration about the
-centre of mass as fractions of segment length about the sagittal (mediolateral, flexion),
-transverse (anteroposterior) and longitudinal axes. :func:`segment_parameters` turns a row,
+centre of mass as fractions of segment length about the anteroposterior (``gyration_ap``),
+mediolateral (``gyration_ml``, the flexion axis) and longitudinal (``gyration_long``) axes. :func:`segment_parameters` turns a row,
 a body mass and a segment length into SI values: mass (kg), centre of mass, and the inertia
 tensor about the centre of mass in the segment frame, I = m (k L)^2 on each axis
 (principal axes assumed along the segment frame).
@@ -21,7 +21,7 @@ from gaitid.errors import ModelError
 from gaitid.model.markerset import _read_toml, resolve_path
 from gaitid.resources import models_dir
 
-_FIELDS = ("mass_fraction", "com_from_proximal", "gyration_sagittal", "gyration_transverse", "gyration_longitudinal")
+_FIELDS = ("mass_fraction", "com_from_proximal", "gyration_ap", "gyration_ml", "gyration_long")
 
 
 @dataclass(frozen=True)
@@ -30,9 +30,9 @@ class SegmentRow:
 
     mass_fraction: float
     com_from_proximal: float
-    gyration_sagittal: float
-    gyration_transverse: float
-    gyration_longitudinal: float
+    gyration_ap: float
+    gyration_ml: float
+    gyration_long: float
     source: str = ""
     endpoints: str = ""
 
@@ -118,8 +118,8 @@ def segment_parameters(
     """SI parameters of a segment from a table row, body mass (kg) and segment length (m).
 
     ``long_axis`` and ``ml_axis`` name the segment-frame axes that are longitudinal and
-    mediolateral (the remaining one is anteroposterior): I_ml = m (k_sag L)^2,
-    I_ap = m (k_trans L)^2, I_long = m (k_long L)^2. ``overrides`` may set ``mass`` (kg),
+    mediolateral (the remaining one is anteroposterior): I_ml = m (k_ml L)^2,
+    I_ap = m (k_ap L)^2, I_long = m (k_long L)^2. ``overrides`` may set ``mass`` (kg),
     ``com_from_proximal`` (fraction), ``length`` (m) or ``inertia`` (3 numbers, kg.m^2, about
     the segment x, y, z axes, or a 3x3 matrix) for this subject.
     """
@@ -141,8 +141,8 @@ def segment_parameters(
     else:
         ap_axis = 3 - axes[long_axis] - axes[ml_axis]
         diag = np.zeros(3)
-        diag[axes[long_axis]] = row.gyration_longitudinal
-        diag[axes[ml_axis]] = row.gyration_sagittal
-        diag[ap_axis] = row.gyration_transverse
+        diag[axes[long_axis]] = row.gyration_long
+        diag[axes[ml_axis]] = row.gyration_ml
+        diag[ap_axis] = row.gyration_ap
         inertia = np.diag(mass * (diag * length) ** 2)
     return SegmentParameters(mass, com, length, inertia)

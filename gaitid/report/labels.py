@@ -1,0 +1,99 @@
+"""Panel titles, colours and the sign-convention labels of the report, in one place.
+
+Components follow Plug-in Gait's layout on both sides: X sagittal, Y frontal,
+Z transverse, with the same sign meaning on the left and the right.
+
+The axis label states what a positive value means (``"Plantarflexor (+)"``).
+Angles: Plug-in Gait's signs (flexion, dorsiflexion, adduction/varus, internal
+rotation positive; see :func:`gaitid.kinematics.joint_angles`). Moments: the
+label names the net *muscle* (internal) moment a positive value stands for. With
+``convention='internal'`` (gaitid's default) a positive ankle X moment is a
+plantarflexor moment (Winter 1991; the real Plug-in Gait files show +1.0 to
++1.5 N.m/kg at 45 % of the cycle). ``'external'`` curves are the negative of the
+internal ones (:func:`gaitid.pipeline.process`), so every moment label flips to
+the opposite muscle group (ankle X: "Dorsiflexor (+)", i.e. an external
+plantarflexing moment). Frontal and transverse moment labels follow the same
+rule as the sagittal ones in the Plug-in Gait files: the internal moment's
+positive axis is opposite to the angle's (hip and knee Y positive through
+stance = abductor). Powers: moment . relative angular velocity, positive =
+generation, whatever the convention.
+"""
+
+from __future__ import annotations
+
+JOINTS = ("Hip", "Knee", "Ankle")  # top to bottom, as gait reports print them
+COMPONENTS = ("X", "Y", "Z")
+PLANES = {"X": "Sagittal", "Y": "Frontal", "Z": "Transverse"}
+SIDE_COLOURS = {"Left": "#d62728", "Right": "#2ca02c"}  # clinical convention: left red, right green
+NORMATIVE_COLOUR = "0.80"
+CONTRIBUTION_PARTS = ("Inertial", "Velocity", "Gravity", "External")
+CONTRIBUTION_COLOURS = {"Inertial": "#1f77b4", "Velocity": "#9467bd", "Gravity": "#8c564b",
+                        "External": "#ff7f0e", "Total": "black"}
+
+# positive direction of each angle (Plug-in Gait)
+ANGLE_POSITIVE = {
+    ("HipAngles", "X"): "Flexion", ("HipAngles", "Y"): "Adduction", ("HipAngles", "Z"): "Internal rotation",
+    ("KneeAngles", "X"): "Flexion", ("KneeAngles", "Y"): "Varus", ("KneeAngles", "Z"): "Internal rotation",
+    ("AnkleAngles", "X"): "Dorsiflexion", ("AnkleAngles", "Y"): "Inversion",
+    ("AnkleAngles", "Z"): "Internal rotation",
+}
+# muscle group of a positive *internal* moment
+INTERNAL_MOMENT_POSITIVE = {
+    ("HipMoment", "X"): "Extensor", ("HipMoment", "Y"): "Abductor", ("HipMoment", "Z"): "External rotator",
+    ("KneeMoment", "X"): "Extensor", ("KneeMoment", "Y"): "Abductor", ("KneeMoment", "Z"): "External rotator",
+    ("AnkleMoment", "X"): "Plantarflexor", ("AnkleMoment", "Y"): "Everter",
+    ("AnkleMoment", "Z"): "External rotator",
+}
+OPPOSITE = {"Extensor": "Flexor", "Abductor": "Adductor", "External rotator": "Internal rotator",
+            "Plantarflexor": "Dorsiflexor", "Everter": "Inverter"}
+OPPOSITE.update({v: k for k, v in list(OPPOSITE.items())})
+
+KINEMATIC_SUFFIX = "Angles"
+
+
+def base_variable(variable: str) -> str:
+    """'KneeMomentGravity' -> 'KneeMoment' (contribution parts share the moment's sign)."""
+    for part in CONTRIBUTION_PARTS:
+        if variable.endswith("Moment" + part):
+            return variable[: -len(part)]
+    return variable
+
+
+def is_kinematic(variable: str) -> bool:
+    """Angles come from markers only, so every cycle has them; the rest needs a kinetic cycle."""
+    return variable.endswith(KINEMATIC_SUFFIX)
+
+
+def sign_label(variable: str, component: str, convention: str = "internal") -> str:
+    """What a positive value means, e.g. ``sign_label('AnkleMoment', 'X') == 'Plantarflexor (+)'``.
+
+    ``convention``: 'internal' or 'external' (moments only; external = -internal,
+    so the named muscle group flips). '' when the table has no entry.
+    """
+    if convention not in ("internal", "external"):
+        raise ValueError(f"convention must be 'internal' or 'external', not {convention!r}")
+    var = base_variable(variable)
+    if var.endswith("Power"):
+        return "Generation (+)"
+    if (var, component) in ANGLE_POSITIVE:
+        return f"{ANGLE_POSITIVE[var, component]} (+)"
+    if (var, component) in INTERNAL_MOMENT_POSITIVE:
+        group = INTERNAL_MOMENT_POSITIVE[var, component]
+        return f"{OPPOSITE[group] if convention == 'external' else group} (+)"
+    return ""
+
+
+def axis_label(variable: str, component: str, unit: str, convention: str = "internal") -> str:
+    """Y-axis label: unit on the first line, sign meaning on the second."""
+    sign = sign_label(variable, component, convention)
+    unit_text = f"[{unit}]" if unit else ""
+    return f"{unit_text}\n{sign}" if sign else unit_text
+
+
+def quantity(variable: str) -> str:
+    """'KneeMoment' -> 'Knee moment' (titles)."""
+    for word in ("Angles", "Moment", "Power", "Force"):
+        if variable.endswith(word):
+            joint = variable[: -len(word)]
+            return f"{joint} {'angle' if word == 'Angles' else word.lower()}"
+    return variable

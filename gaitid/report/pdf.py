@@ -1,0 +1,41 @@
+"""The PDF report: one summary page, four figure pages, one kinetic-parameter page (6 pages)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from matplotlib.backends.backend_pdf import PdfPages
+
+from gaitid.io.atomic import atomic_path
+from gaitid.report.data import ReportData
+from gaitid.report.plots import table_figure
+from gaitid.report.tables import contacts_table, cycles_table, header_lines, parameter_table
+
+N_PAGES = 6
+
+
+def summary_page(data: ReportData, warnings: list[str]):
+    notes = header_lines(data)
+    blocks = [("Spatio-temporal parameters (mean \u00b1 SD, n cycles)", parameter_table(data, "spatiotemporal")),
+              ("Gait cycles", cycles_table(data)),
+              ("Force-plate assignment", contacts_table(data))]
+    fig = table_figure(f"gaitid report \u2014 {data.title}", blocks, notes, max_rows=16)
+    if warnings:
+        y = 0.045
+        text = "Warnings: " + " | ".join(warnings[:6]) + (f" | ... {len(warnings) - 6} more" if len(warnings) > 6 else "")
+        fig.text(0.05, y, text[:600], fontsize=6.5, va="bottom", color="#8a4b00", wrap=True)
+    return fig
+
+
+def write_pdf(data: ReportData, figures, path: Path, warnings: list[str], inputs=()) -> Path:
+    """Write the PDF atomically: summary, the figures, the kinetic parameters."""
+    params = parameter_table(data, "kinetic")
+    pages = [summary_page(data, warnings), *(f for _, _, f in figures),
+             table_figure(f"{data.title} \u2014 kinetic parameters (kinetic cycles, mean \u00b1 SD)",
+                          [("Peak moments and power bursts (Winter 1991; A2, K1-K4, H1-H3)", params)],
+                          max_rows=60)]
+    with atomic_path(path, inputs=inputs) as tmp:
+        with PdfPages(tmp, metadata={"Title": f"gaitid report: {data.title}", "Creator": "gaitid"}) as pdf:
+            for fig in pages:
+                pdf.savefig(fig)
+    return Path(path)

@@ -171,7 +171,8 @@ chain = ["foot", "shank", "thigh"]
 root = "pelvis"
 
 [markers]
-required = ["LASI", "RASI", "LPSI", "RPSI", "{S}HJC", "{S}LFC", "{S}MFC", "{S}LMAL", "{S}MMAL", "{S}CAL", "{S}MT1", "{S}MT2"]
+required = ["LASI", "RASI", "LPSI", "RPSI", "{S}HJC", "{S}LFC", "{S}MFC", "{S}LMAL", "{S}MMAL", "{S}CAL"]
+# {S}MT1 and {S}MT2 are only named in points.toe: they are read all the same
 
 [points.sacrum]
 side = "none"

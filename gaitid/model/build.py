@@ -282,7 +282,24 @@ def _needed_labels(model: Model, trial: Trial) -> tuple[list[str], list[str]]:
         missing.append(" or ".join("+".join(g) for g in model.one_of))
     for g in groups:
         labels += g
+    # any other trial label the definitions mention (e.g. a midpoint's markers)
+    for text in _strings([model.points, model.segments, model.static]):
+        for side in SIDES:
+            lab = text.replace("{S}", model.sides[side])
+            if lab in present:
+                labels.append(lab)
     return sorted(set(labels)), sorted(set(missing))
+
+
+def _strings(obj) -> list[str]:
+    """Every string inside nested dicts and lists."""
+    if isinstance(obj, str):
+        return [obj]
+    if isinstance(obj, dict):
+        return [t for v in obj.values() for t in _strings(v)]
+    if isinstance(obj, list):
+        return [t for v in obj for t in _strings(v)]
+    return []
 
 
 def prepare_points(trial: Trial, labels: list[str], cutoff_hz: float | None, max_gap: int, order: int) -> dict:

@@ -6,7 +6,9 @@ For every real Plug-in Gait file in ../shared/realdata it prints
 1. accuracy: RMS differences between gaitid's Plug-in Gait model (markers unfiltered, as
    Vicon's stored outputs are) and the file's own joint centres (mm), segment frames (deg)
    and joint angles (deg, sagittal / frontal / transverse);
-2. speed: time to read the C3D, to go from Trial to solver inputs (``build_segments``,
+2. derivative accuracy: angular velocity / acceleration from R against a closed-form rotation
+   (peak |omega| about 6.5 rad/s) at 50-400 Hz, and the observed order of convergence;
+3. speed: time to read the C3D, to go from Trial to solver inputs (``build_segments``,
    default 6 Hz filtering) and to solve both legs (``inverse_dynamics``), and the share of
    that end-to-end time taken by the kinematics.
 """
@@ -65,6 +67,37 @@ def accuracy(trial, mk) -> list[str]:
     return rows
 
 
+def derivative_convergence() -> None:
+    """R(t) = R1(t) R2(t) about a fixed lab axis a then a body axis b (the test's closed form)."""
+    from scipy.spatial.transform import Rotation
+
+    from gaitid import kinematics as kin
+
+    a = np.array([0.2, 1.0, 0.1]) / np.linalg.norm([0.2, 1.0, 0.1])
+    b = np.array([0.0, 0.3, 1.0]) / np.linalg.norm([0.0, 0.3, 1.0])
+    w1, w2 = 2 * np.pi, 4 * np.pi
+    print(f"{'rate Hz':>8s} {'max |omega err| rad/s':>22s} {'max |alpha err| rad/s^2':>24s}")
+    prev = None
+    for rate in (50.0, 100.0, 200.0, 400.0):
+        t = np.arange(0, 2, 1 / rate)
+        q1, dq1, ddq1 = 0.9 * np.sin(w1 * t), 0.9 * w1 * np.cos(w1 * t), -0.9 * w1**2 * np.sin(w1 * t)
+        q2, dq2, ddq2 = (0.15 * np.sin(w2 * t + 0.5), 0.15 * w2 * np.cos(w2 * t + 0.5),
+                         -0.15 * w2**2 * np.sin(w2 * t + 0.5))
+        R1 = Rotation.from_rotvec(q1[:, None] * a).as_matrix()
+        R = R1 @ Rotation.from_rotvec(q2[:, None] * b).as_matrix()
+        R1b = R1 @ b
+        w_lab = dq1[:, None] * a + dq2[:, None] * R1b
+        al_lab = ddq1[:, None] * a + ddq2[:, None] * R1b + (dq1 * dq2)[:, None] * np.cross(a, R1b)
+        w_seg, _ = kin.angular_velocity(R, rate)
+        al_seg, _ = kin.angular_acceleration(R, w_seg, rate)
+        k = int(rate // 10)
+        ew = np.abs(np.einsum("nij,nj->ni", R, w_seg) - w_lab)[k:-k].max()
+        ea = np.abs(np.einsum("nij,nj->ni", R, al_seg) - al_lab)[k:-k].max()
+        order = "" if prev is None else f"   order {np.log2(prev[0] / ew):.2f} / {np.log2(prev[1] / ea):.2f}"
+        print(f"{rate:8.0f} {ew:22.2e} {ea:24.2e}{order}")
+        prev = (ew, ea)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=5)
@@ -84,6 +117,9 @@ def main() -> None:
             mk = build_segments(trial, model, marker_cutoff_hz=None, **kw)
             print(f"{rel} [{model}]" + (f" static={Path(static_rel).name}" if kw.get("static") else ""))
             print("\n".join(accuracy(trial, mk)))
+    print()
+    print("== angular velocity / acceleration from R vs closed form (central differences) ==")
+    derivative_convergence()
     print()
     print("== speed (median of %d runs; kinematics = Trial -> solver inputs, 6 Hz filter) ==" % args.repeat)
     print(f"{'file':40s} {'frames':>6s} {'read ms':>8s} {'kinem ms':>9s} {'solve ms':>9s} {'kinem share':>11s} {'us/frame':>9s}")

@@ -42,7 +42,7 @@ from gaitid.cycles import (
 from gaitid.dynamics import inverse_dynamics
 from gaitid.dynamics.types import CONTRIBUTIONS, ExternalLoad, JointLoads
 from gaitid.errors import DataError, GaitIDError, SettingsError
-from gaitid.events import GaitMarkers, detect_events, file_events, resolve_events
+from gaitid.events import GaitMarkers, trial_events
 from gaitid.model.build import ModelKinematics, build_segments
 from gaitid.plates import FootLoad, assign_contacts, contacts_table, foot_loads
 from gaitid.settings import Settings
@@ -193,10 +193,8 @@ def filtered_load(load: FootLoad, rate: float, cutoff_hz: float | None, order: i
 
 
 def _events(trial: Trial, settings: Settings, markers: GaitMarkers):
-    stored = file_events(trial)
-    detected = detect_events(trial, markers, threshold=settings.contact_threshold_n,
-                             min_duration=settings.min_contact_s)
-    return resolve_events(stored, detected, trial.point_rate, prefer=settings.events)
+    return trial_events(trial, prefer=settings.events, markers=markers, threshold=settings.contact_threshold_n,
+                        min_duration=settings.min_contact_s)
 
 
 def _norm(settings: Settings, subject: Subject) -> dict[str, tuple[float, str]]:
@@ -264,9 +262,11 @@ def process(
     warnings += kinematics.warnings
     markers = GaitMarkers.for_trial(trial)
     choice = _events(trial, settings, markers)
+    warnings += choice.notes
     if choice.disagreements:
-        warnings.append(f"{choice.disagreements} event(s) detected differ from the file's by more than 1 frame "
-                        "(see Result.event_comparison); using the file's events")
+        warnings.append(f"{choice.disagreements} detected event(s) disagree with the file's (more than 1 frame for "
+                        f"plate events, 3 for kinematic ones; see Result.event_comparison); using the "
+                        f"{'file' if settings.events == 'file' else settings.events} events")
     contacts = assign_contacts(trial, markers, overrides=settings.plates, threshold=settings.contact_threshold_n,
                                min_duration=settings.min_contact_s)
     loads = foot_loads(trial, contacts, choice.events)

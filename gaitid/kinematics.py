@@ -141,7 +141,9 @@ def orthonormalise(R: np.ndarray) -> np.ndarray:
 
 def _vee(W: np.ndarray) -> np.ndarray:
     """vee of a (near) skew matrix (n, 3, 3) -> (n, 3), using its skew part."""
-    return 0.5 * np.stack([W[..., 2, 1] - W[..., 1, 2], W[..., 0, 2] - W[..., 2, 0], W[..., 1, 0] - W[..., 0, 1]], axis=-1)
+    return 0.5 * np.stack(
+        [W[..., 2, 1] - W[..., 1, 2], W[..., 0, 2] - W[..., 2, 0], W[..., 1, 0] - W[..., 0, 1]], axis=-1
+    )
 
 
 def angular_velocity(R: np.ndarray, rate: float) -> tuple[np.ndarray, np.ndarray]:

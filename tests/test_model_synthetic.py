@@ -73,3 +73,15 @@ def test_derivatives_converge_to_the_exact_motion_at_second_order():
     for key in e100:
         ratio = e100[key] / e200[key]
         assert 3.0 < ratio < 5.0, f"{key}: error ratio {ratio:.2f} for h -> h/2 (expected ~4)"
+
+
+def test_named_plug_in_gait_frame_functions_agree_with_the_model(at_100hz):
+    from gaitid.model import frames as fr
+
+    syn, mk = at_100hz
+    for side, S in (("left", "L"), ("right", "R")):
+        hip, knee = mk.joint_centres[f"{side}.hip"], mk.joint_centres[f"{side}.knee"]
+        R = fr.limb_frame(hip, knee, syn.markers[S + "KNE"], side)
+        np.testing.assert_allclose(R, syn.kinematics[f"{S}_thigh"].R, atol=1e-9)
+        R_unc = fr.foot_frame_uncorrected(mk.joint_centres[f"{side}.ankle"], syn.markers[S + "TOE"], mk.frames[f"{side}.shank"])
+        np.testing.assert_allclose(mk.frames[f"{side}.foot"], R_unc, atol=1e-12)  # no foot offsets given

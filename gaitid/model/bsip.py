@@ -3,8 +3,8 @@
 A table gives, per segment, the mass fraction of body mass, the centre-of-mass position
 from the proximal endpoint as a fraction of segment length, and radii of gyration about the
 centre of mass as fractions of segment length about the anteroposterior (``gyration_ap``),
-mediolateral (``gyration_ml``, the flexion axis) and longitudinal (``gyration_long``) axes. :func:`segment_parameters` turns a row,
-a body mass and a segment length into SI values: mass (kg), centre of mass, and the inertia
+mediolateral (``gyration_ml``, the flexion axis) and longitudinal (``gyration_long``) axes.
+:func:`segment_parameters` turns a row, a body mass and a segment length into SI values: mass (kg), centre of mass, and the inertia
 tensor about the centre of mass in the segment frame, I = m (k L)^2 on each axis
 (principal axes assumed along the segment frame).
 """
@@ -100,7 +100,9 @@ def _load_table_cached(path: Path, stamp: int | None) -> BsipTable:
                 raise ModelError(f"table key 'segments.{seg}.{key}' must be a non-negative number, not {v!r}", path)
             values[key] = float(v)
         if not 0 < values["mass_fraction"] < 1:
-            raise ModelError(f"table key 'segments.{seg}.mass_fraction' must lie in (0, 1), not {values['mass_fraction']}", path)
+            raise ModelError(
+                f"table key 'segments.{seg}.mass_fraction' must lie in (0, 1), not {values['mass_fraction']}", path
+            )
         if values["com_from_proximal"] > 1:
             raise ModelError(f"table key 'segments.{seg}.com_from_proximal' must lie in [0, 1]", path)
         rows[seg] = SegmentRow(**values, source=str(spec.get("source", "")), endpoints=str(spec.get("endpoints", "")))

@@ -228,8 +228,8 @@ class _Evaluator:
             offset = self.param(spec["width"], key) / 2 + self.param("marker_radius", key)
             rot = self.param(spec["wand_rotation"], key) if "wand_rotation" in spec else 0.0
             opening = self.param(spec["angle_offset"], key) if "angle_offset" in spec else 0.0
-            return chord_joint_centre(self.point(spec["wand"]), self.point(spec["proximal"]), self.point(spec["marker"]),
-                                      offset, rot, angle_offset=opening)
+            wand, proximal, marker = (self.point(spec[k]) for k in ("wand", "proximal", "marker"))
+            return chord_joint_centre(wand, proximal, marker, offset, rot, angle_offset=opening)
         if method == "in_segment":
             R, origin = self.segment(spec["segment"])
             return origin + R @ np.asarray(spec["offset"], float)
@@ -484,7 +484,8 @@ def build_segments(
     """
     if settings is not None:
         model, bsip = settings.model, settings.bsip
-        marker_cutoff_hz, filter_order, max_gap_frames = settings.marker_cutoff_hz, settings.filter_order, settings.max_gap_frames
+        marker_cutoff_hz, filter_order = settings.marker_cutoff_hz, settings.filter_order
+        max_gap_frames = settings.max_gap_frames
     m = model if isinstance(model, Model) else load_model(model)
     if trial.n_frames < 3:
         raise DataError(f"trial has {trial.n_frames} frame(s); at least 3 are needed for derivatives",

@@ -71,6 +71,7 @@ def limb_frame(proximal_jc: np.ndarray, distal_jc: np.ndarray, lateral_marker: n
     the lateral marker for the left side (away from it for the right: y points left on both sides),
     x = y cross z anterior. Joint centres and marker (n, 3) lab."""
     sign = 1.0 if side == "left" else -1.0
+    distal_jc = np.asarray(distal_jc)
     return frame_from_vectors(np.asarray(proximal_jc) - distal_jc, sign * (np.asarray(lateral_marker) - distal_jc), "zy")
 
 

@@ -144,7 +144,9 @@ def _load_model_cached(path: Path, stamp: int | None) -> Model:
         if not isinstance(lst, list) or not all(isinstance(m, str) for m in lst):
             raise ModelError(f"model key 'markers.{key}' must be a list of marker labels", path)
     one_of = markers.get("one_of", [])
-    if not isinstance(one_of, list) or not all(isinstance(g, list) and all(isinstance(m, str) for m in g) for g in one_of):
+    if not isinstance(one_of, list) or not all(
+        isinstance(g, list) and all(isinstance(m, str) for m in g) for g in one_of
+    ):
         raise ModelError("model key 'markers.one_of' must be a list of lists of marker labels", path)
     model = Model(
         name=_expect(path, head, "name", "model", str),
@@ -166,6 +168,11 @@ def _load_model_cached(path: Path, stamp: int | None) -> Model:
     )
     _validate(model)
     return model
+
+
+def _check_rotation(model: Model, rot, key: str) -> None:
+    if not isinstance(rot, dict) or rot.get("axis") not in ("x", "y", "z") or rot.get("param") not in model.parameters:
+        raise model.error(key, "each entry needs axis = 'x'|'y'|'z' and param = a name from [parameters]")
 
 
 def _validate(model: Model) -> None:
@@ -199,8 +206,7 @@ def _validate(model: Model) -> None:
             if kind == "point" and method == "chord" and spec["width"] not in model.parameters:
                 raise err(f"{where}.width", f"parameter '{spec['width']}' is not defined in [parameters]")
             for rot in spec.get("rotate", []) if kind == "segment" else []:
-                if not isinstance(rot, dict) or rot.get("axis") not in ("x", "y", "z") or rot.get("param") not in model.parameters:
-                    raise err(f"{where}.rotate", "each entry needs axis = 'x'|'y'|'z' and param = a name from [parameters]")
+                _check_rotation(model, rot, f"{where}.rotate")
             axes = spec.get("angle_axes")
             if axes is not None and (
                 not isinstance(axes, list) or len(axes) != 3 or sorted(a.lstrip("-") for a in axes) != ["x", "y", "z"]
@@ -222,8 +228,7 @@ def _validate(model: Model) -> None:
             if spec.get(key) not in model.segments:
                 raise err(f"{where}.{key}", f"{spec.get(key)!r} is not a segment of this model")
         for rot in spec.get("proximal_rotate", []):
-            if not isinstance(rot, dict) or rot.get("axis") not in ("x", "y", "z") or rot.get("param") not in model.parameters:
-                raise err(f"{where}.proximal_rotate", "each entry needs axis = 'x'|'y'|'z' and param = a name from [parameters]")
+            _check_rotation(model, rot, f"{where}.proximal_rotate")
         if spec.get("sequence", "YXZ").upper() not in SEQUENCES:
             raise err(f"{where}.sequence", f"{spec.get('sequence')!r} is not a Cardan/Euler sequence such as 'YXZ'")
         for key in ("outputs", "left", "right", "offsets"):

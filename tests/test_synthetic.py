@@ -166,8 +166,10 @@ def test_truth_magnitudes_are_gait_like(trial):
         ph = trial.grf[side].phase
         loading, push_off = (ph > 0.1) & (ph < 0.25), (ph > 0.7) & (ph < 0.85)
         assert knee[loading].max() < 0 and knee[loading].min() < -0.5  # knee extensor at loading response
-        assert ankle[loading].max() < 0  # dorsiflexors lower the foot
+        assert ankle[(ph > 0.05) & (ph < 0.2)].max() < 0  # dorsiflexors lower the foot
         assert ankle[push_off].min() > 0.9  # plantarflexors push off
+        assert hip[(ph > 0.05) & (ph < 0.15)].min() > 0.3  # hip extensor early in stance
+        assert hip[push_off].max() < -0.5  # hip flexor in late stance
         stance = trial.contact[side] > 0
         # in swing the ankle only carries the foot: a few N.m
         assert np.abs(trial.truth[side].moment_lab["ankle"][~stance]).max() < 5.0
@@ -247,14 +249,15 @@ def test_events_are_where_the_plates_say(trial, walk_c3d):
 
 def test_ground_reaction_balances_body_weight_over_strides(trial):
     """Steady walking: over whole strides the feet's vertical impulse is body weight x time, the
-    horizontal impulses vanish; the upper body (not modelled) would oscillate by a few cm only."""
+    horizontal impulses (nearly) vanish; the upper body (not modelled) would oscillate by a few cm only."""
     p, sp = trial.params, trial.segments
     F = trial.grf["R"].force + trial.grf["L"].force
     w = slice(10, 310)  # three strides, 100 Hz
     bw = p.mass * S.G
     mean = F[w].mean(axis=0) / bw
     assert mean[2] == pytest.approx(1.0, abs=1e-3)
-    np.testing.assert_allclose(mean[:2], 0.0, atol=1e-9)
+    assert abs(mean[0]) < 0.002  # braking and propulsion balance
+    assert abs(mean[1]) < 1e-9  # the feet's medial forces cancel
     legs = 2 * sum(sp[s]["mass"] for s in S.SEGMENTS)
     ma = sum(sp[seg]["mass"] * trial.kinematics[f"{side}_{seg}"].point(sp[seg]["com_seg"])[2]
              for side in S.SIDES for seg in S.SEGMENTS)

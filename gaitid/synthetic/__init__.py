@@ -15,7 +15,8 @@ acceleration is exact (no finite differences anywhere):
   foot rolls on the floor without sliding (its lowest sole point has zero velocity) and
   touches z = 0; the fit is smooth, so contact is realistic to a few mm, not exact.
 - Ground reaction: during each stance a double-hump vertical force (peaks 1.13 BW; the stride's
-  vertical impulse equals body weight x time), braking/propulsive shear, small medial force and
+  vertical impulse equals body weight x time) pointing from the centre of pressure at an aim
+  point near the body's centre of mass (braking, propulsion and medial forces follow), small
   free moment; the centre of pressure moves from heel to metatarsal heads along the sole,
   projected onto the floor (z = 0). Trunk and arms are not modelled.
 - Ground truth: ankle, knee and hip reaction forces and net internal moments from the
@@ -59,7 +60,7 @@ from gaitid.synthetic.body import (
 )
 from gaitid.synthetic.curves import KEYPOINTS, FOOT_PITCH, Fourier, fourier_from_samples, joint_curves
 from gaitid.synthetic.files import SAMPLE_FILES, main, segments_json, truth_table, write_sample
-from gaitid.synthetic.ground import GroundReaction, Plate, ground_reaction, plate_channels, vertical_c1
+from gaitid.synthetic.ground import GroundReaction, Plate, grf_aim, ground_reaction, plate_channels, vertical_c1
 from gaitid.synthetic.params import (
     DEMPSTER,
     DISTAL,
@@ -84,7 +85,7 @@ from gaitid.synthetic.truth import LegLoads, newton_euler_leg, rnea_leg, screw_c
 __all__ = [
     "DEMPSTER", "DISTAL", "FOOT_HEE", "FOOT_PITCH", "FOOT_TOE", "G", "GRAVITY_LAB", "JOINTS", "KEYPOINTS",
     "MARKERS", "SAMPLE_FILES", "SEGMENTS", "SIDES", "SIDE_SIGN", "SOLE_X", "Fourier", "Frame", "GaitParams",
-    "GroundReaction", "LegLoads", "PelvisPath", "Plate", "SyntheticTrial", "body_kinematics", "davis_hjc",
+    "GroundReaction", "LegLoads", "grf_aim", "PelvisPath", "Plate", "SyntheticTrial", "body_kinematics", "davis_hjc",
     "elementary_rotation", "fit_pelvis_path", "fourier_from_samples", "gait_events", "ground_reaction",
     "joint_curves", "main", "make_gait_trial", "make_static_trial", "marker_offsets", "marker_trajectories",
     "newton_euler_leg", "plate_channels", "rnea_leg", "screw_chain_leg", "segment_parameters", "segments_json",

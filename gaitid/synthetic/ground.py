@@ -14,10 +14,14 @@ from gaitid.synthetic.params import COP_END, COP_START, G, SIDE_SIGN, GaitParams
 # Vertical force over stance s in [0, 1]: BW (c1 sin(pi s) + c3 sin(3 pi s)), c3 = 0.438 and c1 set so
 # that the two feet's vertical impulse over a stride equals body weight times the stride time
 # (steady walking: c1 = 1.163 for 60 % stance); peaks 1.13 BW near s = 0.25 and 0.75, 0.72 BW at
-# mid-stance. Shear: braking then propulsion, -0.18 BW sin(2 pi s) (lab X, zero net impulse);
-# medial 0.04 BW sin(pi s) (cancels between the feet); free moment 0.004 BW.m sin(2 pi s).
+# mid-stance. Horizontal force: the ground reaction points from the COP at an aim point near the
+# body's centre of mass (inverted-pendulum walking), GRF_AIM_OFFSET (m, lab) from the mid-point
+# of the hip joint centres; its 4 cm backward shift balances braking and propulsion impulses
+# (net 0.001 BW over a stride), and the medial forces of the two feet cancel. Free moment
+# 0.004 BW.m sin(2 pi s).
 GRF_C3 = 0.438
-GRF_AP, GRF_ML, FREE_MOMENT = 0.18, 0.04, 0.004
+GRF_AIM_OFFSET = np.array([-0.04, 0.0, 0.30])
+FREE_MOMENT = 0.004
 
 
 def vertical_c1(p: GaitParams) -> float:
@@ -37,24 +41,32 @@ class GroundReaction:
     phase: np.ndarray
 
 
-def ground_reaction(p: GaitParams, t: np.ndarray, foot: Frame, side: str) -> GroundReaction:
-    """Analytic ground reaction of ``side`` at times ``t`` given the foot's exact frame."""
+def ground_reaction(p: GaitParams, t: np.ndarray, foot: Frame, side: str, aim: np.ndarray) -> GroundReaction:
+    """Ground reaction of ``side`` at times ``t`` from the foot's exact frame.
+
+    ``aim`` (n, 3) m lab: the point the force points at from the COP (mid-hip + GRF_AIM_OFFSET):
+    F = Fz (aim - cop) / (aim_z - cop_z), so Fx, Fy follow Fz and the geometry.
+    """
     s = stance_phase(p, t, side)
     on = ~np.isnan(s)
     sz = np.where(on, s, 0.0)
     bw = p.mass * G
     fz = bw * (vertical_c1(p) * np.sin(np.pi * sz) + GRF_C3 * np.sin(3 * np.pi * sz))
-    fx = -GRF_AP * bw * np.sin(2 * np.pi * sz)
-    fy = -SIDE_SIGN[side] * GRF_ML * bw * np.sin(np.pi * sz)  # toward the midline
-    force = np.where(on[:, None], np.column_stack([fx, fy, fz]), 0.0)
-    tz = -SIDE_SIGN[side] * FREE_MOMENT * bw * np.sin(2 * np.pi * sz)
-    free = np.column_stack([np.zeros_like(tz), np.zeros_like(tz), np.where(on, tz, 0.0)])
     x_sole = COP_START + (COP_END - COP_START) * sz
     local = np.column_stack([x_sole, np.zeros_like(sz), np.full_like(sz, -p.ankle_height)])
     cop = foot.o + np.einsum("nij,nj->ni", foot.R, local)
     cop[:, 2] = 0.0
+    d = aim - cop
+    force = np.where(on[:, None], fz[:, None] * d / d[:, 2:3], 0.0)
+    tz = -SIDE_SIGN[side] * FREE_MOMENT * bw * np.sin(2 * np.pi * sz)
+    free = np.column_stack([np.zeros_like(tz), np.zeros_like(tz), np.where(on, tz, 0.0)])
     cop[~on] = np.nan
     return GroundReaction(force, cop, free, s)
+
+
+def grf_aim(kin: dict[str, Frame]) -> np.ndarray:
+    """(n, 3) m lab: mid-point of the two hip joint centres + GRF_AIM_OFFSET."""
+    return (kin["R_thigh"].o + kin["L_thigh"].o) / 2.0 + GRF_AIM_OFFSET
 
 
 PLATE_SIZE = (0.6, 0.4)  # m, along X and Y

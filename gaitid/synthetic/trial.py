@@ -8,7 +8,15 @@ import numpy as np
 
 from gaitid.synthetic.body import Frame, PelvisPath, body_kinematics, fit_pelvis_path, marker_trajectories
 from gaitid.synthetic.curves import KEYPOINTS, Fourier, _keypoint_samples, joint_curves
-from gaitid.synthetic.ground import PLATE_ORIGINS, GroundReaction, Plate, _plate_corners, ground_reaction, plate_channels
+from gaitid.synthetic.ground import (
+    PLATE_ORIGINS,
+    GroundReaction,
+    Plate,
+    _plate_corners,
+    grf_aim,
+    ground_reaction,
+    plate_channels,
+)
 from gaitid.synthetic.params import DISTAL, SIDES, GaitParams, segment_parameters
 from gaitid.synthetic.truth import LegLoads, rnea_leg
 
@@ -75,7 +83,7 @@ def make_gait_trial(p: GaitParams | None = None) -> SyntheticTrial:
     t = np.arange(p.n_frames) / p.point_rate
     kin = body_kinematics(p, t, curves, path)
     markers = marker_trajectories(p, kin)
-    grf = {side: ground_reaction(p, t, kin[f"{side}_foot"], side) for side in SIDES}
+    grf = {side: ground_reaction(p, t, kin[f"{side}_foot"], side, grf_aim(kin)) for side in SIDES}
     truth = {side: rnea_leg(p, t, curves, path, kin, grf[side], side) for side in SIDES}
 
     # plates: under the right strike number ``plated_strike`` and the next left strike
@@ -86,7 +94,7 @@ def make_gait_trial(p: GaitParams | None = None) -> SyntheticTrial:
     strikes["L"] = strikes["R"] + p.stride_time / 2.0
     plates, contact = [], {}
     for i, side in enumerate(SIDES):
-        g = ground_reaction(p, ta, kin_a[f"{side}_foot"], side)
+        g = ground_reaction(p, ta, kin_a[f"{side}_foot"], side, grf_aim(kin_a))
         stance = (ta >= strikes[side] - 1e-9) & (ta <= strikes[side] + p.stance_fraction * p.stride_time + 1e-9)
         g = GroundReaction(np.where(stance[:, None], g.force, 0.0), np.where(stance[:, None], g.cop, np.nan),
                            np.where(stance[:, None], g.free_moment, 0.0), np.where(stance, g.phase, np.nan))

@@ -160,3 +160,20 @@ def test_plate_frame_is_a_rotation_with_c3d_corner_rule():
     assert np.allclose(r @ r.T, np.eye(3)) and np.linalg.det(r) == pytest.approx(1.0)
     # x = c0 - c1 = +X lab, y = c0 - c3 = +Y lab, z = x × y = +Z lab
     assert np.allclose(r, np.eye(3))
+
+
+@pytest.mark.parametrize("path", REAL_C3D, ids=lambda p: p.name)
+def test_data_section_decoding_equals_ezc3d(path):
+    """gaitid's numpy decoder (Intel/DEC, float/integer files) gives ezc3d 1.7.2's points, validity and analogs."""
+    from gaitid.io.c3d_check import check_c3d, read_data
+
+    layout = check_c3d(path)
+    data = read_data(path, layout)
+    c = ezc3d.c3d(str(path))
+    points = np.transpose(c["data"]["points"][:3], (2, 1, 0))
+    assert np.array_equal(np.isnan(points), np.isnan(data.points))
+    assert np.array_equal(points[~np.isnan(points)], data.points[~np.isnan(data.points)])
+    assert np.array_equal(c["data"]["meta_points"]["residuals"][0].T >= 0, data.valid)
+    analogs = c["data"]["analogs"][0].T
+    assert analogs.shape == data.analogs.shape or analogs.size == data.analogs.size == 0
+    assert np.array_equal(analogs, data.analogs) or analogs.size == 0

@@ -2,9 +2,14 @@
 
 Choices made here (see also :mod:`gaitid.io.forceplates`, :mod:`gaitid.io.vertical`):
 
-* **Validation first.** :func:`gaitid.io.c3d_check.check_c3d` inspects the header,
-  the parameter section and the data size before ezc3d sees the file (ezc3d
-  1.7.2 segfaults on some corrupted files and silently reads truncated ones).
+* **Own parser, ezc3d as oracle.** :func:`gaitid.io.c3d_check.check_c3d` walks
+  the header and parameter section with every offset bounds-checked and
+  :func:`gaitid.io.c3d_check.read_data` decodes the data section with numpy.
+  ezc3d 1.7.2 segfaults or hangs on some corrupted parameter sections, reads a
+  file cut to half without complaint, and its Python wrapper is slow; the tests
+  check that points, validity and analogs equal ezc3d's on every real file, and
+  ezc3d writes files (:func:`write_c3d`). A bad file is a gaitid error naming
+  the file and the problem, never a crash.
 * **Points.** POINT:LABELS (+ LABELS2, LABELS3...) name the POINT:USED points;
   missing labels become ``POINT<n>``, duplicates get ``_2``, ``_3``... (a warning
   says so). A sample is NaN where its residual is negative (C3D spec: invalid).
@@ -24,8 +29,8 @@ Choices made here (see also :mod:`gaitid.io.forceplates`, :mod:`gaitid.io.vertic
   joint centres and centre of mass (labels ending in ``JC``, containing
   ``Center``/``Centre``, or ``CentreOfMass``...). Everything else is a marker.
 * **First frame**: TRIAL:ACTUAL_START_FIELD (two 16-bit words, low first) when
-  present and positive, else the header's first frame (ezc3d reports it 0-based,
-  so +1). Times follow the Trial docstring.
+  present and positive, else the header's first frame (1-based; ezc3d
+  reports it 0-based). Times follow the Trial docstring.
 * **Events**: EVENT:TIMES row 1 minutes, row 2 seconds; labels ``LHS``/``RTO``
   style (Qualisys) become ``Foot Strike``/``Foot Off`` with the side as context.
 * **Subject**: PROCESSING (Vicon): Bodymass kg; Height, leg lengths, widths,
@@ -51,7 +56,7 @@ import numpy as np
 
 from gaitid.errors import DataError, FileFormatError, GaitIDError
 from gaitid.io import forceplates as fpmod
-from gaitid.io.c3d_check import check_c3d
+from gaitid.io.c3d_check import C3DData, C3DLayout, check_c3d, read_data
 from gaitid.io.vertical import detect_up, rotation_to_z_up
 from gaitid.trial import Analogs, Event, ForcePlate, ModelOutput, PlateWrench, Subject, Trial
 
@@ -88,39 +93,30 @@ def read_c3d(path: str | os.PathLike, *, cop_threshold: float = COP_THRESHOLD_N)
     Raises :class:`gaitid.errors.GaitIDError` subclasses naming the file for any bad input.
     """
     path = Path(path)
-    check_c3d(path)
-    c = _load(path)
+    layout = check_c3d(path)
     try:
-        return _build_trial(c, path, cop_threshold)
+        data = read_data(path, layout)
+        return _build_trial(layout, data, path, cop_threshold)
     except GaitIDError:
         raise
-    except Exception as exc:  # malformed parameters that passed the checks
+    except Exception as exc:  # malformed content that passed the checks
         raise FileFormatError(f"malformed C3D content ({type(exc).__name__}: {exc})", path) from exc
 
 
-def _load(path: Path):
-    import ezc3d
-
-    try:
-        return ezc3d.c3d(str(path))
-    except Exception as exc:
-        raise FileFormatError(f"not a readable C3D file (ezc3d: {exc})", path) from exc
-
-
-def _build_trial(c, path: Path, cop_threshold: float) -> Trial:
-    params = _params(c)
+def _build_trial(layout: C3DLayout, data: C3DData, path: Path, cop_threshold: float) -> Trial:
+    params = _params(layout)
     point = params.get("POINT", {})
-    rate = _scalar(point.get("RATE"), c["header"]["points"]["frame_rate"])
+    rate = _scalar(point.get("RATE"), layout.frame_rate)
     if not np.isfinite(rate) or rate <= 0:
         raise FileFormatError(f"POINT:RATE is {rate}, not a positive rate", path)
     warnings: list[str] = []
-    pts = _points(c, params, path, warnings)
-    analogs = _analogs(c, params)
+    pts = _points(data, params, path, warnings)
+    analogs = _analogs(data, params, rate, layout)
     plates = _plates(analogs, params, rate, path, cop_threshold)
     trial = Trial(
         path=path,
         point_rate=float(rate),
-        first_frame=_first_frame(c, params),
+        first_frame=_first_frame(layout, params),
         marker_labels=pts["marker_labels"],
         markers=pts["markers"],
         virtual_labels=pts["virtual_labels"],
@@ -139,17 +135,15 @@ def _build_trial(c, path: Path, cop_threshold: float) -> Trial:
     return trial
 
 
-def _params(c) -> dict[str, dict]:
-    """``{GROUP: {PARAM: value}}`` with upper-case names (C3D names are case-insensitive)."""
+def _params(layout: C3DLayout) -> dict[str, dict]:
+    """``{GROUP: {PARAM: value}}`` with upper-case names (C3D names are case-insensitive), except
+    PROCESSING, whose names are kept as stored (they become ``Subject.extra`` keys)."""
     out: dict[str, dict] = {}
-    for gname, group in c["parameters"].items():
-        if not isinstance(group, dict):
-            continue
-        g = out.setdefault(gname.upper(), {})
-        keep_case = gname.upper() == "PROCESSING"  # subject values keep their names in Subject.extra
-        for pname, p in group.items():
-            if isinstance(p, dict) and "value" in p:
-                g[pname if keep_case else pname.upper()] = p["value"]
+    for group, values in layout.values.items():
+        if group == "PROCESSING":
+            out[group] = {layout.names[group][k]: v for k, v in values.items()}
+        else:
+            out[group] = dict(values)
     return out
 
 
@@ -171,7 +165,7 @@ def _strings(value) -> list[str]:
     return [str(v).strip() for v in np.ravel(np.asarray(value, dtype=object))]
 
 
-def _first_frame(c, params) -> int:
+def _first_frame(layout: C3DLayout, params) -> int:
     """Vicon frame number of the first stored frame (TRIAL:ACTUAL_START_FIELD, else header)."""
     start = np.ravel(params.get("TRIAL", {}).get("ACTUAL_START_FIELD", []))
     if start.size:
@@ -179,7 +173,7 @@ def _first_frame(c, params) -> int:
         value = words[0] + (words[1] << 16 if len(words) > 1 else 0)
         if value > 0:
             return value
-    return int(c["header"]["points"]["first_frame"]) + 1
+    return int(layout.first_frame)
 
 
 # ---- points
@@ -262,16 +256,12 @@ def _model_output(label: str, unit_key: str, unit: str, values: np.ndarray) -> M
     return ModelOutput(label, kind, u, values)
 
 
-def _points(c, params, path: Path, warnings: list[str]) -> dict:
+def _points(data: C3DData, params, path: Path, warnings: list[str]) -> dict:
     point = params.get("POINT", {})
-    data = c["data"]["points"]  # (4, n_points, n_frames)
-    n_points = data.shape[1]
-    if n_points == 0 or data.shape[2] == 0:
+    xyz = data.points  # (n_frames, n_points, 3), NaN where invalid
+    n_points = xyz.shape[1]
+    if n_points == 0 or xyz.shape[0] == 0:
         raise DataError("the file holds no marker trajectories (POINT:USED or frame count is 0)", path)
-    xyz = np.transpose(data[:3], (2, 1, 0)).astype(float)  # (n_frames, n_points, 3)
-    residuals = c["data"]["meta_points"]["residuals"]
-    if residuals.size:
-        xyz[np.transpose(residuals[0] < 0)] = np.nan
     labels = _point_labels(point, n_points, warnings)
     kinds = classify_points(labels, point)
     scale = fpmod.length_scale(_strings(point.get("UNITS"))[0] if _strings(point.get("UNITS")) else "mm")
@@ -301,18 +291,29 @@ def _points(c, params, path: Path, warnings: list[str]) -> dict:
 # ---- analogs and plates
 
 
-def _analogs(c, params) -> Analogs | None:
+def _analogs(data: C3DData, params, point_rate: float, layout: C3DLayout) -> Analogs | None:
     analog = params.get("ANALOG", {})
-    values = c["data"]["analogs"]  # (1, n_channels, n_samples)
-    if values.ndim != 3 or values.shape[1] == 0:
+    values = data.analogs  # (n_samples, n_channels)
+    if values.shape[1] == 0:
         return None
     n = values.shape[1]
-    labels = _strings(analog.get("LABELS"))[:n]
+    labels = _strings_continued(analog, "LABELS")[:n]
     labels += [f"ANALOG{i + 1}" for i in range(len(labels), n)]
-    units = _strings(analog.get("UNITS"))[:n]
+    units = _strings_continued(analog, "UNITS")[:n]
     units += [""] * (n - len(units))
-    rate = _scalar(analog.get("RATE"), c["header"]["analogs"]["frame_rate"])
-    return Analogs(rate=float(rate), labels=labels, units=units, values=np.ascontiguousarray(values[0].T, dtype=float))
+    rate = _scalar(analog.get("RATE"), point_rate * layout.analog_samples_per_frame)
+    if not rate or not np.isfinite(rate) or rate <= 0:
+        rate = point_rate * layout.analog_samples_per_frame
+    return Analogs(rate=float(rate), labels=labels, units=units, values=values)
+
+
+def _strings_continued(group: dict, name: str) -> list[str]:
+    out = _strings(group.get(name))
+    for i in range(2, 100):
+        if f"{name}{i}" not in group:
+            break
+        out += _strings(group[f"{name}{i}"])
+    return out
 
 
 def _plates(analogs: Analogs | None, params, point_rate: float, path: Path, cop_threshold: float) -> list[ForcePlate]:

@@ -4,9 +4,7 @@ reproducible; ``python -m gaitid.synthetic OUTDIR``."""
 from __future__ import annotations
 
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -84,18 +82,11 @@ def _c3d(markers: dict[str, np.ndarray], p: GaitParams, subject: dict, plates: l
 
 
 def _write_c3d(c, path: Path) -> None:
-    """Write atomically: a temporary ``.c3d`` beside ``path`` (ezc3d appends the extension
-    to any other name), then ``os.replace``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".c3d", dir=path.parent)
-    os.close(fd)
-    try:
-        c.write(tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    """Write atomically through gaitid.io.atomic (temporary ``.c3d`` beside ``path``, then rename)."""
+    from gaitid.io.atomic import atomic_path
+
+    with atomic_path(path) as tmp:
+        c.write(str(tmp))
 
 
 def truth_table(trial: SyntheticTrial):

@@ -8,7 +8,8 @@ instead of killing pytest; a read that takes longer than ``HANG_S`` is a hang.
 
 Run more mutants for the issue's robustness figures with::
 
-    python tests/test_fuzz_c3d.py 5000      # prints tried / Trial / gaitid error / crash / hang
+    python tests/test_fuzz_c3d.py 5000            # prints tried / Trial / gaitid error / crash / hang
+    python tests/test_fuzz_c3d.py 3000 5 all      # mutants of every real C3D file
 """
 
 from __future__ import annotations
@@ -108,10 +109,12 @@ class Worker:
         self.proc.wait()
 
 
-def run_fuzz(n_total: int, seed: int, save_dir: Path) -> tuple[Counter, list[str]]:
-    """Run ``n_total`` mutants spread over FUZZ_SOURCES; returns outcome counts and the failures (saved)."""
+def run_fuzz(n_total: int, seed: int, save_dir: Path, sources: list[Path] | None = None) -> tuple[Counter, list[str]]:
+    """Run ``n_total`` mutants spread over ``sources`` (default FUZZ_SOURCES); returns outcome counts and
+    the failures (saved)."""
     rng = np.random.default_rng(seed)
-    sources = [REALDATA / s for s in FUZZ_SOURCES if (REALDATA / s).exists()]
+    if sources is None:
+        sources = [REALDATA / s for s in FUZZ_SOURCES if (REALDATA / s).exists()]
     counts: Counter = Counter()
     failures: list[str] = []
     worker = Worker()
@@ -147,7 +150,7 @@ def run_fuzz(n_total: int, seed: int, save_dir: Path) -> tuple[Counter, list[str
 
 @pytest.mark.slow
 def test_fuzz_truncated_and_flipped_files(tmp_path, realdata):
-    n = int(os.environ.get("GAITID_FUZZ_N", "600"))
+    n = int(os.environ.get("GAITID_FUZZ_N", "2000"))
     save = Path(os.environ.get("FUZZ_SAVE", tmp_path / "fuzz-failures"))
     counts, failures = run_fuzz(n, seed=20261121, save_dir=save)
     print(dict(counts))
@@ -159,6 +162,8 @@ def test_fuzz_truncated_and_flipped_files(tmp_path, realdata):
 if __name__ == "__main__":
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
     seed = int(sys.argv[2]) if len(sys.argv) > 2 else 1
-    counts, failures = run_fuzz(n, seed, Path(tempfile.gettempdir()) / "gaitid-fuzz-failures")
+    every = len(sys.argv) > 3 and sys.argv[3] == "all"
+    sources = sorted(REALDATA.glob("*/*.c3d")) if every else None
+    counts, failures = run_fuzz(n, seed, Path(tempfile.gettempdir()) / "gaitid-fuzz-failures", sources)
     print(dict(counts))
     print("\n".join(failures[:50]))

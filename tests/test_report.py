@@ -220,10 +220,16 @@ def _pdf_pages(path: Path) -> int:
     return len(re.findall(rb"/Type /Page\b(?!s)", path.read_bytes()))
 
 
-def test_trial_report_files(tmp_path, result):
-    pdf, page = result.report(tmp_path)
+@pytest.fixture(scope="module")
+def written(result, tmp_path_factory):
+    outdir = tmp_path_factory.mktemp("report")
+    return outdir, result.report(outdir)
+
+
+def test_trial_report_files(written, result):
+    outdir, (pdf, page) = written
     assert (pdf.name, page.name) == ("walk_synthetic_report.pdf", "walk_synthetic_report.html")
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([pdf.name, page.name])  # no temporary debris
+    assert sorted(p.name for p in outdir.iterdir()) == sorted([pdf.name, page.name])  # no temporary debris
     assert _pdf_pages(pdf) == N_PAGES == 6
     text = page.read_text(encoding="utf-8")
     for section in ("summary", "kinematics", "moments", "powers-grf", "contributions", "parameters", "cycles",
@@ -244,17 +250,17 @@ def test_trial_report_files(tmp_path, result):
 
 
 def test_report_is_written_atomically(tmp_path, result, monkeypatch):
-    pdf, = write_report(result, tmp_path, formats=("pdf",))
-    before = pdf.read_bytes()
+    old = tmp_path / "walk_synthetic_report.pdf"
+    old.write_bytes(b"previous report")
 
     def broken(self, figure=None, **kw):
         raise RuntimeError("disk full")
 
     monkeypatch.setattr(PdfPages, "savefig", broken)
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match="disk full"):
         write_report(result, tmp_path, formats=("pdf",))
-    assert pdf.read_bytes() == before  # the previous report survives a failed run
-    assert [p.name for p in tmp_path.iterdir()] == [pdf.name]
+    assert old.read_bytes() == b"previous report"  # the previous report survives a failed run
+    assert [p.name for p in tmp_path.iterdir()] == [old.name]  # and no temporary file is left
 
 
 def test_bad_format_is_a_settings_error(tmp_path, result):

@@ -19,11 +19,14 @@ def summary_page(data: ReportData, warnings: list[str]):
     blocks = [("Spatio-temporal parameters (mean \u00b1 SD, n cycles)", parameter_table(data, "spatiotemporal")),
               ("Gait cycles", cycles_table(data)),
               ("Force-plate assignment", contacts_table(data))]
-    fig = table_figure(f"gaitid report \u2014 {data.title}", blocks, notes, max_rows=16)
+    fig = table_figure(f"gaitid report \u2014 {data.title}", blocks, notes, max_rows=16, bottom=0.12)
     if warnings:
-        y = 0.045
-        text = "Warnings: " + " | ".join(warnings[:6]) + (f" | ... {len(warnings) - 6} more" if len(warnings) > 6 else "")
-        fig.text(0.05, y, text[:600], fontsize=6.5, va="bottom", color="#8a4b00", wrap=True)
+        shown = [w if len(w) <= 150 else w[:147] + "..." for w in warnings[:5]]
+        if len(warnings) > 5:
+            shown.append(f"... {len(warnings) - 5} more in the HTML report")
+        fig.text(0.05, 0.105, "Warnings", fontsize=9, fontweight="bold", va="top", color="#8a4b00")
+        for k, line in enumerate(shown):
+            fig.text(0.05, 0.085 - 0.013 * k, f"\u2022 {line}", fontsize=6.5, va="top", color="#8a4b00")
     return fig
 
 

@@ -303,8 +303,9 @@ def contributions_figure(data: ReportData) -> Figure:
 
 
 def table_figure(title: str, blocks: list[tuple[str, pd.DataFrame]], notes: list[str] = (),
-                 max_rows: int = 40) -> Figure:
-    """A text page: a title, notes (one per line) and tables (rows beyond ``max_rows`` cut, said so)."""
+                 max_rows: int = 40, bottom: float = 0.05) -> Figure:
+    """A text page: a title, notes (one per line) and tables (rows beyond ``max_rows`` or below
+    ``bottom``, in figure fraction, are cut, and the page says so)."""
     with _style():
         fig = new_figure()
         y = 0.97
@@ -314,7 +315,7 @@ def table_figure(title: str, blocks: list[tuple[str, pd.DataFrame]], notes: list
             fig.text(0.05, y, line, fontsize=7.5, va="top", wrap=True)
             y -= 0.018
         for heading, df in blocks:
-            if y < 0.08:
+            if y < bottom + 0.03:
                 break
             y -= 0.01
             fig.text(0.05, y, heading, fontsize=10, fontweight="bold", va="top")
@@ -323,7 +324,7 @@ def table_figure(title: str, blocks: list[tuple[str, pd.DataFrame]], notes: list
                 fig.text(0.06, y, "(none)", fontsize=8, va="top", style="italic")
                 y -= 0.02
                 continue
-            room = max(1, int((y - 0.05) / 0.0175) - 1)
+            room = max(1, int((y - bottom) / 0.0175) - 1)
             cut = len(df) > min(max_rows, room)
             shown = df.head(min(max_rows, room) - (1 if cut else 0)) if cut else df
             h = 0.0175 * (len(shown) + 1)

@@ -104,6 +104,17 @@ def settings_table(data: ReportData) -> pd.DataFrame:
     return pd.DataFrame({"Setting": list(data.settings), "Value": [str(v) for v in data.settings.values()]})
 
 
+def _filters(s: dict) -> str:
+    def hz(v):
+        return "none" if v is None else f"{v:g} Hz"
+
+    markers = s.get("marker_cutoff_hz")
+    plates = s.get("force_cutoff_hz")
+    plates_text = f"{hz(markers)} (as markers)" if plates == "markers" else hz(plates)
+    return (f"low-pass zero-lag Butterworth order {s.get('filter_order')}, markers {hz(markers)}, "
+            f"force plates {plates_text}")
+
+
 def header_lines(data: ReportData) -> list[str]:
     """Trial(s), subject, processing date, gaitid version and the settings that change the numbers."""
     s = data.settings
@@ -117,7 +128,6 @@ def header_lines(data: ReportData) -> list[str]:
         f"Processed: {data.created} with gaitid {gaitid.__version__}",
         f"Model: {s.get('model')}; moments {s.get('convention')}, in the {s.get('frame')} segment frame; "
         f"normalised by {s.get('normalise')}",
-        f"Filters: markers {s.get('marker_cutoff_hz')} Hz, force plates {s.get('force_cutoff_hz')}, "
-        f"order {s.get('filter_order')} (zero lag); events: {s.get('events')}",
+        f"Filters: {_filters(s)}; events: {s.get('events')}",
         f"Cycles: {cyc}",
     ]

@@ -177,3 +177,44 @@ def test_data_section_decoding_equals_ezc3d(path):
     analogs = c["data"]["analogs"][0].T
     assert analogs.shape == data.analogs.shape or analogs.size == data.analogs.size == 0
     assert np.array_equal(analogs, data.analogs) or analogs.size == 0
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    turn=st.integers(0, 3),
+    z_down=st.booleans(),
+    fx=st.floats(-200, 200), fy=st.floats(-200, 200), fz=st.floats(50, 1500),
+    u=st.floats(-0.45, 0.45), v=st.floats(-0.45, 0.45), tz=st.floats(-20, 20),
+    ox=st.floats(-3, 3), oy=st.floats(-3, 3), oz=st.floats(-60, -20),
+)
+def test_known_wrench_is_recovered_from_type2_channels(turn, z_down, fx, fy, fz, u, v, tz, ox, oy, oz):
+    """Closed form: channels made from a known GRF, COP and free moment give them back (any plate orientation)."""
+    # a 600 x 400 mm plate at (1000, 500) mm, its corners listed so the plate axes point anywhere in the floor
+    half = np.array([[300, 200], [-300, 200], [-300, -200], [300, -200]], float)
+    ang = turn * np.pi / 2
+    rot2 = np.array([[np.cos(ang), -np.sin(ang)], [np.sin(ang), np.cos(ang)]])
+    xy = half @ rot2.T
+    if z_down:
+        xy = xy[[1, 0, 3, 2]]  # mirrored order: plate z axis points down (AMTI style)
+    corners = np.column_stack([xy + [1000.0, 500.0], np.zeros(4)])
+    r = fpmod.plate_frame(corners)
+    centre = corners.mean(axis=0)
+    force = np.array([fx, fy, fz])  # N, on the subject, lab
+    cop = centre + np.array([u * 500, v * 300, 0.0])  # mm, on the surface
+    free = np.array([0.0, 0.0, tz * 1e3])  # N.mm about the COP, lab
+    origin = np.array([ox, oy, oz])  # plate frame, mm, sensor origin -> surface centre
+    m_centre = np.cross(cop - centre, force) + free  # lab, about the surface centre
+    f_p, m_c_p = force @ r, m_centre @ r
+    m_origin_p = m_c_p - np.cross(f_p, origin)  # what the sensor measures about its origin
+    channels = np.tile(np.concatenate([f_p, m_origin_p]), (10, 1))
+    spec = fpmod.PlateSpec(1, 2, corners, origin, np.arange(6), None, None)
+    plate = fpmod.compute_plate(channels, spec, analog_rate=1000, point_rate=100, len_scale=1e-3, f_scale=1.0)
+    assert np.allclose(plate.analog.force, force, atol=1e-9)
+    assert np.allclose(plate.analog.cop, cop * 1e-3, atol=1e-9)
+    assert np.allclose(plate.analog.free_moment, free * 1e-3, atol=1e-9)
+    assert np.allclose(plate.point.force, force, atol=1e-9)
+    assert np.allclose(plate.point.cop, cop * 1e-3, atol=1e-9)

@@ -111,7 +111,7 @@ def _build_trial(layout: C3DLayout, data: C3DData, path: Path, cop_threshold: fl
         raise FileFormatError(f"POINT:RATE is {rate}, not a positive rate", path)
     warnings: list[str] = []
     pts = _points(data, params, path, warnings)
-    analogs = _analogs(data, params, rate, layout)
+    analogs = _analogs(data, params, rate, layout, warnings)
     plates = _plates(analogs, params, rate, path, cop_threshold)
     trial = Trial(
         path=path,
@@ -291,7 +291,7 @@ def _points(data: C3DData, params, path: Path, warnings: list[str]) -> dict:
 # ---- analogs and plates
 
 
-def _analogs(data: C3DData, params, point_rate: float, layout: C3DLayout) -> Analogs | None:
+def _analogs(data: C3DData, params, point_rate: float, layout: C3DLayout, warnings: list[str]) -> Analogs | None:
     analog = params.get("ANALOG", {})
     values = data.analogs  # (n_samples, n_channels)
     if values.shape[1] == 0:
@@ -301,9 +301,11 @@ def _analogs(data: C3DData, params, point_rate: float, layout: C3DLayout) -> Ana
     labels += [f"ANALOG{i + 1}" for i in range(len(labels), n)]
     units = _strings_continued(analog, "UNITS")[:n]
     units += [""] * (n - len(units))
-    rate = _scalar(analog.get("RATE"), point_rate * layout.analog_samples_per_frame)
-    if not rate or not np.isfinite(rate) or rate <= 0:
-        rate = point_rate * layout.analog_samples_per_frame
+    # the data layout fixes the analog rate: samples per frame x point rate (ANALOG:RATE must agree)
+    rate = point_rate * layout.analog_samples_per_frame
+    stored = _scalar(analog.get("RATE"), rate)
+    if stored is None or not np.isfinite(stored) or abs(stored - rate) > 1e-6 * rate:
+        warnings.append(f"ANALOG:RATE {stored} Hz disagrees with the data layout; using {rate:g} Hz")
     return Analogs(rate=float(rate), labels=labels, units=units, values=values)
 
 
@@ -365,7 +367,8 @@ def _events(params, rate: float) -> list[Event]:
     ev = params.get("EVENT", {})
     labels = _strings(ev.get("LABELS"))
     times = np.asarray(ev.get("TIMES", []), dtype=float)
-    n = len(labels)
+    used = _scalar(ev.get("USED"))
+    n = len(labels) if used is None else min(len(labels), max(0, int(used)))
     if n == 0 or times.size < n:
         return []
     if times.ndim == 1:

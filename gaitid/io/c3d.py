@@ -58,7 +58,7 @@ from gaitid.errors import DataError, FileFormatError, GaitIDError
 from gaitid.io import forceplates as fpmod
 from gaitid.io.c3d_check import C3DData, C3DLayout, check_c3d, read_data
 from gaitid.io.vertical import detect_up, rotation_to_z_up
-from gaitid.trial import Analogs, Event, ForcePlate, ModelOutput, PlateWrench, Subject, Trial
+from gaitid.trial import Analogs, Event, ForcePlate, ModelOutput, Subject, Trial
 
 COP_THRESHOLD_N = 10.0
 
@@ -264,7 +264,10 @@ def _points(data: C3DData, params, path: Path, warnings: list[str]) -> dict:
         raise DataError("the file holds no marker trajectories (POINT:USED or frame count is 0)", path)
     labels = _point_labels(point, n_points, warnings)
     kinds = classify_points(labels, point)
-    scale = fpmod.length_scale(_strings(point.get("UNITS"))[0] if _strings(point.get("UNITS")) else "mm")
+    unit = (_strings(point.get("UNITS")) or ["mm"])[0]
+    if unit.lower() not in fpmod.LENGTH_UNITS:
+        warnings.append(f"POINT:UNITS '{unit}' is not a known length unit: taken as mm")
+    scale = fpmod.length_scale(unit)
     marker_idx = [i for i, lab in enumerate(labels) if kinds[lab][0] == "marker"]
     virtual_idx = [i for i, lab in enumerate(labels) if kinds[lab][0] == "virtual"]
     markers = xyz[:, marker_idx, :] * scale

@@ -58,6 +58,7 @@ _UNSUPPORTED = {
 N_CHANNELS = {1: 6, 2: 6, 3: 8, 4: 6}
 
 _LENGTH_TO_M = {"mm": 1e-3, "cm": 1e-2, "m": 1.0, "dm": 0.1, "in": 0.0254, "inch": 0.0254}
+LENGTH_UNITS = frozenset(_LENGTH_TO_M)
 _FORCE_TO_N = {"n": 1.0, "nt": 1.0, "newton": 1.0, "kn": 1e3, "lbf": 4.4482216152605, "lb": 4.4482216152605}
 
 

@@ -15,9 +15,12 @@
 Output variables are named as Plug-in Gait names them, without the side prefix
 (``AnkleMoment``, ``KneeAngles``, ``HipPower``...), plus gaitid's own
 ``AnkleMomentInertial``/``Velocity``/``Gravity``/``External`` and ``GroundReactionForce``.
-Components X, Y, Z are in the frame ``Settings.frame`` (distal segment by default;
-Plug-in Gait segment axes: X medio-lateral flexion axis... see docs/conventions.md);
-ground reaction forces are in the lab frame. Units follow ``Settings.normalise``.
+Joint forces and moments are expressed in the frame ``Settings.frame`` (distal segment by
+default) and reported as Plug-in Gait reports them: X sagittal, Y frontal, Z transverse, with
+the per-joint, per-side axes and signs the model file gives (``moment_axes``/``force_axes``,
+table in docs/conventions.md); ``convention='external'`` with the distal frame equals Plug-in
+Gait's outputs sign by sign, 'internal' is their plain negation. ``frame='lab'`` is not mapped
+(lab X, Y, Z). Ground reaction forces are in the lab frame. Units follow ``Settings.normalise``.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from gaitid.dynamics.types import CONTRIBUTIONS, ExternalLoad, JointLoads
 from gaitid.errors import DataError, GaitIDError, SettingsError
 from gaitid.events import GaitMarkers, trial_events
 from gaitid.model.build import ModelKinematics, build_segments
+from gaitid.model.markerset import load_model
 from gaitid.plates import FootLoad, assign_contacts, contacts_table, foot_loads
 from gaitid.settings import Settings
 from gaitid.trial import Event, Subject, Trial
@@ -224,6 +228,41 @@ def _to_frame(v_lab: np.ndarray, R: np.ndarray | None) -> np.ndarray:
     return v_lab if R is None else np.einsum("nji,nj->ni", R, v_lab)
 
 
+_AXIS = {"x": 0, "y": 1, "z": 2}
+
+
+def output_layout(model, joint: str, quantity: str, frame: str, side: str) -> tuple[list[int], np.ndarray] | None:
+    """Which frame components become the reported X, Y, Z and their signs (external description).
+
+    Read from the model's ``[joints.<joint>]`` ``moment_axes`` / ``force_axes`` (distal frame)
+    or ``moment_axes_proximal`` / ``force_axes_proximal``: per side, three signed axes
+    (``["-y", "z", "-x"]``: X = -y component, Y = +z, Z = -x). None for ``frame='lab'``
+    (lab X, Y, Z unmapped) or when the model gives no layout (segment axes as they are).
+    See docs/conventions.md.
+    """
+    if frame == "lab":
+        return None
+    spec = model.joints.get(joint.lower(), {})
+    key = f"{quantity}_axes" + ("_proximal" if frame == "proximal" else "")
+    axes = spec.get(key, {}).get(side.lower()) if isinstance(spec.get(key), dict) else None
+    if axes is None:
+        return None
+    if not (isinstance(axes, list) and len(axes) == 3 and sorted(a.lstrip("-") for a in axes) == ["x", "y", "z"]):
+        raise SettingsError(f"model '{model.name}' joints.{joint.lower()}.{key}.{side.lower()}: {axes!r} must list "
+                            "the three axes with optional '-', e.g. ['-y', 'z', '-x']")
+    return [_AXIS[a.lstrip("-")] for a in axes], np.array([-1.0 if a.startswith("-") else 1.0 for a in axes])
+
+
+def _reported(v: np.ndarray, layout, convention: str) -> np.ndarray:
+    """Frame components -> reported X, Y, Z in the chosen convention (``v`` is the external
+    description's vector in the output frame; internal = plain negation)."""
+    sign = 1.0 if convention == "external" else -1.0
+    if layout is None:
+        return sign * v
+    order, signs = layout
+    return sign * v[:, order] * signs
+
+
 def process(
     source: str | os.PathLike | Trial,
     model: str | None = None,
@@ -274,6 +313,7 @@ def process(
     rate = trial.point_rate
     gravity = (0.0, 0.0, -settings.gravity_m_s2)
     root_R = kinematics.root.R if kinematics.root is not None else None
+    model_def = load_model(settings.model)
 
     curves: dict[str, dict[str, np.ndarray]] = {s: {} for s in SIDES}
     units: dict[str, str] = {}
@@ -286,14 +326,20 @@ def process(
         joint_loads[side] = jl
         for j, joint in enumerate(JOINTS[: len(chain)]):
             R = _frame_R(chain, j, settings.frame, root_R)
-            sign = -1.0 if settings.convention == "external" else 1.0
             f_div, f_unit = norm["force"]
             m_div, m_unit = norm["moment"]
             p_div, p_unit = norm["power"]
-            curves[side][f"{joint}Force"] = sign * _to_frame(jl.force_lab[j], R) / f_div
-            curves[side][f"{joint}Moment"] = sign * _to_frame(jl.moment[j], R) / m_div
+            f_lay = output_layout(model_def, joint, "force", settings.frame, side)
+            m_lay = output_layout(model_def, joint, "moment", settings.frame, side)
+            conv = settings.convention
+
+            def out(v_internal_lab, layout):  # solver gives internal, lab; -v is the external description
+                return _reported(-_to_frame(v_internal_lab, R), layout, conv)
+
+            curves[side][f"{joint}Force"] = out(jl.force_lab[j], f_lay) / f_div
+            curves[side][f"{joint}Moment"] = out(jl.moment[j], m_lay) / m_div
             for part in CONTRIBUTIONS:
-                curves[side][f"{joint}Moment{PART_NAMES[part]}"] = sign * _to_frame(jl.moment_parts[part][j], R) / m_div
+                curves[side][f"{joint}Moment{PART_NAMES[part]}"] = out(jl.moment_parts[part][j], m_lay) / m_div
                 units[f"{joint}Moment{PART_NAMES[part]}"] = m_unit
             w = kinematics.joint_omega_lab.get(f"{side.lower()}.{joint.lower()}")
             if w is not None:  # internal moment . (omega_distal - omega_proximal): + generation

@@ -93,7 +93,9 @@ def test_conventions_and_frames_are_consistent(unfiltered):
     distal = process(WALK, static=STATIC, frame="distal", marker_cutoff_hz=None,
                      segment_parameters=truth_segment_parameters())
     R = unfiltered.kinematics.chains["right"][1].R  # shank: the knee's distal segment
-    expected = np.einsum("nji,nj->ni", R, a)
+    in_shank = np.einsum("nji,nj->ni", R, a)  # internal moment on the shank, shank axes (x ant, y left, z up)
+    # reported layout (models/plugin-gait.toml, right knee: external X = +y, Y = +x, Z = +z; internal = -that)
+    expected = -(-in_shank[:, [1, 0, 2]])
     np.testing.assert_allclose(distal.curve("Right", "KneeMoment")[ok], expected[ok], atol=1e-12)
 
 

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from gaitid.cli import main
-from tests.conftest import realdata_path
+from tests.conftest import REAL_C3D, realdata_path
 
 
 def test_info_prints_the_trial_summary(capsys):
@@ -50,3 +50,15 @@ def test_help_and_version_exit_0(capsys):
     assert "info" in capsys.readouterr().out
     assert main(["--version"]) == 0
     assert capsys.readouterr().out.startswith("gaitid ")
+
+
+@pytest.mark.parametrize("path", REAL_C3D, ids=lambda p: p.name)
+def test_info_on_every_real_file(path, capsys):
+    from gaitid.io.c3d import read_c3d
+
+    t = read_c3d(path)
+    assert main(["info", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert f"({t.n_frames}) at {t.point_rate:g} Hz" in out
+    assert f"force plates ({len(t.force_plates)}):" in out and f"events ({len(t.events)}):" in out
+    assert f"model outputs ({len(t.model_outputs)}):" in out

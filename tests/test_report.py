@@ -173,7 +173,8 @@ def test_normative_band_is_drawn_where_units_match(tmp_path, result):
     csv = _write(tmp_path / "norm.csv",
                  "# knee flexion, made up for the test\nvariable,component,percent,mean,sd,unit\n"
                  "KneeAngles,X,0,5,2,deg\nKneeAngles,X,100,25,4,deg\n"
-                 "KneeMoment,X,0,0,0.1,BW.H\nKneeMoment,X,100,0,0.1,BW.H\n")
+                 "KneeMoment,X,0,0,0.1,BW.H\nKneeMoment,X,100,0,0.1,BW.H\n"
+                 "AnklePower,,0,0,1,W/kg\nAnklePower,,50,2,1,W/kg\nAnklePower,,100,0,1,W/kg\n")
     bands = read_normative(csv)
     fig = joint_grid(gather(result), "Angles", bands)
     (band,) = [c for c in _axis(fig, "Knee sagittal").collections if c.get_gid() == "normative"]
@@ -183,6 +184,9 @@ def test_normative_band_is_drawn_where_units_match(tmp_path, result):
     fig = joint_grid(gather(result), "Moment", bands)
     assert not [c for c in _axis(fig, "Knee sagittal moment").collections if c.get_gid() == "normative"]
     assert any("BW.H" in w and "N.m/kg" in w for w in bands.warnings)
+    fig = power_grf_figure(gather(result), bands)  # a scalar curve: empty component
+    (band,) = [c for c in _axis(fig, "Ankle power").collections if c.get_gid() == "normative"]
+    assert set(band.get_paths()[0].vertices[:, 1]) >= {-1.0, 1.0, 3.0}
 
 
 @pytest.mark.parametrize("text, error, words", [

@@ -130,12 +130,13 @@ def joint_grid(data: ReportData, kind: str, normative=None, show_cycles: bool = 
         if kind == "Angles":
             title = "Kinematics: joint angles (every cycle)"
         else:
-            conv = ("internal (net muscle) moments" if data.convention == "internal"
-                    else "external moments (= \u2212internal; (+) names the net muscle moment)")
-            title = f"Kinetics: joint moments, {conv} (kinetic cycles)"
-        fig.suptitle(f"{data.title}\n{title}", fontsize=11)
+            title = ("Kinetics: joint moments, internal (net muscle) moments (kinetic cycles)"
+                     if data.convention == "internal" else
+                     "Kinetics: joint moments, external convention (= \u2212internal) (kinetic cycles)\n"
+                     "(+) labels name the net muscle moment a positive value stands for")
+        fig.suptitle(f"{data.title}\n{title}", fontsize=10 if "\n" in title else 11)
         _side_legend(fig, _normative_handle(normative))
-        fig.subplots_adjust(left=0.1, right=0.98, bottom=0.075, top=0.925, hspace=0.28, wspace=0.45)
+        fig.subplots_adjust(left=0.1, right=0.98, bottom=0.075, top=0.915 if "\n" in title else 0.925, hspace=0.28, wspace=0.45)
     return fig
 
 

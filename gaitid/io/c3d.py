@@ -324,7 +324,7 @@ def _strings_continued(group: dict, name: str) -> list[str]:
 def _plates(analogs: Analogs | None, params, point_rate: float, path: Path, cop_threshold: float) -> list[ForcePlate]:
     fp = params.get("FORCE_PLATFORM", {})
     n_ch = 0 if analogs is None else analogs.values.shape[1]
-    specs = fpmod.plate_specs(fp, n_ch, str(path.name))
+    specs = fpmod.plate_specs(fp, n_ch, str(path))
     if not specs:
         return []
     if analogs is None or analogs.rate <= 0:

@@ -1,0 +1,253 @@
+"""Agreement with Vicon Plug-in Gait's own kinetics stored in C3D files (issue 7).
+
+:func:`validate` runs gaitid with the settings that mirror Plug-in Gait
+(:meth:`gaitid.settings.Settings.plugin_gait`: distal frame, external description, Dempster,
+unfiltered plates) on every C3D that carries Plug-in Gait outputs, in two modes:
+
+- ``pig-segments``: the segment frames and joint centres Plug-in Gait wrote in the file
+  (``models/plugin-gait-segments.toml``): isolates the solver, the parameters and the filtering;
+- ``markers``: gaitid's own Plug-in Gait model from the raw markers
+  (``models/plugin-gait.toml``), with the static trial beside the file when there is one
+  (:func:`gaitid.batch.static_for`).
+
+and compares, per side, joint and plane, over the stance phases Plug-in Gait computed: the
+frames where its moment is finite and non-zero and its ground reaction force for that side
+is non-zero (without a stored GRF: the frames gaitid puts on a valid plate). Metrics: RMS
+difference, Pearson r, the difference of the stance peaks (gaitid - Plug-in Gait, at the
+peak of largest magnitude) and the time shift of those peaks (ms, + = gaitid later).
+
+Moments in N.m/kg (Plug-in Gait stores N.mm/kg; the reader converts), powers in W/kg,
+angles in degrees. Output names may carry a suffix (``LAnkleMoment_M``); the first match
+without a suffix wins. A file that cannot be compared is listed with the reason.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+
+from gaitid.errors import GaitIDError
+from gaitid.settings import Settings
+
+MODES = {"pig-segments": "plugin-gait-segments", "markers": "plugin-gait"}
+PLANES = ("sagittal", "frontal", "transverse")
+JOINTS = ("ankle", "knee", "hip")
+SIDES = {"left": "L", "right": "R"}
+MIN_RUN = 5  # frames: shorter stance runs are ignored as plate-edge flicker
+QUANTITIES = {  # gaitid variable suffix, Plug-in Gait output suffix, unit, components compared
+    "moment": ("Moment", "Moment", "N.m/kg", (0, 1, 2)),
+    "power": ("Power", "Power", "W/kg", (2,)),
+    "angle": ("Angles", "Angles", "deg", (0, 1, 2)),
+}
+
+
+def find_output(labels: Iterable[str], name: str) -> str | None:
+    """The stored label for a Plug-in Gait output ``name`` (``LAnkleMoment``), allowing a
+    suffix (``LAnkleMoment_M``, ``LAnkleAnglesV``); the exact name first."""
+    labels = list(labels)
+    if name in labels:
+        return name
+    pattern = re.compile(re.escape(name) + r"[_\-.]?[A-Za-z0-9]{1,8}$")
+    hits = sorted(lab for lab in labels if pattern.fullmatch(lab))
+    return hits[0] if hits else None
+
+
+def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
+    """[start, stop) index pairs of the True runs of a boolean array."""
+    d = np.diff(np.concatenate([[0], mask.astype(np.int8), [0]]))
+    return list(zip(np.flatnonzero(d == 1), np.flatnonzero(d == -1)))
+
+
+def compare(ours: np.ndarray, ref: np.ndarray, mask: np.ndarray, rate: float) -> dict:
+    """Metrics of ``ours`` against ``ref`` (1-D, same frames) over ``mask``'s runs.
+
+    rms: sqrt(mean((ours - ref)^2)); r: Pearson; peak_diff: at the stance run whose reference
+    peak (largest |ref|) is largest, our extreme of the same sign minus the reference peak;
+    peak_shift_ms: the largest |shift| over runs between those two extremes (+: ours later).
+    """
+    ok = mask & np.isfinite(ours) & np.isfinite(ref)
+    runs = [(a, b) for a, b in _runs(ok) if b - a >= MIN_RUN]
+    idx = np.concatenate([np.arange(a, b) for a, b in runs]) if runs else np.array([], int)
+    out = {"n_frames": int(idx.size), "n_cycles": len(runs), "rms": math.nan, "r": math.nan,
+           "peak_diff": math.nan, "peak_shift_ms": math.nan}
+    if idx.size < MIN_RUN:
+        return out
+    d = ours[idx] - ref[idx]
+    out["rms"] = float(np.sqrt(np.mean(d**2)))
+    if np.std(ours[idx]) > 0 and np.std(ref[idx]) > 0:
+        out["r"] = float(np.corrcoef(ours[idx], ref[idx])[0, 1])
+    best, shift = None, 0.0
+    for a, b in runs:
+        i = a + int(np.argmax(np.abs(ref[a:b])))
+        j = a + int(np.argmax(ours[a:b] * np.sign(ref[i]) if ref[i] != 0 else np.abs(ours[a:b])))
+        if best is None or abs(ref[i]) > abs(best[1]):
+            best = (ours[j], ref[i])
+        s = (j - i) / rate * 1000.0
+        shift = s if abs(s) > abs(shift) else shift
+    out["peak_diff"] = float(best[0] - best[1])
+    out["peak_shift_ms"] = float(shift)
+    return out
+
+
+def _mass_from_grf(trial, result_loads) -> float | None:
+    """Body mass (kg) from the plates and Plug-in Gait's mass-normalised GRF (N/kg): the median
+    of |plate Fz| / |PiG GRF Z| over loaded frames (for a file storing no mass, such as the
+    c3d.org sample PlugInC3D.c3d). None without enough such frames."""
+    ratios = []
+    for side, s in SIDES.items():
+        lab = find_output(trial.model_outputs, f"{s}GroundReactionForce")
+        if lab is None:
+            continue
+        ref = trial.model_outputs[lab].values[:, 2]
+        ours = result_loads[side.capitalize()].force_lab[:, 2]
+        ok = np.isfinite(ref) & np.isfinite(ours) & (np.abs(ref) > 2.0) & (np.abs(ours) > 100.0)
+        ratios.extend(np.abs(ours[ok]) / np.abs(ref[ok]))
+    return float(np.median(ratios)) if len(ratios) >= 10 else None
+
+
+def _stance_mask(trial, result, side: str) -> np.ndarray:
+    s = SIDES[side]
+    lab = find_output(trial.model_outputs, f"{s}GroundReactionForce")
+    if lab is not None:
+        grf = trial.model_outputs[lab].values
+        return np.isfinite(grf).all(axis=1) & (np.abs(grf).sum(axis=1) > 0)
+    return result.loads[side.capitalize()].state == "plate"
+
+
+def _compare_result(file: str, mode: str, trial, result) -> list[dict]:
+    records = []
+    rate = trial.point_rate
+    for side, s in SIDES.items():
+        stance = _stance_mask(trial, result, side)
+        for joint in JOINTS:
+            J = joint.capitalize()
+            for quantity, (ours_suffix, ref_suffix, unit, comps) in QUANTITIES.items():
+                lab = find_output(trial.model_outputs, f"{s}{J}{ref_suffix}")
+                if lab is None:
+                    continue
+                ref_all = trial.model_outputs[lab].values
+                try:
+                    ours_all = result.curve(side.capitalize(), f"{J}{ours_suffix}")
+                except GaitIDError:
+                    continue
+                computed = np.isfinite(ref_all).all(axis=1) & (np.abs(ref_all).sum(axis=1) > 0)
+                mask = computed & (stance if quantity != "angle" else True)
+                for k in comps:
+                    ours = ours_all[:, k] if ours_all.shape[1] > 1 else ours_all[:, 0]
+                    plane = PLANES[k] if quantity != "power" else "total"
+                    rec = {"file": file, "side": side, "joint": joint, "plane": plane, "mode": mode,
+                           "quantity": quantity, "unit": unit, "label": lab}
+                    rec.update(compare(ours, ref_all[:, k], mask, rate))
+                    records.append(rec)
+    return records
+
+
+def validate_file(path: str | os.PathLike, *, modes: Iterable[str] = tuple(MODES), mass: float | None = None,
+                  static: str | os.PathLike | None = None, settings: Settings | None = None) -> list[dict]:
+    """Records (see :func:`validate`) for one C3D file."""
+    from gaitid.io.c3d import read_c3d
+    from gaitid.pipeline import process
+
+    path = Path(path)
+    file = path.name
+    try:
+        trial = read_c3d(path)
+    except GaitIDError as exc:
+        return [{"file": file, "reason": f"cannot read: {exc}"}]
+    moments = [find_output(trial.model_outputs, f"{s}{j.capitalize()}Moment") for s in "LR" for j in JOINTS]
+    if not any(moments):
+        return [{"file": file, "reason": "no Plug-in Gait joint moments stored (LAnkleMoment, RKneeMoment...)"}]
+    settings = settings or Settings.plugin_gait()
+    subject = mass
+    mass_note = ""
+    records: list[dict] = []
+    for mode in modes:
+        if mode not in MODES:
+            raise ValueError(f"mode {mode!r}: one of {', '.join(MODES)}")
+        stat = static if mode == "markers" else None
+        try:
+            if subject is None and not (trial.subject.mass and trial.subject.mass > 0):
+                # no stored mass: run once at a nominal mass to read the plates, then estimate it
+                probe = process(trial, model=MODES[mode], subject=70.0, settings=settings)
+                subject = _mass_from_grf(trial, probe.loads)
+                if subject is None:
+                    records.append({"file": file, "mode": mode,
+                                    "reason": "body mass unknown (none stored, no Plug-in Gait GRF to estimate "
+                                              "it from): give mass=KG"})
+                    continue
+                mass_note = f"mass {subject:.1f} kg estimated from plate Fz / Plug-in Gait GRF"
+            result = process(trial, model=MODES[mode], subject=subject, static=stat, settings=settings)
+        except GaitIDError as exc:
+            records.append({"file": file, "mode": mode, "reason": str(exc)})
+            continue
+        recs = _compare_result(file, mode, trial, result)
+        for r in recs:
+            r["static"] = Path(stat).name if stat else ""
+            if mass_note:
+                r["note"] = mass_note
+        records.extend(recs)
+    return records
+
+
+def validate(paths: str | os.PathLike | Iterable[str | os.PathLike], *, modes: Iterable[str] = tuple(MODES),
+             mass: float | None = None, settings: Settings | None = None) -> list[dict]:
+    """Compare gaitid with the Plug-in Gait kinetics stored in C3D files.
+
+    ``paths``: files and/or folders (searched recursively for ``*.c3d``; static trials, named
+    ``*static*``/``*cal*``, are used as the static of the trials beside them, not compared).
+    ``modes``: 'pig-segments' and/or 'markers' (see the module docstring). ``mass``: body mass
+    (kg) for files storing none (else estimated from the plates and Plug-in Gait's GRF).
+
+    Returns one record per file, mode, side, joint, quantity and plane:
+    ``{file, side, joint, plane, mode, quantity, unit, label, rms, r, n_cycles, n_frames,
+    peak_diff, peak_shift_ms, static}`` (rms and peak_diff in ``unit``: N.m/kg for moments),
+    and ``{file, reason}`` (plus ``mode`` when only one mode failed) for what could not be
+    compared.
+    """
+    from gaitid.batch import find_trials, is_static, static_for
+
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    files = find_trials(paths)
+    statics = [f for f in files if is_static(f)]
+    folder_statics = {}
+    records: list[dict] = []
+    for f in files:
+        if is_static(f):
+            continue
+        if f.parent not in folder_statics:  # statics beside a file given alone
+            folder_statics[f.parent] = [q for q in f.parent.glob("*") if q.suffix.lower() == ".c3d" and is_static(q)]
+        st = static_for(f, sorted(set(statics) | set(folder_statics[f.parent])))
+        records.extend(validate_file(f, modes=modes, mass=mass, static=st, settings=settings))
+    return records
+
+
+def format_table(records: list[dict], quantity: str = "moment") -> str:
+    """A plain-text table: one line per file, mode, side and joint with the RMS (r) of each
+    plane, then the files or modes that could not be compared and why."""
+    rows = [r for r in records if "reason" not in r and r.get("quantity", "moment") == quantity]
+    unit = rows[0]["unit"] if rows else ""
+    head = f"{'file':28s} {'mode':12s} {'side':5s} {'joint':5s} " + " ".join(
+        f"{p + ' rms (r)':>20s}" for p in PLANES) + f"  {'n':>3s}"
+    lines = [f"Plug-in Gait vs gaitid, {quantity}, RMS difference in {unit} (Pearson r), stance phases", head,
+             "-" * len(head)]
+    keyed: dict[tuple, dict] = {}
+    for r in rows:
+        keyed.setdefault((r["file"], r["mode"], r["side"], r["joint"]), {})[r["plane"]] = r
+    for (file, mode, side, joint), by_plane in keyed.items():
+        cells = []
+        for p in PLANES:
+            r = by_plane.get(p)
+            cells.append(f"{r['rms']:9.3f} ({r['r']:6.3f})" if r else f"{'-':>20s}")
+        n = max(r["n_cycles"] for r in by_plane.values())
+        lines.append(f"{file[:28]:28s} {mode:12s} {side:5s} {joint:5s} " + " ".join(f"{c:>20s}" for c in cells)
+                     + f"  {n:3d}")
+    for r in records:
+        if "reason" in r:
+            lines.append(f"{r['file']}: not compared{' (' + r['mode'] + ')' if 'mode' in r else ''}: {r['reason']}")
+    return "\n".join(lines)

@@ -23,7 +23,8 @@ from gaitid.dynamics.types import SegmentMotion
 from gaitid.errors import DataError, ModelError
 from gaitid.model import frames as fr
 from gaitid.model.bsip import load_table, segment_parameters
-from gaitid.model.joint_centres import chord_joint_centre, davis_hip_centre
+from gaitid.model import clusters as cl
+from gaitid.model.joint_centres import chord_joint_centre, davis_hip_centre, harrington_hip_centre
 from gaitid.model.markerset import Model, load_model
 from gaitid.trial import Subject, Trial
 
@@ -66,6 +67,8 @@ class ModelKinematics:
     joint_omega_lab: dict[str, np.ndarray]
     parameters: dict[str, dict[str, float]]
     warnings: list[str] = field(default_factory=list)
+    cluster_residuals: dict[str, np.ndarray] = field(default_factory=dict)  # 'left.thigh': (n,) m RMS fit
+    cluster_flags: dict[str, np.ndarray] = field(default_factory=dict)  # 'left.thigh': (n,) bool, above threshold
 
     def __getitem__(self, side: str) -> list[SegmentMotion]:
         return self.chains[side]
@@ -230,6 +233,18 @@ class _Evaluator:
             opening = self.param(spec["angle_offset"], key) if "angle_offset" in spec else 0.0
             wand, proximal, marker = (self.point(spec[k]) for k in ("wand", "proximal", "marker"))
             return chord_joint_centre(wand, proximal, marker, offset, rot, angle_offset=opening)
+        if method == "harrington":
+            R, origin = self.segment(spec["segment"])
+            lasi, rasi, sacrum = (self.point(spec[k]) for k in ("lasi", "rasi", "sacrum"))
+            pw, pd = self.params.get("pelvis_width"), self.params.get("pelvis_depth")
+            if not isinstance(pw, float):
+                pw = float(np.nanmedian(np.linalg.norm(lasi - rasi, axis=1)))
+            if not isinstance(pd, float):
+                pd = float(np.nanmedian(np.linalg.norm((lasi + rasi) / 2 - sacrum, axis=1)))
+            if not (math.isfinite(pw) and math.isfinite(pd)):
+                raise DataError(f"{key}: the pelvis markers are never all visible (Harrington needs its width "
+                                "and depth)", self.trial.path if self.trial is not None else None)
+            return origin + R @ harrington_hip_centre(pw, pd, self.side)
         if method == "in_segment":
             R, origin = self.segment(spec["segment"])
             return origin + R @ np.asarray(spec["offset"], float)
@@ -266,6 +281,74 @@ class _Evaluator:
 
 
 # ----------------------------------------------------------------------------- public API
+
+def apply_aliases(trial: Trial, model: Model) -> Trial:
+    """The trial with markers renamed to the model's labels (``[aliases]``: label -> other
+    names, ``{S}`` the side prefix): a label the trial lacks takes the first alias it has.
+    Returns the same object when nothing is renamed, else a shallow copy (arrays shared)."""
+    if not model.aliases:
+        return trial
+    labels = list(trial.marker_labels)
+    present = set(labels) | set(trial.virtual_labels)
+    for canon, others in model.aliases.items():
+        for pre in ([model.sides[s] for s in SIDES] if "{S}" in canon else [""]):
+            name = canon.replace("{S}", pre)
+            if name in present:
+                continue
+            for other in others:
+                alt = other.replace("{S}", pre)
+                if alt in labels:
+                    labels[labels.index(alt)] = name
+                    present.add(name)
+                    break
+    if labels == trial.marker_labels:
+        return trial
+    return replace(trial, marker_labels=labels)
+
+
+def _cluster_landmarks(trial: Trial, static: Trial, model: Model) -> tuple[Trial, dict, dict, list[str]]:
+    """Rebuild the landmarks of each ``[clusters.<name>]`` that the trial lacks, from the cluster
+    markers calibrated in the static trial (:mod:`gaitid.model.clusters`). Returns the trial with
+    the landmarks added as virtual points, residuals and flags by 'side.cluster', and warnings."""
+    present = set(trial.marker_labels) | set(trial.virtual_labels)
+    static_present = set(static.marker_labels) | set(static.virtual_labels)
+    new: dict[str, np.ndarray] = {}
+    residuals, flags, warnings = {}, {}, []
+    for name, spec in model.clusters.items():
+        for side in SIDES if any("{S}" in x for x in spec["markers"] + spec["landmarks"]) else ("left",):
+            pre = model.sides[side]
+            mk = [x.replace("{S}", pre) for x in spec["markers"]]
+            lm = [x.replace("{S}", pre) for x in spec["landmarks"]]
+            todo = [x for x in lm if x not in present]
+            if not todo:
+                continue
+            lacking = [x for x in mk + todo if x not in static_present]
+            if lacking:
+                raise ModelError(f"cluster '{name}' ({side}): the static trial lacks {', '.join(lacking)} needed by "
+                                 f"model '{model.name}'", static.path)
+            absent = [x for x in mk if x not in present]
+            if absent:
+                raise ModelError(f"cluster '{name}' ({side}): the trial lacks {', '.join(absent)} needed by model "
+                                 f"'{model.name}' to rebuild {', '.join(todo)}", trial.path)
+            cal = cl.calibrate_cluster(f"{side} {name}", {x: static.point(x) for x in mk},
+                                       {x: static.point(x) for x in todo}, static.path)
+            rebuilt, rms = cl.reconstruct_landmarks(cal, {x: trial.point(x) for x in mk})
+            new.update(rebuilt)
+            key = f"{side}.{name}" if "{S}" in "".join(spec["markers"]) else name
+            residuals[key] = rms
+            flags[key] = cl.flag_frames(rms, float(spec.get("max_residual", cl.DEFAULT_MAX_RESIDUAL)))
+            if flags[key].any():
+                warnings.append(f"cluster {key}: {int(flags[key].sum())} frame(s) fit worse than "
+                                f"{1000 * float(spec.get('max_residual', cl.DEFAULT_MAX_RESIDUAL)):.1f} mm RMS "
+                                f"(max {1000 * np.nanmax(rms):.1f} mm)")
+    if not new:
+        return trial, residuals, flags, warnings
+    labels = list(trial.virtual_labels) + list(new)
+    vp = np.stack(list(new.values()), axis=1)
+    if trial.virtual_points is not None and trial.virtual_labels:
+        vp = np.concatenate([trial.virtual_points, vp], axis=1)
+    return replace(trial, virtual_labels=labels, virtual_points=vp), residuals, flags, warnings
+
 
 def _needed_labels(model: Model, trial: Trial) -> tuple[list[str], list[str]]:
     """(labels to read, missing required labels) for both sides."""
@@ -356,6 +439,7 @@ def calibrate_static(
     (rad; Plug-in Gait's StaticPlantFlex / StaticRotOff) and ``inter_asis_distance`` (m) when
     the subject does not give it. Markers are used unfiltered but gap-filled, as averages."""
     m = model if isinstance(model, Model) else load_model(model)
+    static = apply_aliases(static, m)
     subj, overrides = _split_subject(subject, static)
     params = resolve_parameters(m, subj, overrides, static)
     labels, missing = _needed_labels(m, static)
@@ -496,9 +580,20 @@ def build_segments(
     if subj.mass is None or not subj.mass > 0:
         raise ModelError(f"body mass unknown for the trial: give subject={{...}} or a Subject with mass",
                          trial.path)
+    trial = apply_aliases(trial, m)
+    residuals, flags = {}, {}
+    if static is not None:
+        static = apply_aliases(static, m)
+        if m.clusters:
+            trial, residuals, flags, more = _cluster_landmarks(trial, static, m)
+            warnings += more
     labels, missing = _needed_labels(m, trial)
     if missing:
-        raise ModelError(f"trial lacks marker(s) {', '.join(missing)} needed by model '{m.name}'", trial.path)
+        hint = ""
+        rebuilt = {x.replace("{S}", m.sides[s]) for c in m.clusters.values() for x in c["landmarks"] for s in SIDES}
+        if static is None and rebuilt & set(missing):
+            hint = " (technical clusters rebuild " + ", ".join(sorted(rebuilt & set(missing))) + " from a static trial: give static=...)"
+        raise ModelError(f"trial lacks marker(s) {', '.join(missing)} needed by model '{m.name}'{hint}", trial.path)
 
     warnings += _static_parameters(m, params, static, subject, subj, overrides)
     pts = prepare_points(trial, labels, marker_cutoff_hz, max_gap_frames, filter_order)
@@ -522,14 +617,16 @@ def build_segments(
             spec = m.segments[name]
             R, _ = ev.segment(name)
             prox, dist = ev.point(spec["proximal"]), ev.point(spec["distal"])
-            lengths = np.linalg.norm(prox - dist, axis=1)
+            # the BSIP table's endpoints (length, centre of mass) default to the joint centres
+            e0, e1 = (ev.point(p) for p in spec["bsip_endpoints"]) if "bsip_endpoints" in spec else (prox, dist)
+            lengths = np.linalg.norm(e0 - e1, axis=1)
             length = float(np.median(lengths[np.isfinite(lengths)])) if np.isfinite(lengths).any() else math.nan
             if not math.isfinite(length):
                 raise DataError(f"{side} {name}: its endpoints are never both visible", trial.path)
             ov = {**seg_ov.get(name, {}), **seg_ov.get(f"{side}.{name}", {})}
             sp = segment_parameters(table.row(spec.get("bsip", name)), subj.mass, length,
                                     spec.get("long_axis", "z"), spec.get("ml_axis", "y"), ov)
-            com = prox + sp.com_from_proximal * (dist - prox)
+            com = e0 + sp.com_from_proximal * (e1 - e0)
             com_acc = kin.derivative(kin.derivative(com, rate), rate)
             omega_seg, omega_lab = kin.angular_velocity(R, rate)
             alpha_seg, _ = kin.angular_acceleration(R, omega_seg, rate)
@@ -549,7 +646,7 @@ def build_segments(
         omegas_lab[m.root] = omega_lab
     angles, joint_omega = _joint_outputs(m, evaluators, frames_out, omegas_lab)
     return ModelKinematics(m.name, rate, chains, root, centres, frames_out, angles, joint_omega,
-                           {s: {k: v for k, v in params[s].items()} for s in SIDES}, warnings)
+                           {s: {k: v for k, v in params[s].items()} for s in SIDES}, warnings, residuals, flags)
 
 
 def apply_angle_axes(R: np.ndarray, axes: list[str] | None) -> np.ndarray:

@@ -3,6 +3,7 @@
 - :func:`davis_hip_centre` -- Davis et al. (1991) regression, as Plug-in Gait / CGM1 uses it.
 - :func:`chord_joint_centre` -- Plug-in Gait's "chord function" (knee and ankle).
 - :func:`midpoint` -- the mean of points (e.g. medial and lateral epicondyles).
+- :func:`harrington_hip_centre` -- Harrington et al. (2007) regression on pelvis width and depth.
 
 Every function returns NaN for a frame whose inputs are NaN or degenerate.
 """
@@ -60,6 +61,25 @@ def davis_hip_centre(
     y = a - c * np.sin(DAVIS_THETA)
     z = -x_t * np.sin(DAVIS_BETA) - c * np.cos(DAVIS_THETA) * np.cos(DAVIS_BETA)
     return np.array([x, y if side == "left" else -y, z])
+
+
+def harrington_hip_centre(pelvis_width: float, pelvis_depth: float, side: str) -> np.ndarray:
+    """Hip joint centre in the pelvis frame (m), Harrington et al. (2007, J Biomech 40:595) eq.
+    with pelvis width PW (inter-ASIS distance) and depth PD (mid-ASIS to mid-PSIS), in mm:
+
+        ISB pelvis (X anterior, Y up, Z right):  X = -0.24 PD - 9.9,  Y = -0.30 PW - 10.9,
+                                                 Z = +/-(0.33 PW + 7.3)   (+ right hip)
+
+    returned in gaitid's pelvis axes (origin mid-ASIS, x anterior, y left, z up):
+    x = X, y = -Z, z = Y, converted to m. PW, PD in m, measured between the landmarks
+    (marker radius not subtracted; Harrington's landmarks were palpated bone)."""
+    if side not in ("left", "right"):
+        raise ValueError(f"side must be 'left' or 'right', not {side!r}")
+    pw, pd = pelvis_width * 1000.0, pelvis_depth * 1000.0
+    x = -0.24 * pd - 9.9
+    up = -0.30 * pw - 10.9
+    lateral = 0.33 * pw + 7.3
+    return np.array([x, lateral if side == "left" else -lateral, up]) / 1000.0
 
 
 def _rotate_about_line(point: np.ndarray, pivot: np.ndarray, axis: np.ndarray, angle: float) -> np.ndarray:

@@ -29,6 +29,7 @@ POINT_METHODS = {
     "davis": {"segment"},
     "chord": {"wand", "proximal", "marker", "width"},
     "in_segment": {"segment", "offset"},
+    "harrington": {"segment", "lasi", "rasi", "sacrum"},
 }
 SEGMENT_METHODS = {
     "pelvis": {"lasi", "rasi", "sacrum"},
@@ -39,7 +40,8 @@ SEGMENT_METHODS = {
 STATIC_METHODS = {"pig_foot": {"ankle", "toe", "heel", "shank"}}
 _OPTIONAL = {
     "point": {"side", "method", "wand_rotation", "angle_offset", "label"},
-    "segment": {"side", "method", "proximal", "distal", "bsip", "rotate", "angle_axes", "long_axis", "ml_axis"},
+    "segment": {"side", "method", "proximal", "distal", "bsip", "rotate", "angle_axes", "long_axis", "ml_axis",
+                "bsip_endpoints"},
     "static": {"side", "method", "flat_foot", "sole_delta"},
 }
 SEQUENCES = {"".join(p) for p in ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX", "XYX", "XZX", "YXY", "YZY", "ZXZ", "ZYZ")}
@@ -65,6 +67,8 @@ class Model:
     static: dict[str, dict] = field(default_factory=dict)
     joints: dict[str, dict] = field(default_factory=dict)
     degrees_from_software: list[str] = field(default_factory=list)
+    aliases: dict[str, list[str]] = field(default_factory=dict)  # label -> other names for it
+    clusters: dict[str, dict] = field(default_factory=dict)  # technical clusters (CAST)
 
     def error(self, key: str, problem: str) -> ModelError:
         return ModelError(f"model key '{key}': {problem}", self.path)
@@ -131,9 +135,39 @@ def load_model(name_or_path: str | Path) -> Model:
     return _load_model_cached(path, stamp)
 
 
+def _merge(base: dict, child: dict) -> dict:
+    """``child`` over ``base``: tables merge one level down (a point/segment/... is replaced
+    whole), other values are replaced."""
+    out = dict(base)
+    for key, value in child.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            out[key] = {**base[key], **value}
+        else:
+            out[key] = value
+    return out
+
+
+def _read_extended(path: Path, seen: tuple = ()) -> dict:
+    """The TOML of a model file, merged over the model it ``extends`` (model.extends = name or path)."""
+    data = _read_toml(path)
+    parent = data.get("model", {}).get("extends") if isinstance(data.get("model"), dict) else None
+    if parent is None:
+        return data
+    if not isinstance(parent, str):
+        raise ModelError("model key 'model.extends' must be a model name or a path", path)
+    local = path.parent / (parent if parent.endswith(".toml") else f"{parent}.toml")
+    ppath = local if local.exists() else resolve_path(parent)
+    if ppath.resolve() in seen or ppath.resolve() == path.resolve():
+        raise ModelError(f"model key 'model.extends': circular ({parent})", path)
+    base = _read_extended(ppath, seen + (path.resolve(),))
+    merged = _merge(base, data)
+    merged["model"].pop("extends", None)
+    return merged
+
+
 @functools.lru_cache(maxsize=32)
 def _load_model_cached(path: Path, stamp: int | None) -> Model:
-    data = _read_toml(path)
+    data = _read_extended(path)
     head = _expect(path, data, "model", "", dict)
     sides = _expect(path, head, "sides", "model", dict, required=False) or {"left": "L", "right": "R"}
     if set(sides) != {"left", "right"} or not all(isinstance(v, str) for v in sides.values()):
@@ -165,9 +199,38 @@ def _load_model_cached(path: Path, stamp: int | None) -> Model:
         static=_expect(path, data, "static", "", dict, required=False) or {},
         joints=_expect(path, data, "joints", "", dict, required=False) or {},
         degrees_from_software=_expect(path, head, "degrees_from_software", "model", list, required=False) or [],
+        aliases=_expect(path, data, "aliases", "", dict, required=False) or {},
+        clusters=_expect(path, data, "clusters", "", dict, required=False) or {},
     )
     _validate(model)
     return model
+
+
+def required_markers(model: str | Path | Model) -> dict[str, list]:
+    """The trial labels a model needs, ``{S}`` resolved for both sides.
+
+    Returns ``{'required': [...], 'one_of': [[...], ...], 'optional': [...],
+    'from_static': [...], 'aliases': {label: [other names]}}``: ``from_static`` are the
+    required landmarks a technical cluster rebuilds when a static trial is given (then the
+    walking trial need not have them)."""
+    m = model if isinstance(model, Model) else load_model(model)
+
+    def both(labels):
+        out = []
+        for lab in labels:
+            for pre in ([m.sides["left"], m.sides["right"]] if "{S}" in lab else [""]):
+                name = lab.replace("{S}", pre)
+                if name not in out:
+                    out.append(name)
+        return out
+
+    from_static = both([l for c in m.clusters.values() for l in c.get("landmarks", [])])
+    aliases = {}
+    for canon, others in m.aliases.items():
+        for pre in ([m.sides["left"], m.sides["right"]] if "{S}" in canon else [""]):
+            aliases[canon.replace("{S}", pre)] = [o.replace("{S}", pre) for o in others]
+    return {"required": both(m.required_markers), "one_of": [list(g) for g in m.one_of],
+            "optional": both(m.optional_markers), "from_static": from_static, "aliases": aliases}
 
 
 def _check_rotation(model: Model, rot, key: str) -> None:
@@ -212,12 +275,33 @@ def _validate(model: Model) -> None:
                 not isinstance(axes, list) or len(axes) != 3 or sorted(a.lstrip("-") for a in axes) != ["x", "y", "z"]
             ):
                 raise err(f"{where}.angle_axes", "must list the three axes, e.g. ['-z', 'y', 'x']")
+    for canon, others in model.aliases.items():
+        if not isinstance(others, list) or not all(isinstance(o, str) for o in others):
+            raise err(f"aliases.{canon}", "must be a list of other labels for the same marker")
+    for name, spec in model.clusters.items():
+        where = f"clusters.{name}"
+        if not isinstance(spec, dict):
+            raise err(where, "must be a table")
+        mk, lm = spec.get("markers"), spec.get("landmarks")
+        if not isinstance(mk, list) or len(mk) < 3 or not all(isinstance(x, str) for x in mk):
+            raise err(f"{where}.markers", "must list three or more marker labels (a rigid cluster)")
+        if not isinstance(lm, list) or not lm or not all(isinstance(x, str) for x in lm):
+            raise err(f"{where}.landmarks", "must list the anatomical landmark labels the cluster carries")
+        thr = spec.get("max_residual", 0.005)
+        if not isinstance(thr, (int, float)) or not thr > 0:
+            raise err(f"{where}.max_residual", "must be a positive distance in m")
+        extra = set(spec) - {"markers", "landmarks", "max_residual", "segment"}
+        if extra:
+            raise err(where, f"unknown key(s) {', '.join(sorted(extra))}")
     for name in model.chain:
         if name not in model.segments:
             raise err("model.chain", f"segment '{name}' is not defined in [segments]")
         seg = model.segments[name]
         if "proximal" not in seg or "distal" not in seg:
             raise err(f"segments.{name}", "a chain segment needs 'proximal' and 'distal' points (its joint centres)")
+        ends = seg.get("bsip_endpoints")
+        if ends is not None and (not isinstance(ends, list) or len(ends) != 2 or not all(isinstance(e, str) for e in ends)):
+            raise err(f"segments.{name}.bsip_endpoints", "must be two points [from, to] (the table's segment length)")
     if model.root is not None and model.root not in model.segments:
         raise err("model.root", f"segment '{model.root}' is not defined in [segments]")
     for name, spec in model.joints.items():

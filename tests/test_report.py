@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from matplotlib.backends.backend_pdf import PdfPages
 
-from gaitid.errors import DataError, FileFormatError, SettingsError
+from gaitid.errors import DataError, FileFormatError, GaitIDError, SettingsError
 from gaitid.report import write_report
 from gaitid.report.data import gather
 from gaitid.report.labels import INTERNAL_MOMENT_POSITIVE, sign_label
@@ -267,9 +267,26 @@ def test_report_is_written_atomically(tmp_path, result, monkeypatch):
     assert [p.name for p in tmp_path.iterdir()] == [old.name]  # and no temporary file is left
 
 
-def test_bad_format_is_a_settings_error(tmp_path, result):
+def test_bad_format_or_folder_is_a_gaitid_error(tmp_path, result):
     with pytest.raises(SettingsError, match="docx"):
         write_report(result, tmp_path, formats=("docx",))
+    not_a_folder = tmp_path / "file.txt"
+    not_a_folder.write_text("x")
+    with pytest.raises(GaitIDError, match="cannot write the HTML report") as info:
+        write_report(result, not_a_folder, formats=("html",))
+    assert info.value.path == not_a_folder / "walk_synthetic_report.html"
+
+
+def test_trial_without_cycles_still_reports(result):
+    none = dataclasses.replace(result, cycles=[], curves=result.curves.iloc[:0], parameters=result.parameters.iloc[:0],
+                               parameters_summary=None, curves_summary=None)
+    data = gather(none)
+    ax = _axis(joint_grid(data, "Angles"), "Knee sagittal")
+    assert [t.get_text() for t in ax.texts] == ["no complete gait cycle"] and not ax.get_lines()[1:]
+    from gaitid.report.tables import header_lines, parameter_table
+
+    assert parameter_table(data).empty
+    assert "Cycles: no complete cycle" in header_lines(data)
 
 
 def test_session_pools_cycles_of_every_trial(tmp_path, result):

@@ -16,7 +16,7 @@ import os
 import re
 from pathlib import Path
 
-from gaitid.errors import SettingsError
+from gaitid.errors import GaitIDError, SettingsError
 
 FORMATS = ("pdf", "html")
 
@@ -59,8 +59,9 @@ def write_report(result_or_results, outdir: str | os.PathLike, formats=FORMATS, 
     paths = []
     for fmt in formats:
         target = outdir / f"{stem}_report.{fmt}"
-        if fmt == "pdf":
-            paths.append(write_pdf(data, figures, target, warnings, inputs))
-        else:
-            paths.append(write_html(data, figures, target, warnings, inputs))
+        writer = write_pdf if fmt == "pdf" else write_html
+        try:
+            paths.append(writer(data, figures, target, warnings, inputs))
+        except OSError as exc:  # unwritable folder, disk full, outdir is a file...
+            raise GaitIDError(f"cannot write the {fmt.upper()} report: {exc.strerror or exc}", target) from exc
     return paths

@@ -86,7 +86,7 @@ def draw_cycles(ax, data: ReportData, variable: str, component: str, normative=N
         if np.isfinite(fo):
             ax.axvline(fo, color=colour, ls="--", lw=0.9, gid=f"foot_off:{side}")
         drawn.append(side)
-    what = "kinetic cycle" if kinetic else "cycle"
+    what = "kinetic cycle" if kinetic else "complete gait cycle"
     if not drawn:
         _missing_text(ax, f"no {what}")
     elif absent:
@@ -136,7 +136,8 @@ def joint_grid(data: ReportData, kind: str, normative=None, show_cycles: bool = 
                      "(+) labels name the net muscle moment a positive value stands for")
         fig.suptitle(f"{data.title}\n{title}", fontsize=10 if "\n" in title else 11)
         _side_legend(fig, _normative_handle(normative))
-        fig.subplots_adjust(left=0.1, right=0.98, bottom=0.075, top=0.915 if "\n" in title else 0.925, hspace=0.28, wspace=0.45)
+        fig.subplots_adjust(left=0.1, right=0.98, bottom=0.075, top=0.915 if "\n" in title else 0.925,
+                            hspace=0.28, wspace=0.45)
     return fig
 
 

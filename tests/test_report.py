@@ -117,7 +117,8 @@ def test_contributions_add_up_to_the_moment(result):
     data = gather(result)
     fig = contributions_figure(data)
     ax = _axis(fig, "Left knee sagittal moment")
-    parts = {ln.get_gid().split(":")[2]: ln.get_ydata() for ln in ax.get_lines() if (ln.get_gid() or "").startswith("part:")}
+    parts = {ln.get_gid().split(":")[2]: ln.get_ydata() for ln in ax.get_lines()
+             if (ln.get_gid() or "").startswith("part:")}
     assert set(parts) == {"Total", "Inertial", "Velocity", "Gravity", "External"}
     total = parts.pop("Total")
     assert np.nanmax(np.abs(total)) > 0.1  # a real stance moment, N.m/kg

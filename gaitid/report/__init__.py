@@ -35,9 +35,7 @@ def write_report(result_or_results, outdir: str | os.PathLike, formats=FORMATS, 
     drawn as a grey band. ``name``: file stem (default: the trial's name, or 'session');
     ``title``: the heading (default: the trial name or 'Session: N trials').
     """
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
+    # figures are drawn on matplotlib's Agg canvas directly (no pyplot, no global backend change)
     from gaitid.report.data import gather
     from gaitid.report.figures import report_figures
     from gaitid.report.html import write_html

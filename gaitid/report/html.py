@@ -17,7 +17,8 @@ from gaitid.report.tables import contacts_table, cycles_table, header_lines, par
 CSS = """
 body{font-family:-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;margin:1.5em auto;max-width:1100px;color:#222;
 line-height:1.35;padding:0 1em}
-h1{font-size:1.5em;margin-bottom:.2em}h2{font-size:1.2em;border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}
+h1{font-size:1.5em;margin-bottom:.2em}
+h2{font-size:1.2em;border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}
 .header p{margin:.15em 0}
 table{border-collapse:collapse;font-size:.85em;margin:.4em 0 1em}
 th,td{border:1px solid #ccc;padding:.2em .5em;text-align:left;vertical-align:top}th{background:#eee}
@@ -56,7 +57,8 @@ def render_html(data: ReportData, figures, warnings: list[str]) -> str:
     out.append('<p><span class="legend-left">Left: red</span>, <span class="legend-right">Right: green</span>; '
                "thin lines: single cycles; thick line and band: mean \u00b1 1 SD; dashed: mean foot off; "
                "grey band: normative data (when given).</p>")
-    out.append("<h3>Spatio-temporal parameters</h3>" + _table(parameter_table(data, "spatiotemporal"), "spatiotemporal"))
+    out.append("<h3>Spatio-temporal parameters</h3>"
+               + _table(parameter_table(data, "spatiotemporal"), "spatiotemporal"))
     out.append("</section>")
     for sid, head, fig in figures:
         png = base64.b64encode(figure_png(fig)).decode("ascii")

@@ -110,7 +110,8 @@ def read_normative(source: str | os.PathLike | pd.DataFrame) -> NormativeBands:
     bad = ~table["component"].isin(["X", "Y", "Z", ""])
     if bad.any():
         k = int(np.flatnonzero(bad)[0])
-        raise DataError(f"{name}: column 'component' row {line[k]}: {raw['component'].iloc[k]!r} must be X, Y, Z or empty")
+        raise DataError(f"{name}: column 'component' row {line[k]}: {raw['component'].iloc[k]!r} "
+                        "must be X, Y, Z or empty")
     for col, ok, why in (("percent", (table["percent"] >= 0) & (table["percent"] <= 100), "must be within 0-100"),
                          ("sd", table["sd"] >= 0, "must be >= 0")):
         if not ok.all():

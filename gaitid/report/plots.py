@@ -28,7 +28,6 @@ from gaitid.report.labels import (
     SIDE_COLOURS,
     axis_label,
     is_kinematic,
-    quantity,
 )
 
 SIDES = ("Left", "Right")

@@ -93,7 +93,8 @@ def contacts_table(data: ReportData) -> pd.DataFrame:
         return pd.DataFrame(columns=["Plate(s)", "Foot", "Strike [s]", "Off [s]", "Valid", "Reason", "Source"])
     out = pd.DataFrame({
         "Trial": c["trial"], "Plate(s)": c["plates"], "Foot": c["side"],
-        "Strike [s]": c["strike_time_s"].map(lambda v: f"{v:.3f}"), "Off [s]": c["off_time_s"].map(lambda v: f"{v:.3f}"),
+        "Strike [s]": c["strike_time_s"].map(lambda v: f"{v:.3f}"),
+        "Off [s]": c["off_time_s"].map(lambda v: f"{v:.3f}"),
         "Valid": c["valid"].map(lambda v: "yes" if v else "no"), "Reason": c["reason"].fillna(""),
         "Source": c["source"],
     })

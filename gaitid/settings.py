@@ -113,6 +113,7 @@ class Settings:
     @classmethod
     def plugin_gait(cls, **changes: Any) -> "Settings":
         """Settings that mirror Vicon Plug-in Gait: distal frame, external convention,
-        Dempster parameters, unfiltered plates, mass-normalised output."""
-        base = cls(frame="distal", convention="external", bsip="dempster", force_cutoff_hz=None)
+        Dempster parameters as Plug-in Gait applies them (models/bsip/plugin-gait.toml),
+        unfiltered plates, mass-normalised output."""
+        base = cls(frame="distal", convention="external", bsip="plugin-gait", force_cutoff_hz=None)
         return base.replace(**changes) if changes else base

@@ -111,11 +111,15 @@ def _mass_from_grf(trial, result_loads) -> float | None:
 
 
 def _stance_mask(trial, result, side: str) -> np.ndarray:
+    """Frames of the side's stance on a plate as Plug-in Gait saw it: its vertical GRF (N/kg)
+    above gaitid's contact threshold (``Settings.contact_threshold_n``, 20 N), which drops the
+    near-zero tails Plug-in Gait keeps after toe-off; without a stored GRF, gaitid's own
+    valid plate contacts."""
     s = SIDES[side]
     lab = find_output(trial.model_outputs, f"{s}GroundReactionForce")
     if lab is not None:
-        grf = trial.model_outputs[lab].values
-        return np.isfinite(grf).all(axis=1) & (np.abs(grf).sum(axis=1) > 0)
+        fz = trial.model_outputs[lab].values[:, 2] * result.trial.subject.mass
+        return np.isfinite(fz) & (np.abs(fz) > result.settings.contact_threshold_n)
     return result.loads[side.capitalize()].state == "plate"
 
 

@@ -38,4 +38,4 @@ def test_replace_validates_and_rejects_unknown_names():
 
 def test_plugin_gait_mirror():
     s = Settings.plugin_gait()
-    assert (s.frame, s.convention, s.bsip, s.force_cutoff) == ("distal", "external", "dempster", None)
+    assert (s.frame, s.convention, s.bsip, s.force_cutoff) == ("distal", "external", "plugin-gait", None)

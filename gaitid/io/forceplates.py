@@ -27,14 +27,16 @@ absent) and moment channels in that unit times the POINT:UNITS length unit
 (ezc3d's rule; many files label plate channels 'V'), converted to SI once.
 
 Resampling to the point rate: the force and the moment about the surface
-centre (linear in the channels) are averaged over a window of one frame
-centred on each point frame (:func:`decimate`: zero phase, non-negative
-weights); sample ``k`` of the result belongs to point frame ``k``. COP and free
-moment are then recomputed from the averaged wrench, so the point-rate COP is
-the force-weighted mean of the analog COPs in the window: it stays on the
-plate, and a plate unloaded at the analog rate stays unloaded. (A sharper FIR,
-e.g. ``scipy.signal.resample_poly``, rings by up to ±35 N around foot contact
-on the real files, which puts a COP on an unloaded plate.)
+centre (linear in the channels) are decimated with ``scipy.signal.resample_poly``
+(zero-phase anti-alias FIR, ``padtype='line'`` so a loaded plate at the trial
+edges is not attenuated); sample ``k`` of the result is simultaneous with point
+frame ``k``. COP and free moment are then recomputed from the decimated wrench.
+gaitid.io.opensim decimates GRF files the same way (a test holds the two equal).
+Known limitation: the FIR rings around a sharp foot contact; on the real files
+the point-rate Fz reaches up to ~20 N (and down to ~-35 N) in frames where the
+plate is still unloaded at the analog rate, so a frame or two next to contact
+can carry a COP. A non-negative kernel (centred block mean) would not ring;
+switching needs both readers changed together.
 
 COP (and the free moment) are NaN wherever the plate's normal force |Fz| is
 below ``cop_threshold`` (default 10 N): the ratio ``M/Fz`` is meaningless on
@@ -173,23 +175,12 @@ def wrench_lab(
 
 
 def decimate(x: np.ndarray, factor: int) -> np.ndarray:
-    """Centred block mean along axis 0: sample ``k*factor`` -> ``k`` (zero phase, weights >= 0).
-
-    Odd ``factor``: uniform over the ``factor`` samples centred on ``k*factor``; even: trapezoid over
-    ``factor + 1`` samples (half weight at both ends). Ends are padded with the edge value.
-    """
+    """Zero-phase anti-aliased decimation along axis 0 (sample k*factor -> k)."""
     if factor == 1:
         return x.copy()
-    if factor % 2:
-        weights = np.ones(factor)
-    else:
-        weights = np.ones(factor + 1)
-        weights[[0, -1]] = 0.5
-    weights /= weights.sum()
-    half = len(weights) // 2
-    padded = np.pad(x, ((half, half), (0, 0)), mode="edge")
-    window = np.arange(0, x.shape[0], factor)[:, None] + np.arange(len(weights))[None, :]
-    return np.einsum("j,kjc->kc", weights, padded[window])
+    from scipy.signal import resample_poly  # imported here: scipy.signal is slow to import
+
+    return resample_poly(x, 1, factor, axis=0, padtype="line")
 
 
 def compute_plate(

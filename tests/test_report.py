@@ -60,22 +60,51 @@ def _independent_mean(curves: pd.DataFrame, side: str, variable: str, component:
 
 
 def test_sign_labels_follow_the_convention():
-    assert sign_label("AnkleMoment", "X") == "Plantarflexor (+)"
-    assert sign_label("KneeMoment", "X", "internal") == "Extensor (+)"
-    assert sign_label("HipMoment", "X", "internal") == "Extensor (+)"
-    assert sign_label("AnkleMoment", "X", "external") == "Dorsiflexor (+)"
-    assert sign_label("KneeMoment", "X", "external") == "Flexor (+)"
+    assert sign_label("AnkleMoment", "X", "external") == "Plantarflexor (+)"  # Plug-in Gait's outputs
+    assert sign_label("KneeMoment", "X", "external") == "Extensor (+)"
+    assert sign_label("HipMoment", "X", "external") == "Extensor (+)"
+    assert sign_label("HipMoment", "Y", "external") == "Abductor (+)"
+    assert sign_label("AnkleMoment", "X") == sign_label("AnkleMoment", "X", "internal") == "Dorsiflexor (+)"
+    assert sign_label("KneeMoment", "X", "internal") == "Flexor (+)"
     assert sign_label("KneeAngles", "X") == sign_label("KneeAngles", "X", "external") == "Flexion (+)"
     assert sign_label("AnkleAngles", "X") == "Dorsiflexion (+)"
     assert sign_label("HipPower", "") == sign_label("HipPower", "", "external") == "Generation (+)"
     # contribution parts carry their moment's sign; every moment label flips with the convention
-    assert sign_label("AnkleMomentGravity", "X") == "Plantarflexor (+)"
+    assert sign_label("AnkleMomentGravity", "X") == sign_label("AnkleMoment", "X")
     for (var, comp), group in INTERNAL_MOMENT_POSITIVE.items():
         ext = sign_label(var, comp, "external")
         assert ext.endswith(" (+)") and ext != f"{group} (+)"
         assert sign_label(var, comp, "internal") == f"{group} (+)"
     with pytest.raises(ValueError):
         sign_label("AnkleMoment", "X", "inside")
+
+
+# (variable, component, % cycle window, the muscle moment every healthy stance has there)
+STANCE_FACTS = [
+    ("AnkleMoment", "X", (40, 50), "Plantarflexor"),  # push-off
+    ("KneeMoment", "X", (10, 18), "Extensor"),  # loading response
+    ("HipMoment", "X", (0, 8), "Extensor"),  # early stance
+    ("HipMoment", "Y", (20, 50), "Abductor"),  # single support
+]
+
+
+@pytest.mark.realdata
+@pytest.mark.parametrize("convention", ["internal", "external"])
+def test_sign_labels_match_real_stance_moments(convention):
+    """The label's words must describe the sign the pipeline actually produces: on a real walk,
+    the mean curve over the window has the sign the label gives the known muscle moment."""
+    from gaitid.pipeline import process
+    from gaitid.report.labels import OPPOSITE
+
+    r = process(realdata_path("biomechzoo/HC030A05.c3d"), convention=convention)
+    c = r.curves[r.curves.kinetic.astype(bool)]
+    for var, comp, (lo, hi), muscle in STANCE_FACTS:
+        w = c[(c.variable == var) & (c.component == comp) & c.percent.between(lo, hi)]
+        for side in ("Left", "Right"):
+            value = w[w.side == side].value.mean()
+            positive = sign_label(var, comp, convention).removesuffix(" (+)")
+            meaning = positive if value > 0 else OPPOSITE[positive]
+            assert meaning == muscle, (convention, var, comp, side, value)
 
 
 # --------------------------------------------------------------------------- figures
@@ -101,7 +130,7 @@ def test_moment_panel_uses_kinetic_cycles_only(result):
     data = gather(result)
     fig = joint_grid(data, "Moment")
     ax = _axis(fig, "Ankle sagittal moment")
-    assert "Plantarflexor (+)" in ax.get_ylabel() and "N.m/kg" in ax.get_ylabel()
+    assert "Dorsiflexor (+)" in ax.get_ylabel() and "N.m/kg" in ax.get_ylabel()  # internal (default)
     for side in ("Left", "Right"):
         kinetic = [c for c in result.cycles if c.side == side and c.kinetic]
         assert kinetic, "the sample has one kinetic cycle per side"
@@ -245,7 +274,7 @@ def test_trial_report_files(written, result):
     assert text.count('src="data:image/png;base64,') == 4
     assert "http" not in text.replace("http-equiv", "")  # self-contained: nothing fetched
     assert "72.0 kg" in text and "1.75 m" in text  # subject from the file
-    assert "Plantarflexor +" in text  # kinetic parameters carry the sign label
+    assert "Ankle moment sagittal min (Dorsiflexor +)" in text  # kinetic parameters carry the sign label
     # the discrete-parameter table shows the cadence mean of the cycles (120 steps/min in the sample)
     cad = result.parameters[result.parameters.parameter == "cadence"]
     left = cad[cad.side == "Left"].value

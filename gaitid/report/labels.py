@@ -3,20 +3,26 @@
 Components follow Plug-in Gait's layout on both sides: X sagittal, Y frontal,
 Z transverse, with the same sign meaning on the left and the right.
 
-The axis label states what a positive value means (``"Plantarflexor (+)"``).
-Angles: Plug-in Gait's signs (flexion, dorsiflexion, adduction/varus, internal
-rotation positive; see :func:`gaitid.kinematics.joint_angles`). Moments: the
-label names the net *muscle* (internal) moment a positive value stands for. With
-``convention='internal'`` (gaitid's default) a positive ankle X moment is a
-plantarflexor moment (Winter 1991; the real Plug-in Gait files show +1.0 to
-+1.5 N.m/kg at 45 % of the cycle). ``'external'`` curves are the negative of the
-internal ones (:func:`gaitid.pipeline.process`), so every moment label flips to
-the opposite muscle group (ankle X: "Dorsiflexor (+)", i.e. an external
-plantarflexing moment). Frontal and transverse moment labels follow the same
-rule as the sagittal ones in the Plug-in Gait files: the internal moment's
-positive axis is opposite to the angle's (hip and knee Y positive through
-stance = abductor). Powers: moment . relative angular velocity, positive =
-generation, whatever the convention.
+The axis label states what a positive value means (``"Dorsiflexion (+)"``).
+
+Angles: Plug-in Gait's signs (flexion, dorsiflexion, adduction/varus, inversion,
+internal rotation positive; see :func:`gaitid.kinematics.joint_angles`).
+
+Moments: the label names the net *muscle* (internal) moment a positive value
+stands for. gaitid's moments use the angle's axes: with ``convention='external'``
+they equal Plug-in Gait's outputs sign by sign (:func:`gaitid.pipeline.process`),
+i.e. the external moment along the angle's positive axis, which the muscles
+balance with the opposite rotation: positive = "Plantarflexor", "Extensor",
+"Abductor", "External rotator" (the real Plug-in Gait files: ankle X +1.0 to
++1.5 N.m/kg at 45 % of the cycle, knee X positive at loading response, hip Y
+positive through stance). ``convention='internal'`` (gaitid's default) is the
+negation: the muscle moment along the angle's positive axis, so positive =
+"Dorsiflexor", "Flexor", "Adductor", "Internal rotator" and a push-off ankle
+moment is negative. ``tests/test_report.py`` checks these words against the
+signs of real stance phases.
+
+Powers: moment . relative angular velocity, positive = generation, whatever the
+convention.
 """
 
 from __future__ import annotations
@@ -37,15 +43,15 @@ ANGLE_POSITIVE = {
     ("AnkleAngles", "X"): "Dorsiflexion", ("AnkleAngles", "Y"): "Inversion",
     ("AnkleAngles", "Z"): "Internal rotation",
 }
-# muscle group of a positive *internal* moment
+# muscle group of a positive *internal* moment: the one rotating the joint the angle's + way
 INTERNAL_MOMENT_POSITIVE = {
-    ("HipMoment", "X"): "Extensor", ("HipMoment", "Y"): "Abductor", ("HipMoment", "Z"): "External rotator",
-    ("KneeMoment", "X"): "Extensor", ("KneeMoment", "Y"): "Abductor", ("KneeMoment", "Z"): "External rotator",
-    ("AnkleMoment", "X"): "Plantarflexor", ("AnkleMoment", "Y"): "Everter",
-    ("AnkleMoment", "Z"): "External rotator",
+    ("HipMoment", "X"): "Flexor", ("HipMoment", "Y"): "Adductor", ("HipMoment", "Z"): "Internal rotator",
+    ("KneeMoment", "X"): "Flexor", ("KneeMoment", "Y"): "Adductor", ("KneeMoment", "Z"): "Internal rotator",
+    ("AnkleMoment", "X"): "Dorsiflexor", ("AnkleMoment", "Y"): "Inverter",
+    ("AnkleMoment", "Z"): "Internal rotator",
 }
-OPPOSITE = {"Extensor": "Flexor", "Abductor": "Adductor", "External rotator": "Internal rotator",
-            "Plantarflexor": "Dorsiflexor", "Everter": "Inverter"}
+OPPOSITE = {"Flexor": "Extensor", "Adductor": "Abductor", "Internal rotator": "External rotator",
+            "Dorsiflexor": "Plantarflexor", "Inverter": "Everter"}
 OPPOSITE.update({v: k for k, v in list(OPPOSITE.items())})
 
 KINEMATIC_SUFFIX = "Angles"
@@ -65,7 +71,7 @@ def is_kinematic(variable: str) -> bool:
 
 
 def sign_label(variable: str, component: str, convention: str = "internal") -> str:
-    """What a positive value means, e.g. ``sign_label('AnkleMoment', 'X') == 'Plantarflexor (+)'``.
+    """What a positive value means, e.g. ``sign_label('AnkleMoment', 'X', 'external') == 'Plantarflexor (+)'``.
 
     ``convention``: 'internal' or 'external' (moments only; external = -internal,
     so the named muscle group flips). '' when the table has no entry.

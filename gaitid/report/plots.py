@@ -289,6 +289,7 @@ def contributions_figure(data: ReportData) -> Figure:
                 ax.axhline(0.0, color="0.55", lw=0.5)
                 ax.grid(True, color="0.92", lw=0.5)
                 ax.set_xlim(0, 100)
+                ax.set_xticks([0, 20, 40, 60, 80, 100])
                 ax.set_title(f"{side} {joint.lower()} sagittal moment", fontweight="bold", color=SIDE_COLOURS[side])
                 ax.set_ylabel(axis_label(moment, "X", unit, data.convention))
                 if i == 1:

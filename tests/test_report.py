@@ -206,6 +206,8 @@ def test_normative_band_is_drawn_where_units_match(tmp_path, result):
                  "KneeMoment,X,0,0,0.1,BW.H\nKneeMoment,X,100,0,0.1,BW.H\n"
                  "AnklePower,,0,0,1,W/kg\nAnklePower,,50,2,1,W/kg\nAnklePower,,100,0,1,W/kg\n")
     bands = read_normative(csv)
+    from_frame = read_normative(pd.read_csv(csv, comment="#"))
+    pd.testing.assert_frame_equal(from_frame.table, bands.table)
     fig = joint_grid(gather(result), "Angles", bands)
     (band,) = [c for c in _axis(fig, "Knee sagittal").collections if c.get_gid() == "normative"]
     verts = band.get_paths()[0].vertices
@@ -327,6 +329,9 @@ def test_session_pools_cycles_of_every_trial(tmp_path, result):
     assert n == 2 * sum(c.side == "Right" for c in result.cycles)
     np.testing.assert_allclose(_lines(ax, "mean:Right")[0].get_ydata(), mean, atol=1e-12)
     assert len(_lines(ax, "cycle:Right")) == n
+    external = dataclasses.replace(result, settings=result.settings.replace(convention="external"))
+    with pytest.raises(DataError, match="convention='external'"):
+        gather([result, external])  # internal and external moments cannot be pooled
     paths = write_report([result, result], tmp_path, formats=("html",), name="lab session")
     assert [p.name for p in paths] == ["lab_session_report.html"]
     text = paths[0].read_text()

@@ -20,6 +20,9 @@ from gaitid.errors import DataError
 from gaitid.report.labels import is_kinematic
 
 
+MEANING = ("convention", "normalise", "frame")  # settings that change what a curve's numbers mean
+
+
 @dataclass
 class ReportData:
     """Tables of one report. ``curves``: cycle curves + ``trial`` column (kinetic variables
@@ -149,6 +152,12 @@ def gather(results, title: str | None = None) -> ReportData:
         warnings += [f"{n}: {w}" if len(results) > 1 else w for w in r.warnings]
     settings = results[0].settings.as_dict()
     for r, n in zip(results[1:], names[1:]):
+        other = r.settings.as_dict()
+        clash = [k for k in MEANING if other.get(k) != settings.get(k)]
+        if clash:  # pooling N.m/kg with BW.H, or internal with external moments, would be wrong
+            raise DataError(f"session report: {n} has {', '.join(f'{k}={other.get(k)!r}' for k in clash)} but "
+                            f"{names[0]} has {', '.join(f'{k}={settings.get(k)!r}' for k in clash)}; "
+                            "process the trials with the same settings")
         if r.settings.as_dict() != settings:
             warnings.append(f"{n}: processed with different settings than {names[0]} (the report lists {names[0]}'s)")
     if title is None:

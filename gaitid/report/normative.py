@@ -91,14 +91,17 @@ def read_normative(source: str | os.PathLike | pd.DataFrame) -> NormativeBands:
                               f"{', '.join(REQUIRED)} (+ optional unit)")
     if raw.empty:
         raise DataError(f"{name}: no rows")
+    def text(col: str) -> pd.Series:  # empty cells (NaN from a DataFrame) become ''
+        return raw[col].fillna("").astype(str).str.strip()
+
     table = pd.DataFrame({
-        "variable": raw["variable"].astype(str).str.strip(),
-        "component": raw["component"].astype(str).str.strip().str.upper().replace({"NAN": ""}),
-        "unit": raw["unit"].astype(str).str.strip() if "unit" in raw.columns else "",
+        "variable": text("variable"),
+        "component": text("component").str.upper(),
+        "unit": text("unit") if "unit" in raw.columns else "",
     })
     line = np.arange(len(raw)) + 2  # 1-based line numbers after the header (comments aside)
     for col in NUMERIC:
-        values = pd.to_numeric(raw[col].astype(str).str.strip(), errors="coerce")
+        values = pd.to_numeric(text(col), errors="coerce")
         bad = ~np.isfinite(values.to_numpy(float))
         if bad.any():
             k = int(np.flatnonzero(bad)[0])

@@ -46,8 +46,8 @@ class ForcePlate:
     """A used force plate (FORCE_PLATFORM group entry), wrenches in the lab frame.
 
     ``index`` is 1-based as in the file. ``corners`` (4, 3) and ``origin`` (3,)
-    are in m; ``corners`` in the lab, ``origin`` as stored (the plate-frame
-    vector from the plate's centre to its sensor origin, sign as in the C3D spec).
+    are in m; ``corners`` in the lab, ``origin`` as stored: the plate-frame vector
+    from the sensor origin to the centre of the plate surface (C3D spec).
     ``analog`` is the wrench at the analog rate, ``point`` the same resampled to
     the point rate (one value per point frame).
     """

@@ -27,16 +27,14 @@ absent) and moment channels in that unit times the POINT:UNITS length unit
 (ezc3d's rule; many files label plate channels 'V'), converted to SI once.
 
 Resampling to the point rate: the force and the moment about the surface
-centre (linear in the channels) are decimated with ``scipy.signal.resample_poly``
-(zero-phase anti-alias FIR, ``padtype='line'`` so a loaded plate at the trial
-edges is not attenuated); sample ``k`` of the result is simultaneous with point
-frame ``k``. COP and free moment are then recomputed from the decimated wrench.
-gaitid.io.opensim decimates GRF files the same way (a test holds the two equal).
-Known limitation: the FIR rings around a sharp foot contact; on the real files
-the point-rate Fz reaches up to ~20 N (and down to ~-35 N) in frames where the
-plate is still unloaded at the analog rate, so a frame or two next to contact
-can carry a COP. A non-negative kernel (centred block mean) would not ring;
-switching needs both readers changed together.
+centre (linear in the channels) are averaged over the ``factor`` analog samples
+centred on each point frame (:func:`decimate`, a centred moving average); COP and
+free moment are then recomputed from the averaged wrench. A non-negative kernel
+was chosen over an anti-alias FIR (``resample_poly``) because the FIR rings at a
+sharp foot contact: on the real files it put +20/-35 N and a spurious COP on
+frames that are still unloaded at the analog rate, which is exactly where impact
+kinetics are most sensitive. gaitid.io.opensim decimates GRF files with the same
+function (a test holds the two readers equal).
 
 COP (and the free moment) are NaN wherever the plate's normal force |Fz| is
 below ``cop_threshold`` (default 10 N): the ratio ``M/Fz`` is meaningless on
@@ -175,12 +173,20 @@ def wrench_lab(
 
 
 def decimate(x: np.ndarray, factor: int) -> np.ndarray:
-    """Zero-phase anti-aliased decimation along axis 0 (sample k*factor -> k)."""
+    """Centred moving average along axis 0, sampled at every ``factor``-th sample:
+    frame k is the weighted mean of the samples around sample ``k * factor`` (an odd
+    ``factor``: the ``factor`` samples centred on it; an even one: ``factor + 1``
+    samples with half weights at both ends, so the window stays exactly centred).
+    Edges repeat the edge value; NaN stays local to the frames whose window holds it.
+    Output length ceil(n / factor)."""
     if factor == 1:
         return x.copy()
-    from scipy.signal import resample_poly  # imported here: scipy.signal is slow to import
+    from scipy.ndimage import convolve1d  # imported here: scipy is slow to import
 
-    return resample_poly(x, 1, factor, axis=0, padtype="line")
+    kernel = np.ones(factor + 1 - factor % 2)
+    if factor % 2 == 0:
+        kernel[[0, -1]] = 0.5
+    return convolve1d(x, kernel / factor, axis=0, mode="nearest")[::factor]
 
 
 def compute_plate(

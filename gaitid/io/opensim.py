@@ -14,8 +14,8 @@ frame. When the rates are not in an integer ratio, or the GRF clock is not on
 that grid, the GRF is linearly interpolated onto it (and a warning says so).
 The ``point`` wrench is then made as the C3D reader makes it
 (:mod:`gaitid.io.forceplates`): the force and the moment about the lab origin are
-decimated with ``scipy.signal.resample_poly`` (anti-aliased, sample
-``k * factor`` -> frame ``k``), and the COP (on the plane of the file's COP
+averaged over the ``factor`` samples centred on each frame
+(:func:`gaitid.io.forceplates.decimate`, the same function), and the COP (on the plane of the file's COP
 height) and the free moment (vertical) are recomputed from the decimated wrench.
 
 The plates: an OpenSim GRF file has no plate geometry, so each force is an
@@ -38,7 +38,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
-from scipy.signal import resample_poly
+from gaitid.io.forceplates import decimate
 
 from gaitid.errors import DataError, FileFormatError
 from gaitid.io.mot import (
@@ -141,7 +141,7 @@ def _on_analog_grid(
 
 
 def _decimate_valid(x: np.ndarray, factor: int, n_frames: int) -> np.ndarray:
-    """Anti-aliased decimation (sample k*factor -> frame k) of the finite span of ``x`` (n_frames*factor, k)."""
+    """Centred block-mean decimation (samples around k*factor -> frame k) of the finite span of ``x`` (n_frames*factor, k)."""
     out = np.full((n_frames, x.shape[1]), np.nan)
     finite = np.isfinite(x).all(axis=1)
     if not finite.any():
@@ -154,7 +154,7 @@ def _decimate_valid(x: np.ndarray, factor: int, n_frames: int) -> np.ndarray:
     if factor == 1:
         dec = seg
     elif np.isfinite(seg).all() and seg.shape[0] > 1:
-        dec = resample_poly(seg, 1, factor, axis=0, padtype="line")
+        dec = decimate(seg, factor)
     else:
         dec = seg[::factor]
     k = start // factor

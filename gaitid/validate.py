@@ -39,6 +39,7 @@ PLANES = ("sagittal", "frontal", "transverse")
 JOINTS = ("ankle", "knee", "hip")
 SIDES = {"left": "L", "right": "R"}
 MIN_RUN = 5  # frames: shorter stance runs are ignored as plate-edge flicker
+BAND_HZ = 6.0  # the band-limited comparison low-passes both curves at this cutoff
 QUANTITIES = {  # gaitid variable suffix, Plug-in Gait output suffix, unit, components compared
     "moment": ("Moment", "Moment", "N.m/kg", (0, 1, 2)),
     "power": ("Power", "Power", "W/kg", (2,)),
@@ -94,6 +95,18 @@ def compare(ours: np.ndarray, ref: np.ndarray, mask: np.ndarray, rate: float) ->
     return out
 
 
+def lowpass_runs(x: np.ndarray, rate: float, cutoff_hz: float = BAND_HZ, order: int = 4) -> np.ndarray:
+    """``x`` (1-D) low-pass filtered (zero-lag Butterworth) over each finite, non-zero run of at
+    least 16 frames (Plug-in Gait's computed stretches); other frames unchanged."""
+    from gaitid import kinematics as kin
+
+    out = np.array(x, float)
+    for a, b in _runs(np.isfinite(out) & (out != 0)):
+        if b - a >= 16:
+            out[a:b] = kin.butter_lowpass(out[a:b, None], rate, cutoff_hz, order)[:, 0]
+    return out
+
+
 def _mass_from_grf(trial, result_loads) -> float | None:
     """Body mass (kg) from the plates and Plug-in Gait's mass-normalised GRF (N/kg): the median
     of |plate Fz| / |PiG GRF Z| over loaded frames (for a file storing no mass, such as the
@@ -123,6 +136,22 @@ def _stance_mask(trial, result, side: str) -> np.ndarray:
     return result.loads[side.capitalize()].state == "plate"
 
 
+def _plates_pig_used(trial, result) -> list[tuple[int, str, str]]:
+    """Contacts gaitid rejected but Plug-in Gait computed kinetics for (its GRF for that side is
+    loaded during the contact): [(plate, side, gaitid's reason)], to rerun with the plate
+    assigned, so both compare the same stance phases."""
+    out = []
+    time = trial.time
+    for row in result.contacts.itertuples():
+        if row.valid or not isinstance(row.side, str) or row.side.lower() not in SIDES:
+            continue
+        during = (time >= row.strike_time_s) & (time <= row.off_time_s)
+        if _stance_mask(trial, result, row.side.lower())[during].mean() > 0.5 if during.any() else False:
+            for p in str(row.plates).replace("(", "").replace(")", "").replace(",", " ").split():
+                out.append((int(p), row.side.lower(), str(row.reason)))
+    return out
+
+
 def _compare_result(file: str, mode: str, trial, result) -> list[dict]:
     records = []
     rate = trial.point_rate
@@ -147,6 +176,8 @@ def _compare_result(file: str, mode: str, trial, result) -> list[dict]:
                     rec = {"file": file, "side": side, "joint": joint, "plane": plane, "mode": mode,
                            "quantity": quantity, "unit": unit, "label": lab}
                     rec.update(compare(ours, ref_all[:, k], mask, rate))
+                    band = compare(lowpass_runs(ours, rate), lowpass_runs(ref_all[:, k], rate), mask, rate)
+                    rec["rms_6hz"], rec["r_6hz"] = band["rms"], band["r"]
                     records.append(rec)
     return records
 
@@ -166,7 +197,7 @@ def validate_file(path: str | os.PathLike, *, modes: Iterable[str] = tuple(MODES
     moments = [find_output(trial.model_outputs, f"{s}{j.capitalize()}Moment") for s in "LR" for j in JOINTS]
     if not any(moments):
         return [{"file": file, "reason": "no Plug-in Gait joint moments stored (LAnkleMoment, RKneeMoment...)"}]
-    settings = settings or Settings.plugin_gait()
+    settings = settings or Settings.plugin_gait(marker_cutoff_hz=None)
     subject = mass
     mass_note = ""
     records: list[dict] = []
@@ -186,14 +217,21 @@ def validate_file(path: str | os.PathLike, *, modes: Iterable[str] = tuple(MODES
                     continue
                 mass_note = f"mass {subject:.1f} kg estimated from plate Fz / Plug-in Gait GRF"
             result = process(trial, model=MODES[mode], subject=subject, static=stat, settings=settings)
+            forced = _plates_pig_used(trial, result)
+            if forced:
+                plates = {**settings.plates, **{p: side for p, side, _ in forced}}
+                result = process(trial, model=MODES[mode], subject=subject, static=stat,
+                                 settings=settings.replace(plates=plates))
         except GaitIDError as exc:
             records.append({"file": file, "mode": mode, "reason": str(exc)})
             continue
+        notes = [mass_note] if mass_note else []
+        notes += [f"plate {p} assigned {side} as Plug-in Gait used it (gaitid's check: {why})" for p, side, why in forced]
         recs = _compare_result(file, mode, trial, result)
         for r in recs:
             r["static"] = Path(stat).name if stat else ""
-            if mass_note:
-                r["note"] = mass_note
+            if notes:
+                r["note"] = "; ".join(notes)
         records.extend(recs)
     return records
 
@@ -236,16 +274,18 @@ def format_table(records: list[dict], quantity: str = "moment") -> str:
     plane, then the files or modes that could not be compared and why."""
     rows = [r for r in records if "reason" not in r and r.get("quantity", "moment") == quantity]
     unit = rows[0]["unit"] if rows else ""
+    planes = ("total",) if quantity == "power" else PLANES
     head = f"{'file':28s} {'mode':12s} {'side':5s} {'joint':5s} " + " ".join(
-        f"{p + ' rms (r)':>20s}" for p in PLANES) + f"  {'n':>3s}"
+        f"{p + ' rms (r)':>20s}" for p in planes) + f"  {'n':>3s}"
     lines = [f"Plug-in Gait vs gaitid, {quantity}, RMS difference in {unit} (Pearson r), stance phases", head,
              "-" * len(head)]
     keyed: dict[tuple, dict] = {}
     for r in rows:
         keyed.setdefault((r["file"], r["mode"], r["side"], r["joint"]), {})[r["plane"]] = r
+    planes = ("total",) if quantity == "power" else PLANES
     for (file, mode, side, joint), by_plane in keyed.items():
         cells = []
-        for p in PLANES:
+        for p in planes:
             r = by_plane.get(p)
             cells.append(f"{r['rms']:9.3f} ({r['r']:6.3f})" if r else f"{'-':>20s}")
         n = max(r["n_cycles"] for r in by_plane.values())

@@ -17,6 +17,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from gaitid.errors import GaitIDError
 from gaitid.report.data import ReportData
 from gaitid.report.labels import (
     COMPONENTS,
@@ -153,7 +154,7 @@ def _grf_lab_to_body(result) -> tuple[np.ndarray, dict[str, np.ndarray], str, bo
     try:
         d = progression_direction(result.trial).direction_lab
         d = np.where(np.isfinite(d), d, np.nan)
-    except Exception:  # no pelvis: fall back on the lab axes (labelled as such)
+    except GaitIDError:  # no pelvis markers: fall back on the lab axes (labelled as such)
         d = None
     out = {}
     for side in SIDES:
@@ -180,15 +181,19 @@ def draw_grf_time(axes, result) -> None:
     time, grf, unit, body = _grf_lab_to_body(result)
     names, titles = (GRF_NAMES_BODY, GRF_TITLES_BODY) if body else (GRF_NAMES_LAB, GRF_TITLES_LAB)
     for k, ax in enumerate(axes):
-        any_data = False
+        drawn = []
         for side, F in grf.items():
             # show the force only where the foot's load is known and non-zero (stance on a plate)
             v = np.where(np.abs(F[:, 2:3]) > 0, F, np.nan)[:, k]
             if np.isfinite(v).any():
                 ax.plot(time, v, color=SIDE_COLOURS[side], lw=1.4, gid=f"grf:{side}")
-                any_data = True
-        if not any_data:
+                drawn.append(side)
+        if not drawn:
             _missing_text(ax, "no force-plate contact")
+        elif len(drawn) == 1:
+            other = "Right" if drawn[0] == "Left" else "Left"
+            ax.text(0.02, 0.97, f"{other}: no plate contact", transform=ax.transAxes, ha="left", va="top",
+                    fontsize=6.5, color=SIDE_COLOURS[other], gid="missing")
         ax.axhline(0.0, color="0.55", lw=0.5)
         ax.grid(True, color="0.92", lw=0.5)
         ax.set_title(titles[k], fontweight="bold")

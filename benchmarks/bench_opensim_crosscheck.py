@@ -111,6 +111,17 @@ def main() -> None:
                 q = p[side]
                 print(f"  {side:5s} peak vertical GRF {q['grf_bw']:.2f} BW, peak plantarflexor moment "
                       f"{q['plantarflexor_nm_kg']:.2f} N.m/kg ({q['stance_frames']} stance frames)")
+    from scipy.spatial.transform import Rotation
+
+    from gaitid.model.clusters import rigid_fit
+
+    n = 100_000
+    ref = np.random.default_rng(0).random((4, 3)) * 0.1
+    moved = np.einsum("nij,kj->nki", Rotation.random(n, random_state=1).as_matrix(), ref) + 1.0
+    t0 = time.perf_counter()
+    rigid_fit(ref, moved)
+    dt = time.perf_counter() - t0
+    print(f"cluster rigid fit (4 markers): {n} frames in {dt:.3f} s ({1e6 * dt / n:.1f} us/frame)")
     if args.plot:
         plot(cc, args.plot)
         print(f"wrote {args.plot}")

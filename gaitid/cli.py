@@ -32,9 +32,184 @@ def cmd_info(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# --------------------------------------------------------------------------- settings options (run, batch)
+
+
+def add_settings_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options that map onto :class:`gaitid.settings.Settings` (defaults there and in the README)."""
+    g = parser.add_argument_group("processing settings (defaults: see the README)")
+    g.add_argument("--model", help="model name (see 'gaitid models') or a model .toml file (default plugin-gait)")
+    g.add_argument("--mass", type=float, metavar="KG", help="body mass in kg (default: the file's PROCESSING:Bodymass)")
+    g.add_argument("--bsip", help="body-segment parameter table (default: the model's; dempster, de_leva_1996_male...)")
+    g.add_argument("--cutoff", type=float, metavar="HZ", help="marker low-pass cutoff in Hz (default 6; 0 = unfiltered)")
+    g.add_argument("--force-cutoff", metavar="HZ",
+                   help="force-plate cutoff in Hz, 'markers' (default: same as the markers) or 0 (unfiltered)")
+    g.add_argument("--frame", choices=["distal", "proximal", "lab"], help="frame of the joint moments (default distal)")
+    g.add_argument("--convention", choices=["internal", "external"],
+                   help="internal (muscle) moments (default) or external, as Plug-in Gait reports")
+    g.add_argument("--normalise", choices=["mass", "bw-height", "none"], help="kinetics per kg (default), per BW x height, or raw")
+    g.add_argument("--events", choices=["file", "detected", "merge"],
+                   help="gait events: the file's when it has them (default), detected ones, or both")
+    g.add_argument("--plates", metavar="SPEC", help="plate-to-foot overrides, e.g. '1=Left,2=Invalid,3=Auto'")
+    g.add_argument("--plugin-gait", action="store_true",
+                   help="mirror Plug-in Gait: distal frame, external convention, Dempster, unfiltered plates")
+
+
+def settings_from_args(args: argparse.Namespace):
+    from gaitid.plates import parse_plate_overrides
+    from gaitid.settings import Settings
+
+    base = Settings.plugin_gait() if args.plugin_gait else Settings()
+    changes: dict = {}
+    if args.model:
+        changes["model"] = args.model
+    if args.bsip:
+        changes["bsip"] = args.bsip
+    if args.cutoff is not None:
+        changes["marker_cutoff_hz"] = args.cutoff or None
+    if args.force_cutoff is not None:
+        fc = args.force_cutoff
+        if fc != "markers":
+            try:
+                fc = float(fc) or None
+            except ValueError:
+                from gaitid.errors import SettingsError
+
+                raise SettingsError(f"--force-cutoff {fc!r}: give a frequency in Hz, 'markers' or 0") from None
+        changes["force_cutoff_hz"] = fc
+    for name in ("frame", "convention", "normalise", "events"):
+        if getattr(args, name):
+            changes[name] = getattr(args, name)
+    if args.plates:
+        changes["plates"] = {k: v.lower() for k, v in parse_plate_overrides(args.plates).items()}
+    return base.replace(**changes) if changes else base
+
+
+# --------------------------------------------------------------------------- run
+
+
+def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("trial", help="walking trial (.c3d, or OpenSim .trc with its _grf.mot beside it)")
+    parser.add_argument("-o", "--outdir", required=True, help="folder for the results and the report")
+    parser.add_argument("--static", help="static (calibration) trial")
+    parser.add_argument("--suffix", default="", help="suffix for the result points in the C3D copy (e.g. _gid)")
+    parser.add_argument("--no-report", action="store_true", help="skip the PDF/HTML report")
+    parser.add_argument("--excel", action="store_true", help="also write an Excel workbook")
+    parser.add_argument("--parquet", action="store_true", help="also write Parquet tables")
+    parser.add_argument("--opensim", action="store_true", help="also write OpenSim GRF .mot and joint moments .sto")
+    add_settings_arguments(parser)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """Process one trial and write its tables, a C3D copy with the results and the report."""
+    from pathlib import Path
+
+    from gaitid.pipeline import process
+
+    settings = settings_from_args(args)
+    result = process(args.trial, subject=args.mass, static=args.static, settings=settings)
+    out = Path(args.outdir)
+    written = result.to_csv(out)
+    if args.trial.lower().endswith(".c3d"):
+        written.append(result.to_c3d(out / f"{result.name}_results.c3d", suffix=args.suffix))
+    if args.parquet:
+        written += result.to_parquet(out)
+    if args.excel:
+        written.append(result.to_excel(out / f"{result.name}.xlsx"))
+    if args.opensim:
+        written += result.to_opensim(out)
+    reports = [] if args.no_report else result.report(out)
+    kinetic = sum(c.kinetic for c in result.cycles)
+    print(f"{result.name}: {len(result.cycles)} gait cycles ({kinetic} with kinetics), {len(written)} files in {out}")
+    for w in result.warnings:
+        print(f"  warning: {w}")
+    for r in reports:
+        print(f"report: {r}")
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------- batch
+
+
+def add_batch_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("sources", nargs="+", metavar="DIR_OR_GLOB", help="folders (searched recursively) or glob patterns")
+    parser.add_argument("-o", "--outdir", required=True, help="output folder (one subfolder per trial)")
+    parser.add_argument("--jobs", type=int, default=1, metavar="N", help="trials processed in parallel here (default 1)")
+    parser.add_argument("--scheduler", metavar="ADDRESS", help="Dask distributed scheduler, e.g. tcp://host:8786")
+    parser.add_argument("--force", action="store_true", help="reprocess trials whose outputs are up to date")
+    parser.add_argument("--no-report", action="store_true", help="skip the per-trial reports")
+    add_settings_arguments(parser)
+
+
+def cmd_batch(args: argparse.Namespace) -> int:
+    """Process every trial of a session or archive; exit 1 when some trial failed."""
+    from pathlib import Path
+
+    from gaitid.batch import run_batch
+
+    summary = run_batch(args.sources, args.outdir, settings_from_args(args), jobs=args.jobs, scheduler=args.scheduler,
+                        mass=args.mass, report=not args.no_report, force=args.force)
+    counts = summary["status"].value_counts().to_dict()
+    print(f"{len(summary)} trials: {counts.get('ok', 0)} ok, {counts.get('skipped', 0)} up to date, "
+          f"{counts.get('failed', 0)} failed; summary in {Path(args.outdir) / 'batch_summary.csv'}")
+    for _, row in summary[summary["status"] == "failed"].iterrows():
+        print(f"  failed: {row['path']}: {row['error']}", file=sys.stderr)
+    return EXIT_FAILURE if counts.get("failed", 0) else EXIT_OK
+
+
+# --------------------------------------------------------------------------- models
+
+
+def add_models_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("name", nargs="?", help="show one model (name or .toml path)")
+
+
+def cmd_models(args: argparse.Namespace) -> int:
+    """List the models and the markers each needs."""
+    from gaitid.model.markerset import list_models, load_model, required_markers
+
+    for name in [args.name] if args.name else list_models():
+        model = load_model(name)
+        need = required_markers(model)
+        print(f"{model.name}: {getattr(model, 'description', '') or ''}".rstrip())
+        print(f"  required: {' '.join(need['required'])}")
+        if need["one_of"]:
+            print(f"  one of:   {' | '.join('+'.join(group) for group in need['one_of'])}")
+        if need["optional"]:
+            print(f"  optional: {' '.join(need['optional'])}")
+        if need["from_static"]:
+            print(f"  rebuilt from the static trial (not needed in walking trials): {' '.join(need['from_static'])}")
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------- validate
+
+
+def add_validate_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="+", metavar="FILE_OR_DIR", help="C3D files with Plug-in Gait outputs, or folders")
+    parser.add_argument("--json", action="store_true", help="print JSON records instead of the table")
+    parser.add_argument("--mass", type=float, metavar="KG", help="body mass for files that store none")
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    """Compare gaitid with the Plug-in Gait kinetics stored in C3D files."""
+    import json
+
+    from gaitid.validate import format_table, validate
+
+    records = validate(args.paths, mass=args.mass)
+    print(json.dumps(records, indent=1, default=float) if args.json else format_table(records))
+    return EXIT_OK
+
+
 # name -> (help, add arguments, run)
 COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]] = {
     "info": ("summarise a C3D trial (rates, markers, plates, events, subject, model outputs)", add_info_arguments, cmd_info),
+    "run": ("process one trial: joint kinetics, tables, C3D with results, report", add_run_arguments, cmd_run),
+    "batch": ("process a session or an archive (folders or globs), in parallel or on a Dask cluster",
+              add_batch_arguments, cmd_batch),
+    "models": ("list the models and the markers each needs", add_models_arguments, cmd_models),
+    "validate": ("compare gaitid with the Plug-in Gait kinetics stored in C3D files", add_validate_arguments, cmd_validate),
 }
 
 
@@ -71,6 +246,9 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_FAILURE
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # output piped into a program that stopped reading (e.g. head)
+        sys.stderr.close()
+        return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -1,0 +1,54 @@
+"""The run / batch / models commands and their exit codes (0 ok, 1 failure, 2 usage)."""
+
+from __future__ import annotations
+
+import shutil
+
+import pandas as pd
+import pytest
+
+from gaitid.cli import main
+from gaitid.resources import sample_data_dir
+
+WALK = str(sample_data_dir() / "walk_synthetic.c3d")
+STATIC = str(sample_data_dir() / "static_synthetic.c3d")
+
+
+def test_run_writes_results_and_reports_them(tmp_path, capsys):
+    code = main(["run", WALK, "--static", STATIC, "-o", str(tmp_path), "--no-report", "--suffix", "_gid",
+                 "--convention", "external", "--plates", "1=Auto"])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "walk_synthetic: 6 gait cycles (2 with kinetics)" in out
+    frames = pd.read_csv(tmp_path / "walk_synthetic_frames.csv")
+    assert set(frames["unit"][frames["variable"] == "AnkleMoment"]) == {"N.m/kg"}
+    assert (tmp_path / "walk_synthetic_results.c3d").exists()
+
+
+def test_usage_and_data_errors_have_distinct_exit_codes(tmp_path, capsys):
+    assert main(["run", WALK]) == 2  # -o missing
+    assert main([]) == 2
+    assert main(["run", str(tmp_path / "absent.c3d"), "-o", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "absent.c3d" in err and "Traceback" not in err
+    assert main(["run", WALK, "-o", str(tmp_path), "--plates", "1=Middle"]) == 1
+    assert "Middle" in capsys.readouterr().err
+
+
+def test_models_lists_required_markers(capsys):
+    assert main(["models"]) == 0
+    out = capsys.readouterr().out
+    assert "plugin-gait:" in out and "LASI RASI LTHI RTHI LKNE RKNE" in out and "LPSI+RPSI | SACR" in out
+
+
+@pytest.mark.slow
+def test_batch_exit_code_says_some_trials_failed(tmp_path, capsys):
+    folder = tmp_path / "s"
+    folder.mkdir()
+    shutil.copy(WALK, folder / "walk.c3d")
+    (folder / "bad.c3d").write_text("not a c3d")
+    code = main(["batch", str(folder), "-o", str(tmp_path / "out"), "--no-report"])
+    assert code == 1
+    captured = capsys.readouterr()
+    assert "2 trials: 1 ok, 0 up to date, 1 failed" in captured.out
+    assert "bad.c3d" in captured.err

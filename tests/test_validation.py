@@ -1,0 +1,210 @@
+"""Validation against Plug-in Gait (issue 7): the targets on the real trials, and the metrics.
+
+The real-data tests read ../shared/realdata in place (skipped when absent). One module-scoped
+run of :func:`gaitid.validate.validate` over the whole folder (both modes, ~10 s) feeds them.
+Figures and their explanation: docs/validation.md.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from gaitid.model.markerset import load_model
+from gaitid.pipeline import output_layout
+from gaitid.validate import compare, find_output, format_table, lowpass_runs, validate
+
+from conftest import REALDATA
+
+# files whose Plug-in Gait kinetics come from clean (already filtered) trajectories
+CLEAN = ["HC030A05.c3d", "PiG_Motion-FlatFoot-Full.c3d", "PiG_Motion3_FF.c3d", "MH0222_BP06.c3d", "test_small.c3d"]
+# Plug-in Gait's own curves carry 2-2.5x the high-frequency content of gaitid's from the same
+# unfiltered markers (docs/validation.md): compared band-limited (both low-passed at 6 Hz)
+NOISY_REFERENCE = ["FunctionalWalk.c3d"]
+PIG_FILES = CLEAN + NOISY_REFERENCE + ["PlugInC3D.c3d"]
+
+
+# ----------------------------------------------------------------------------- metrics
+
+
+def test_find_output_allows_a_suffix_and_prefers_the_exact_name():
+    labels = ["LAnkleMoment_M", "RAnkleMoment", "RAnkleMoment_M", "LKneeAnglesV", "LKneeMomentary_long_suffix"]
+    assert find_output(labels, "LAnkleMoment") == "LAnkleMoment_M"
+    assert find_output(labels, "RAnkleMoment") == "RAnkleMoment"
+    assert find_output(labels, "LKneeAngles") == "LKneeAnglesV"
+    assert find_output(labels, "LKneeMoment") is None  # a different name, not a suffix
+    assert find_output(labels, "LHipMoment") is None
+
+
+def test_compare_closed_forms():
+    rate = 100.0
+    t = np.arange(200) / rate
+    ref = np.sin(2 * np.pi * t)  # peak +1 at t = 0.25 s (frame 25)
+    mask = np.zeros(200, bool)
+    mask[5:95] = True  # one "stance"
+    offset = compare(ref + 0.03, ref, mask, rate)
+    assert offset["rms"] == pytest.approx(0.03, abs=1e-12)
+    assert offset["r"] == pytest.approx(1.0, abs=1e-12)
+    assert offset["peak_diff"] == pytest.approx(0.03, abs=1e-12)
+    assert offset["peak_shift_ms"] == 0.0
+    assert (offset["n_frames"], offset["n_cycles"]) == (90, 1)
+    late = compare(np.sin(2 * np.pi * (t - 0.03)), ref, mask, rate)  # 3 frames later
+    assert late["peak_shift_ms"] == pytest.approx(30.0)
+    # RMS of sin(x - d) - sin(x) over whole periods: sqrt(2) |sin(d/2)| (d = 2 pi 0.03); 0.9 period here
+    assert late["rms"] == pytest.approx(math.sqrt(2) * abs(math.sin(np.pi * 0.03)), rel=0.06)
+    neg = compare(-ref, ref, mask, rate)
+    assert neg["r"] == pytest.approx(-1.0)
+    # the reference's peak (+1 at frame 25) is matched with our extreme of the same sign (+1 at 75)
+    assert neg["peak_diff"] == pytest.approx(0.0, abs=1e-12) and neg["peak_shift_ms"] == pytest.approx(500.0)
+    # NaN in ours drops frames; short runs (< 5 frames) are ignored
+    ours = ref.copy()
+    ours[50] = np.nan
+    short = np.zeros(200, bool)
+    short[100:103] = True
+    res = compare(ours, ref, mask | short, rate)
+    assert (res["n_frames"], res["n_cycles"]) == (89, 2)
+
+
+def test_lowpass_runs_keeps_zero_frames_and_removes_high_frequency():
+    rate = 100.0
+    t = np.arange(300) / rate
+    x = np.sin(2 * np.pi * 1.0 * t) + 0.2 * np.sin(2 * np.pi * 30.0 * t)
+    x[:50] = 0.0
+    y = lowpass_runs(x, rate)
+    assert np.all(y[:50] == 0.0)
+    core = slice(100, 250)
+    np.testing.assert_allclose(y[core], np.sin(2 * np.pi * t[core]), atol=0.01)
+
+
+def test_output_layout_is_plug_in_gaits_and_internal_is_its_negation():
+    pig = load_model("plugin-gait")
+    # ankle in the foot frame (x up, y left, z back): X = -y, Y = +z (left) / -z (right), Z = -x / +x
+    assert output_layout(pig, "Ankle", "moment", "distal", "Left")[0] == [1, 2, 0]
+    np.testing.assert_array_equal(output_layout(pig, "Ankle", "moment", "distal", "Left")[1], [-1, 1, -1])
+    np.testing.assert_array_equal(output_layout(pig, "Ankle", "moment", "distal", "Right")[1], [-1, -1, 1])
+    assert output_layout(pig, "Knee", "moment", "lab", "Left") is None  # lab frame: unmapped
+    # both Plug-in Gait models carry the same layout
+    seg = load_model("plugin-gait-segments")
+    for joint in ("Ankle", "Knee", "Hip"):
+        for q in ("moment", "force"):
+            for frame in ("distal", "proximal"):
+                for side in ("Left", "Right"):
+                    a, b = output_layout(pig, joint, q, frame, side), output_layout(seg, joint, q, frame, side)
+                    assert a[0] == b[0] and np.array_equal(a[1], b[1])
+
+
+# ----------------------------------------------------------------------------- real trials
+
+
+@pytest.fixture(scope="module")
+def records():
+    if not REALDATA.is_dir():
+        pytest.skip(f"real data not available: {REALDATA} is absent (tests read ../shared/realdata in place)")
+    return validate(REALDATA)
+
+
+def _get(records, file, mode, plane="sagittal", quantity="moment"):
+    out = [r for r in records if r.get("file") == file and r.get("mode") == mode and r.get("plane") == plane
+           and r.get("quantity") == quantity]
+    return out
+
+
+@pytest.mark.slow
+def test_every_plug_in_gait_file_is_compared_on_both_sides(records):
+    for file in PIG_FILES:
+        recs = _get(records, file, "pig-segments")
+        assert len(recs) == 6, file  # 2 sides x 3 joints
+        assert all(r["n_cycles"] >= 1 and r["n_frames"] >= 20 for r in recs), file
+    # the json records carry the documented keys
+    keys = {"file", "side", "joint", "plane", "mode", "rms", "r", "n_cycles", "peak_diff", "peak_shift_ms", "n_frames"}
+    assert all(keys <= set(r) for r in records if "reason" not in r)
+    json.dumps(records)
+
+
+@pytest.mark.slow
+def test_files_that_cannot_be_compared_are_listed_with_the_reason(records):
+    reasons = {r["file"]: r["reason"] for r in records if "reason" in r and "mode" not in r}
+    for file in ("Eb015pi.c3d", "Gait.c3d", "Qualisys.c3d", "walking2.c3d"):
+        assert "no Plug-in Gait joint moments" in reasons[file]
+    per_mode = [r for r in records if "reason" in r and r.get("mode") == "markers" and r["file"] == "PlugInC3D.c3d"]
+    assert per_mode and "leg_length" in per_mode[0]["reason"]
+
+
+@pytest.mark.slow
+def test_mass_is_estimated_where_the_file_stores_none(records):
+    rec = _get(records, "PlugInC3D.c3d", "pig-segments")[0]
+    mass = float(rec["note"].split("mass ")[1].split(" kg")[0])
+    assert mass == pytest.approx(66.7, abs=0.5)  # data README: about 66.7 kg from FP Fz / PiG GRF
+
+
+@pytest.mark.slow
+def test_a_strike_gaitid_rejects_but_plug_in_gait_used_is_compared(records):
+    rec = [r for r in _get(records, "PiG_Motion-FlatFoot-Full.c3d", "pig-segments") if r["side"] == "right"]
+    assert rec and all(r["n_cycles"] == 1 for r in rec)
+    assert "plate 1 assigned right" in rec[0]["note"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("file", CLEAN)
+def test_mode1_sagittal_targets(records, file):
+    """Plug-in Gait's own segments: ankle and knee within 0.02 N.m/kg RMS and r >= 0.99; the hip
+    within 0.035 (target 0.02 missed: impact and toe-off frames, docs/validation.md)."""
+    for r in _get(records, file, "pig-segments"):
+        limit = 0.035 if r["joint"] == "hip" else 0.02
+        assert r["rms"] <= limit, (file, r["side"], r["joint"], r["rms"])
+        assert r["r"] >= 0.99, (file, r["side"], r["joint"], r["r"])
+        assert abs(r["peak_diff"]) <= 0.06 and abs(r["peak_shift_ms"]) <= 20.0 + 1e-9
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("file", CLEAN + NOISY_REFERENCE)
+def test_mode1_band_limited_agreement(records, file):
+    """Below 6 Hz the curves agree on every file, the noisy-reference one included."""
+    for r in _get(records, file, "pig-segments"):
+        assert r["rms_6hz"] <= 0.035, (file, r["side"], r["joint"], r["rms_6hz"])
+        assert r["r_6hz"] >= 0.985, (file, r["side"], r["joint"], r["r_6hz"])
+
+
+@pytest.mark.slow
+def test_noisy_reference_misses_only_above_6_hz(records):
+    for r in _get(records, "FunctionalWalk.c3d", "pig-segments"):
+        if r["joint"] != "ankle":
+            assert r["rms"] > 0.04 and r["rms_6hz"] <= 0.015, r  # raw miss, band-limited agreement
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("file", CLEAN)
+def test_mode1_frontal_and_transverse(records, file):
+    for plane, limit in (("frontal", 0.025), ("transverse", 0.01)):
+        for r in _get(records, file, "pig-segments", plane):
+            assert r["rms"] <= limit and r["r"] >= 0.98, (file, plane, r["side"], r["joint"], r["rms"], r["r"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("file", CLEAN)
+def test_mode2_markers_sagittal_targets(records, file):
+    """gaitid's own Plug-in Gait model from the markers (static trial where there is one)."""
+    recs = _get(records, file, "markers")
+    assert len(recs) == 6
+    for r in recs:
+        assert r["rms"] <= 0.05 and r["r"] >= 0.97, (file, r["side"], r["joint"], r["rms"], r["r"])
+    if file.startswith("PiG_Motion"):
+        assert recs[0]["static"].startswith("PiG_Calibration")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("file", CLEAN)
+def test_powers_agree(records, file):
+    for r in _get(records, file, "pig-segments", "total", "power"):
+        assert r["rms"] <= 0.12 and r["r"] >= 0.98, (file, r["side"], r["joint"], r["rms"], r["r"])
+
+
+@pytest.mark.slow
+def test_format_table_lists_figures_and_reasons(records):
+    text = format_table(records)
+    assert "MH0222_BP06.c3d" in text and "pig-segments" in text and "sagittal" in text
+    assert "Eb015pi.c3d: not compared" in text
+    assert "W/kg" in format_table(records, "power")

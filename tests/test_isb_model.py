@@ -127,7 +127,8 @@ def test_shipped_isb_models_and_extends():
 
 def test_bad_cluster_or_extends_names_file_and_key(tmp_path):
     bad = tmp_path / "bad.toml"
-    bad.write_text('[model]\nextends = "isb"\nname = "bad"\n[clusters.thigh]\nmarkers = ["A", "B"]\nlandmarks = ["C"]\n')
+    bad.write_text('[model]\nextends = "isb"\nname = "bad"\n'
+                   '[clusters.thigh]\nmarkers = ["A", "B"]\nlandmarks = ["C"]\n')
     with pytest.raises(ModelError, match=r"bad.toml.*clusters.thigh.markers"):
         load_model(bad)
     loop = tmp_path / "loop.toml"

@@ -592,7 +592,8 @@ def build_segments(
         hint = ""
         rebuilt = {x.replace("{S}", m.sides[s]) for c in m.clusters.values() for x in c["landmarks"] for s in SIDES}
         if static is None and rebuilt & set(missing):
-            hint = " (technical clusters rebuild " + ", ".join(sorted(rebuilt & set(missing))) + " from a static trial: give static=...)"
+            hint = (f" (technical clusters rebuild {', '.join(sorted(rebuilt & set(missing)))} from a static "
+                    "trial: give static=...)")
         raise ModelError(f"trial lacks marker(s) {', '.join(missing)} needed by model '{m.name}'{hint}", trial.path)
 
     warnings += _static_parameters(m, params, static, subject, subj, overrides)

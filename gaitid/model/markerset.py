@@ -300,7 +300,8 @@ def _validate(model: Model) -> None:
         if "proximal" not in seg or "distal" not in seg:
             raise err(f"segments.{name}", "a chain segment needs 'proximal' and 'distal' points (its joint centres)")
         ends = seg.get("bsip_endpoints")
-        if ends is not None and (not isinstance(ends, list) or len(ends) != 2 or not all(isinstance(e, str) for e in ends)):
+        good = isinstance(ends, list) and len(ends) == 2 and all(isinstance(e, str) for e in ends)
+        if ends is not None and not good:
             raise err(f"segments.{name}.bsip_endpoints", "must be two points [from, to] (the table's segment length)")
     if model.root is not None and model.root not in model.segments:
         raise err("model.root", f"segment '{model.root}' is not defined in [segments]")

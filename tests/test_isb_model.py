@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation
 
 from gaitid.errors import DataError, ModelError
@@ -38,11 +40,25 @@ def test_rigid_fit_recovers_a_rigid_motion_exactly():
     assert np.nanmax(rms) < 1e-12
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.integers(3, 8), st.floats(0.02, 0.3))
+def test_rigid_fit_recovers_any_cluster_and_motion(seed, k, size):
+    rng = np.random.default_rng(seed)
+    ref = rng.normal(0, size, (k, 3))
+    if np.linalg.svd(ref - ref.mean(0), compute_uv=False)[1] < 0.05 * size:
+        return  # nearly collinear: orientation about the line is ill-conditioned
+    R = Rotation.random(4, random_state=seed).as_matrix()
+    d = rng.normal(0, 2.0, (4, 3))
+    R_fit, d_fit, rms = cl.rigid_fit(ref, np.einsum("nij,kj->nki", R, ref) + d[:, None])
+    np.testing.assert_allclose(R_fit, R, atol=1e-9)
+    np.testing.assert_allclose(d_fit, d, atol=1e-9)
+    assert np.all(rms < 1e-9)
+
+
 def test_rigid_fit_residual_is_the_rms_of_the_noise_it_cannot_explain():
     R, d = _motion(1)
     measured = np.einsum("nij,kj->nki", R, CLUSTER) + d[:, None]
-    # a deformation that no rigid motion explains: the 4th marker moves 3 mm along the
-    # normal of the best-fit plane of the others... checked against a brute-force minimum
+    # the 4th marker moves 3 mm: a deformation no rigid motion explains fully
     measured[0, 3] += np.array([0.003, 0.0, 0.0])
     R_fit, d_fit, rms = cl.rigid_fit(CLUSTER, measured)
     fitted = CLUSTER @ R_fit[0].T + d_fit[0]

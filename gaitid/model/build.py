@@ -55,6 +55,8 @@ class ModelKinematics:
     (n, 3): flexion, ab-adduction, rotation with Plug-in Gait signs.
     joint_omega_lab: 'left.knee'... (n, 3) rad/s, distal minus proximal angular velocity (lab),
     for joint power. parameters: side -> resolved subject parameters (SI, rad).
+    cluster_residuals / cluster_flags: technical clusters that rebuilt landmarks ('left.thigh'...):
+    per-frame RMS rigid-fit residual (n,) m, and frames above the cluster's ``max_residual``.
     """
 
     model: str

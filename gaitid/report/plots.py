@@ -341,8 +341,12 @@ def table_figure(title: str, blocks: list[tuple[str, pd.DataFrame]], notes: list
                            cellLoc="left", colLoc="left", bbox=(0, 0, 1, 1))
             tab.auto_set_font_size(False)
             tab.set_fontsize(7)
-            tab.auto_set_column_width(list(range(shown.shape[1])))
-            for (r, _), cell in tab.get_celld().items():
+            # column widths from the longest text of each column (matplotlib's auto width measures every cell)
+            chars = np.array([max([len(str(c)), *(len(v) for v in shown[c].astype(str))]) for c in shown.columns],
+                             float) + 2.0
+            widths = chars / chars.sum()
+            for (r, col), cell in tab.get_celld().items():
+                cell.set_width(widths[col])
                 cell.set_linewidth(0.3)
                 if r == 0:
                     cell.set_facecolor("0.9")

@@ -127,15 +127,27 @@ class GaitMarkers:
         )
 
     @classmethod
+    def gait2392(cls) -> GaitMarkers:
+        """Labels of OpenSim's Gait2392 example subject (R.Heel, R.Toe.Tip; no malleolus marker,
+        so the lateral midfoot marker closes the foot outline; R.ASIS/L.ASIS/V.Sacral)."""
+        return cls(
+            left=FootMarkers("L.Heel", "L.Toe.Tip", "L.Midfoot.Lat"),
+            right=FootMarkers("R.Heel", "R.Toe.Tip", "R.Midfoot.Lat"),
+            pelvis=("L.ASIS", "R.ASIS", "V.Sacral"),
+            pelvis_front=("L.ASIS", "R.ASIS"),
+            pelvis_back=("V.Sacral",),
+        )
+
+    @classmethod
     def for_trial(cls, trial: Trial) -> GaitMarkers:
         """The first known marker set whose foot markers the trial has."""
-        for candidate in (cls.plug_in_gait(), cls.qualisys_cast(), cls.calcaneus_metatarsal()):
+        for candidate in (cls.plug_in_gait(), cls.qualisys_cast(), cls.calcaneus_metatarsal(), cls.gait2392()):
             labels = [getattr(candidate.foot(s), k) for s in SIDES for k in ("heel", "toe", "ankle")]
             if trial.has_points(*labels):
                 return candidate
         raise DataError(
             "no known foot marker set (Plug-in Gait LHEE/LTOE/LANK, Qualisys L_FCC/L_FM1/L_FAL or "
-            "OpenSim LCAL/LMT2/LLMAL); "
+            "OpenSim LCAL/LMT2/LLMAL or L.Heel/L.Toe.Tip/L.Midfoot.Lat); "
             "pass the marker labels (GaitMarkers) explicitly",
             trial.path,
         )

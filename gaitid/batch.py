@@ -149,7 +149,7 @@ def _fingerprint(job: Job, settings: Settings, extra: dict) -> dict:
             "options": extra, "gaitid": gaitid.__version__}
 
 
-def run_job(job: Job, settings: Settings, mass: float | None = None, report: bool = True,
+def run_job(job: Job, settings: Settings, mass: float | str | None = None, report: bool = True,
             force: bool = False) -> dict:
     """Process one trial and write its outputs; never raises (the error goes in the row)."""
     from gaitid.pipeline import load_trial, process
@@ -225,7 +225,7 @@ def run_batch(
     *,
     jobs: int = 1,
     scheduler: str | None = None,
-    mass: float | None = None,
+    mass: float | str | None = None,
     report: bool = True,
     force: bool = False,
     progress: Callable[[dict], None] | None = None,

@@ -35,11 +35,22 @@ def cmd_info(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- settings options (run, batch)
 
 
+def _mass(text: str):
+    if text == "plates":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a mass in kg (or 'plates')") from None
+
+
 def add_settings_arguments(parser: argparse.ArgumentParser) -> None:
     """Options that map onto :class:`gaitid.settings.Settings` (defaults there and in the README)."""
     g = parser.add_argument_group("processing settings (defaults: see the README)")
     g.add_argument("--model", help="model name (see 'gaitid models') or a model .toml file (default plugin-gait)")
-    g.add_argument("--mass", type=float, metavar="KG", help="body mass in kg (default: the file's PROCESSING:Bodymass)")
+    g.add_argument("--mass", type=_mass, metavar="KG",
+                   help="body mass in kg, or 'plates' to estimate it from the force plates "
+                        "(default: the file's PROCESSING:Bodymass)")
     g.add_argument("--bsip", help="body-segment parameter table (default: the model's; dempster, de_leva_1996_male...)")
     g.add_argument("--cutoff", type=float, metavar="HZ", help="marker low-pass cutoff in Hz (default 6; 0 = unfiltered)")
     g.add_argument("--force-cutoff", metavar="HZ",

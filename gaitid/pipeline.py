@@ -155,10 +155,19 @@ def load_trial(source: str | os.PathLike | Trial, *, cop_threshold: float = 10.0
     return read_c3d(path, cop_threshold=cop_threshold)
 
 
-def _subject(trial: Trial, subject: Subject | dict | float | None) -> tuple[Trial, dict | None]:
-    """Apply a Subject, a mass (kg) or a dict (``mass``/``height`` in kg/m plus model
-    parameter overrides) to the trial; returns the trial and the model overrides."""
+def _subject(trial: Trial, subject: Subject | dict | float | str | None) -> tuple[Trial, dict | None]:
+    """Apply a Subject, a mass (kg), ``'plates'`` (mass estimated from the force plates,
+    with a warning) or a dict (``mass``/``height`` in kg/m plus model parameter overrides)
+    to the trial; returns the trial and the model overrides."""
     if subject is None:
+        return trial, None
+    if isinstance(subject, str) and subject == "plates":
+        from gaitid.bodymass import estimate_mass
+
+        est = estimate_mass(trial)
+        trial.subject.mass = est.mass
+        trial.warnings.append(f"body mass {est.mass:.1f} kg estimated from the force plates ({est.method}, "
+                              f"{est.window_s[0]:.2f}-{est.window_s[1]:.2f} s); give the measured mass when known")
         return trial, None
     if isinstance(subject, Subject):
         trial.subject = subject
@@ -275,7 +284,8 @@ def process(
     """Process one trial end to end and return a :class:`Result`.
 
     ``source``: a C3D (or OpenSim ``.trc``) path, or a Trial. ``model``: model name or
-    file (default ``Settings.model``, 'plugin-gait'). ``subject``: body mass in kg, a
+    file (default ``Settings.model``, 'plugin-gait'). ``subject``: body mass in kg,
+    ``'plates'`` (estimated from quiet standing or a step on the plates, with a warning), a
     :class:`Subject`, or a dict with ``mass``/``height`` and model parameter overrides;
     default: the file's PROCESSING values. ``static``: the static calibration trial.
     ``settings`` and keyword ``changes``: see :class:`gaitid.settings.Settings`.
@@ -292,7 +302,8 @@ def process(
     trial = load_trial(source, cop_threshold=settings.cop_threshold_n)
     trial, overrides = _subject(trial, subject)
     if trial.subject.mass is None or not trial.subject.mass > 0:
-        raise DataError("body mass unknown: the file stores none; give it (--mass KG, or subject=KG)", trial.path)
+        raise DataError("body mass unknown: the file stores none; give it (--mass KG, or subject=KG), "
+                        "or estimate it from the force plates (--mass plates, subject='plates')", trial.path)
     static_trial = load_trial(static, cop_threshold=settings.cop_threshold_n) if static is not None else None
     warnings = list(trial.warnings)
 

@@ -52,3 +52,15 @@ def test_batch_exit_code_says_some_trials_failed(tmp_path, capsys):
     captured = capsys.readouterr()
     assert "2 trials: 1 ok, 0 up to date, 1 failed" in captured.out
     assert "bad.c3d" in captured.err
+
+
+def test_mass_from_plates_is_opt_in_and_announced(tmp_path, capsys):
+    from conftest import realdata_path
+
+    qualisys = realdata_path("ezc3d-testfiles/Qualisys.c3d")  # stores no body mass
+    assert main(["run", str(qualisys), "--model", "isb", "-o", str(tmp_path), "--no-report"]) == 1
+    assert "--mass plates" in capsys.readouterr().err
+    assert main(["run", str(qualisys), "--model", "isb", "--mass", "plates", "-o", str(tmp_path), "--no-report"]) == 0
+    out = capsys.readouterr().out
+    assert "estimated from the force plates" in out
+    assert main(["run", str(qualisys), "--mass", "heavy", "-o", str(tmp_path)]) == 2

@@ -228,6 +228,10 @@ def validate_file(path: str | os.PathLike, *, modes: Iterable[str] = tuple(MODES
         notes = [mass_note] if mass_note else []
         notes += [f"plate {p} assigned {side} as Plug-in Gait used it (gaitid's check: {why})" for p, side, why in forced]
         recs = _compare_result(file, mode, trial, result)
+        if not any(r["n_frames"] for r in recs if r["quantity"] == "moment"):
+            records.append({"file": file, "mode": mode,
+                            "reason": "no stance phase to compare: no frame where Plug-in Gait computed a moment "
+                                      f"and the foot loads a plate above {settings.contact_threshold_n:g} N"})
         for r in recs:
             r["static"] = Path(stat).name if stat else ""
             if notes:

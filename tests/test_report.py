@@ -336,6 +336,11 @@ def test_session_pools_cycles_of_every_trial(tmp_path, result):
     assert [p.name for p in paths] == ["lab_session_report.html"]
     text = paths[0].read_text()
     assert "Session: 2 trials" in text and "walk_synthetic (2)" in text
+    cells = [f"<td>{sum(c.side == s for c in result.cycles)} ({sum(c.side == s and c.kinetic for c in result.cycles)})"
+             "</td>" for s in ("Left", "Right")]
+    table = text[text.index('id="trial-table"'):]
+    table = table[: table.index("</table>")]
+    assert [table.count(c) for c in cells] == [2 * cells.count(c) for c in cells]  # both trials, per side
 
 
 @pytest.mark.realdata

@@ -12,7 +12,14 @@ import pandas as pd
 
 from gaitid.io.atomic import atomic_path
 from gaitid.report.data import ReportData
-from gaitid.report.tables import contacts_table, cycles_table, header_lines, parameter_table, settings_table
+from gaitid.report.tables import (
+    contacts_table,
+    cycles_table,
+    header_lines,
+    parameter_table,
+    settings_table,
+    trials_table,
+)
 
 CSS = """
 body{font-family:-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;margin:1.5em auto;max-width:1100px;color:#222;
@@ -57,6 +64,8 @@ def render_html(data: ReportData, figures, warnings: list[str]) -> str:
     out.append('<p><span class="legend-left">Left: red</span>, <span class="legend-right">Right: green</span>; '
                "thin lines: single cycles; thick line and band: mean \u00b1 1 SD; dashed: mean foot off; "
                "grey band: normative data (when given).</p>")
+    if data.is_session:
+        out.append("<h3>Trials</h3>" + _table(trials_table(data), "trial-table"))
     out.append("<h3>Spatio-temporal parameters</h3>"
                + _table(parameter_table(data, "spatiotemporal"), "spatiotemporal"))
     out.append("</section>")

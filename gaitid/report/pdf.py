@@ -9,14 +9,15 @@ from matplotlib.backends.backend_pdf import PdfPages
 from gaitid.io.atomic import atomic_path
 from gaitid.report.data import ReportData
 from gaitid.report.plots import table_figure
-from gaitid.report.tables import contacts_table, cycles_table, header_lines, parameter_table
+from gaitid.report.tables import contacts_table, cycles_table, header_lines, parameter_table, trials_table
 
 N_PAGES = 6
 
 
 def summary_page(data: ReportData, warnings: list[str]):
     notes = header_lines(data)
-    blocks = [("Spatio-temporal parameters (mean \u00b1 SD, n cycles)", parameter_table(data, "spatiotemporal")),
+    blocks = [("Trials", trials_table(data).drop(columns=["File"]))] if data.is_session else []
+    blocks += [("Spatio-temporal parameters (mean \u00b1 SD, n cycles)", parameter_table(data, "spatiotemporal")),
               ("Gait cycles", cycles_table(data)),
               ("Force-plate assignment", contacts_table(data))]
     fig = table_figure(f"gaitid report \u2014 {data.title}", blocks, notes, max_rows=16, bottom=0.12)

@@ -101,6 +101,21 @@ def contacts_table(data: ReportData) -> pd.DataFrame:
     return out if data.is_session else out.drop(columns=["Trial"])
 
 
+def trials_table(data: ReportData) -> pd.DataFrame:
+    """One row per trial of a session: file, subject mass, cycles and kinetic cycles per side."""
+    rows = []
+    for r, name in zip(data.results, data.trials):
+        c = data.cycles[data.cycles["trial"] == name]
+        row = {"Trial": name, "File": str(r.trial.path) if r.trial.path is not None else "",
+               "Mass [kg]": f"{r.trial.subject.mass:.1f}" if r.trial.subject.mass else "\u2013"}
+        for side in SIDES:
+            cs = c[c["side"] == side]
+            row[f"{side} cycles (kinetic)"] = f"{len(cs)} ({int(cs['kinetic'].sum())})"
+        row["Warnings"] = len(r.warnings)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def settings_table(data: ReportData) -> pd.DataFrame:
     return pd.DataFrame({"Setting": list(data.settings), "Value": [str(v) for v in data.settings.values()]})
 

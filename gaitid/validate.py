@@ -1,26 +1,30 @@
 """Agreement with Vicon Plug-in Gait's own kinetics stored in C3D files (issue 7).
 
 :func:`validate` runs gaitid with the settings that mirror Plug-in Gait
-(:meth:`gaitid.settings.Settings.plugin_gait`: distal frame, external description, Dempster,
-unfiltered plates) on every C3D that carries Plug-in Gait outputs, in two modes:
+(``Settings.plugin_gait(marker_cutoff_hz=None)``: distal frame, external description, Plug-in
+Gait's BSIP table, unfiltered plates, the file's trajectories as stored, since Plug-in Gait uses
+them as the capture pipeline filtered them) on every C3D that carries Plug-in Gait outputs, in
+two modes:
 
 - ``pig-segments``: the segment frames and joint centres Plug-in Gait wrote in the file
-  (``models/plugin-gait-segments.toml``): isolates the solver, the parameters and the filtering;
+  (``models/plugin-gait-segments.toml``): isolates the solver, the parameters and the plates;
 - ``markers``: gaitid's own Plug-in Gait model from the raw markers
   (``models/plugin-gait.toml``), with the static trial beside the file when there is one
   (:func:`gaitid.batch.static_for`).
 
-and compares, per side, joint and plane, over the stance phases Plug-in Gait computed: the
-frames where its moment is finite and non-zero and its ground reaction force for that side
-is non-zero (without a stored GRF: the frames gaitid puts on a valid plate). Metrics: RMS
-difference, Pearson r, the difference of the stance peaks (gaitid - Plug-in Gait, at the
-peak of largest magnitude) and the time shift of those peaks (ms, + = gaitid later).
+It compares, per side, joint and plane, over the stance phases Plug-in Gait computed: frames
+where its moment is finite and non-zero and its vertical GRF for that side exceeds the contact
+threshold (20 N; without a stored GRF: the frames gaitid puts on a valid plate). A contact gaitid
+rejects but Plug-in Gait computed is re-run with the plate assigned (noted in the records).
+Metrics: RMS difference, Pearson r, peak difference and peak time shift (:func:`compare`), and
+RMS / r after low-passing both curves at 6 Hz (``rms_6hz``, ``r_6hz``: the band-limited
+comparison, blind to high-frequency noise in either curve).
 
 Moments in N.m/kg (Plug-in Gait stores N.mm/kg; the reader converts), powers in W/kg,
-angles in degrees. Output names may carry a suffix (``LAnkleMoment_M``); the first match
-without a suffix wins. A file that cannot be compared is listed with the reason.
+angles in degrees. Output names may carry a suffix (``LAnkleMoment_M``); the exact name wins.
+A file (or one mode of it) that cannot be compared is listed with the reason. Method and
+figures: docs/validation.md.
 """
-
 from __future__ import annotations
 
 import math
@@ -226,7 +230,8 @@ def validate_file(path: str | os.PathLike, *, modes: Iterable[str] = tuple(MODES
             records.append({"file": file, "mode": mode, "reason": str(exc)})
             continue
         notes = [mass_note] if mass_note else []
-        notes += [f"plate {p} assigned {side} as Plug-in Gait used it (gaitid's check: {why})" for p, side, why in forced]
+        notes += [f"plate {p} assigned {side} as Plug-in Gait used it (gaitid's check: {why})"
+                  for p, side, why in forced]
         recs = _compare_result(file, mode, trial, result)
         if not any(r["n_frames"] for r in recs if r["quantity"] == "moment"):
             records.append({"file": file, "mode": mode,

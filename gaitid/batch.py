@@ -15,6 +15,10 @@ Conventions (documented in the README):
   up to date (same input size and modification time, same settings, same gaitid
   version: recorded in ``OUTDIR/<trial>/gaitid-run.json``) is skipped unless ``force``.
 - One failing trial is recorded with its error and never stops the batch.
+- Session reports: with reports on, every folder of trials gets
+  ``OUTDIR/session_<folder>_report.pdf/.html`` pooling the cycles of all its trials that
+  processed (trials skipped as up to date are read back from their saved
+  ``OUTDIR/<trial>/gaitid-result.pkl``, written by the same gaitid version).
 - Parallel: ``jobs`` worker processes on this machine, or a Dask distributed scheduler
   (``scheduler`` address; workers must see the same paths). Each trial is processed by
   the same function whichever way it runs, so the results are identical.
@@ -26,6 +30,7 @@ import glob
 import hashlib
 import json
 import os
+import pickle
 import re
 import sys
 import time
@@ -176,6 +181,8 @@ def run_job(job: Job, settings: Settings, mass: float | str | None = None, repor
         result.to_c3d(job.outdir / f"{result.name}_results.c3d")
         if report:
             result.report(job.outdir)
+            with atomic_path(job.outdir / "gaitid-result.pkl") as tmp:  # for the session report
+                tmp.write_bytes(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
         row["n_cycles"] = len(result.cycles)
         row["n_kinetic_cycles"] = sum(c.kinetic for c in result.cycles)
         with atomic_path(stamp) as tmp:
@@ -257,8 +264,38 @@ def run_batch(
                 notify(rows[-1])
     order = {str(j.path): i for i, j in enumerate(todo)}
     summary = pd.DataFrame(sorted(rows, key=lambda r: order[r["path"]]), columns=SUMMARY_COLUMNS)
+    if report:
+        summary = _session_reports(todo, summary, Path(outdir))
     with atomic_path(Path(outdir) / "batch_summary.csv") as tmp:
         summary.to_csv(tmp, index=False)
+    return summary
+
+
+def _session_reports(todo: list[Job], summary: pd.DataFrame, outdir: Path) -> pd.DataFrame:
+    """One report per folder of trials, from the saved results of its processed trials."""
+    from gaitid.report import write_report
+
+    done = set(summary.loc[summary["status"].isin(["ok", "skipped"]), "path"])
+    folders: dict[Path, list[Job]] = {}
+    for job in todo:
+        if str(job.path) in done:
+            folders.setdefault(job.path.parent, []).append(job)
+    notes = []
+    for folder, jobs in folders.items():
+        results = []
+        for job in jobs:
+            try:
+                results.append(pickle.loads((job.outdir / "gaitid-result.pkl").read_bytes()))
+            except (OSError, pickle.UnpicklingError, AttributeError, EOFError):
+                notes.append(f"{job.path.name}: no saved result for the session report (rerun with --force)")
+        if not results:
+            continue
+        try:
+            write_report(results, outdir, name=f"session_{folder.name}", title=f"Session {folder.name}: {len(results)} trials")
+        except GaitIDError as exc:
+            notes.append(f"session report of {folder}: {exc}")
+    for note in notes:
+        print(f"warning: {note}", file=sys.stderr)
     return summary
 
 

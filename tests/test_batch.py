@@ -74,3 +74,18 @@ def test_batch_on_a_dask_cluster_gives_identical_results(session, tmp_path):
     assert summary["status"].tolist() == ["ok"]
     for name in ("walk01_frames.csv", "walk01_parameters.csv"):
         assert (out_dask / "walk01" / name).read_bytes() == (out_local / "walk01" / name).read_bytes()
+
+
+def test_batch_writes_a_session_report_including_skipped_trials(session, tmp_path):
+    out = tmp_path / "out"
+    run_batch([session / "walk01.c3d", session / "walk02.c3d", session / "walk_static.c3d"], out,
+              progress=lambda r: None)
+    html = out / "session_session_report.html"
+    assert html.exists() and (out / "session_session_report.pdf").exists()
+    assert (out / "walk01" / "walk01_report.pdf").exists()
+    first = html.stat().st_mtime_ns
+    again = run_batch([session / "walk01.c3d", session / "walk02.c3d", session / "walk_static.c3d"], out,
+                      progress=lambda r: None)
+    assert set(again["status"]) == {"skipped"}
+    text = html.read_text()
+    assert html.stat().st_mtime_ns >= first and "walk01" in text and "walk02" in text

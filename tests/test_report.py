@@ -360,3 +360,14 @@ def test_session_of_two_real_trials(tmp_path):
     pdf, page = write_report(results, tmp_path)
     assert _pdf_pages(pdf) == N_PAGES
     assert "MH0222_BP06" in page.read_text() and "HC030A05" in page.read_text()
+
+
+def test_table_page_that_runs_out_of_room_says_where_the_rest_is():
+    import pandas as pd
+
+    from gaitid.report.plots import table_figure
+
+    big = pd.DataFrame({"a": range(40), "b": range(40)})
+    fig = table_figure("title", [("first", big), ("second", big), ("third", big)], max_rows=40, bottom=0.12)
+    texts = [t.get_text() for t in fig.texts]
+    assert any("see the HTML report" in t for t in texts)

@@ -334,6 +334,9 @@ def table_figure(title: str, blocks: list[tuple[str, pd.DataFrame]], notes: list
             room = max(1, int((y - bottom) / 0.0175) - 1)
             cut = len(df) > min(max_rows, room)
             shown = df.head(min(max_rows, room) - (1 if cut else 0)) if cut else df
+            if shown.empty:  # no room left on the page for even one row
+                fig.text(0.06, y, f"({len(df)} rows: see the HTML report)", fontsize=8, va="top", style="italic")
+                break
             h = 0.0175 * (len(shown) + 1)
             ax = fig.add_axes((0.05, y - h, 0.9, h))
             ax.axis("off")

@@ -209,8 +209,29 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from gaitid.validate import format_table, validate
 
     records = validate(args.paths, mass=args.mass)
-    print(json.dumps(records, indent=1, default=float) if args.json else format_table(records))
+    if args.json:  # strict JSON: NaN (metric undefined) becomes null, numpy scalars plain numbers
+        print(json.dumps(_jsonable(records), indent=1, allow_nan=False))
+    else:
+        print(format_table(records))
     return EXIT_OK
+
+
+def _jsonable(value):
+    import math
+
+    import numpy as np
+
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return None if not math.isfinite(value) else float(value)
+    if isinstance(value, (np.bool_,)):
+        return bool(value)
+    return value
 
 
 # name -> (help, add arguments, run)

@@ -64,3 +64,22 @@ def test_mass_from_plates_is_opt_in_and_announced(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "estimated from the force plates" in out
     assert main(["run", str(qualisys), "--mass", "heavy", "-o", str(tmp_path)]) == 2
+
+
+@pytest.mark.slow
+def test_validate_json_is_strict_json_with_the_documented_fields(capsys):
+    import json
+
+    from conftest import realdata_path
+
+    path = realdata_path("c3d-parser/MH0222_BP06.c3d")
+    assert main(["validate", str(path), "--json"]) == 0
+
+    def reject(token):
+        raise ValueError(f"non-standard JSON constant {token}")
+
+    records = json.loads(capsys.readouterr().out, parse_constant=reject)
+    sagittal = [r for r in records if r.get("quantity") == "moment" and r["plane"] == "sagittal"]
+    assert {r["mode"] for r in sagittal} == {"pig-segments", "markers"}
+    assert {"file", "side", "joint", "plane", "mode", "rms", "r", "n_cycles"} <= set(sagittal[0])
+    assert all(r["rms"] < 0.02 and r["r"] > 0.99 for r in sagittal)

@@ -46,20 +46,9 @@ import gaitid
 from gaitid.errors import GaitIDError, SettingsError
 from gaitid.io.atomic import atomic_path
 from gaitid.settings import Settings
+from gaitid.trial import VICON_SUBJECT_FIELDS
 
 STATIC_PATTERN = re.compile(r"static|cal", re.IGNORECASE)
-MP_KEYS = {  # Vicon .mp key -> (Subject field or PROCESSING-style extra key, scale to SI)
-    "Bodymass": ("mass", 1.0),
-    "Height": ("height", 1e-3),
-    "LeftLegLength": ("leg_length_left", 1e-3),
-    "RightLegLength": ("leg_length_right", 1e-3),
-    "LeftKneeWidth": ("knee_width_left", 1e-3),
-    "RightKneeWidth": ("knee_width_right", 1e-3),
-    "LeftAnkleWidth": ("ankle_width_left", 1e-3),
-    "RightAnkleWidth": ("ankle_width_right", 1e-3),
-    "InterAsisDistance": ("inter_asis_distance", 1e-3),
-    "MarkerDiameter": ("marker_diameter", 1e-3),
-}
 SUMMARY_COLUMNS = ["trial", "path", "static", "status", "error", "seconds", "n_cycles", "n_kinetic_cycles", "outdir"]
 
 
@@ -122,25 +111,17 @@ def plan(sources: Iterable[str | os.PathLike], outdir: str | os.PathLike) -> lis
     return jobs
 
 
-def read_mp(path: str | os.PathLike) -> dict[str, float]:
-    """Subject values (SI) from a Vicon subject measurement file (``$Name = value`` lines)."""
-    out = {}
-    for line in Path(path).read_text(errors="replace").splitlines():
-        m = re.match(r"\s*\$(\w+)\s*=\s*([-+0-9.eE]+)", line)
-        if m and m.group(1) in MP_KEYS:
-            field, scale = MP_KEYS[m.group(1)]
-            out[field] = float(m.group(2)) * scale
-    return out
-
-
 def _fill_subject(trial, folder: Path) -> None:
     """Fill subject values the C3D lacks from a ``*.mp`` file in the trial's folder."""
+    from gaitid.model.subject import read_subject
+
     mps = sorted(folder.glob("*.mp"))
     if not mps:
         return
-    for field, value in read_mp(mps[0]).items():
-        if getattr(trial.subject, field, None) is None:
-            setattr(trial.subject, field, value)
+    measured = read_subject(mps[0])
+    for field in VICON_SUBJECT_FIELDS.values():
+        if getattr(trial.subject, field[0], None) is None:
+            setattr(trial.subject, field[0], getattr(measured, field[0]))
 
 
 def _fingerprint(job: Job, settings: Settings, extra: dict) -> dict:

@@ -97,6 +97,21 @@ class Subject:
     extra: dict = field(default_factory=dict)  # any other PROCESSING values, SI where the unit is known
 
 
+# Vicon anthropometry name (C3D PROCESSING group, .vsk, .mp) -> (Subject field, scale to SI)
+VICON_SUBJECT_FIELDS = {
+    "Bodymass": ("mass", 1.0),
+    "Height": ("height", 1e-3),
+    "LLegLength": ("leg_length_left", 1e-3),
+    "RLegLength": ("leg_length_right", 1e-3),
+    "LKneeWidth": ("knee_width_left", 1e-3),
+    "RKneeWidth": ("knee_width_right", 1e-3),
+    "LAnkleWidth": ("ankle_width_left", 1e-3),
+    "RAnkleWidth": ("ankle_width_right", 1e-3),
+    "InterAsisDistance": ("inter_asis_distance", 1e-3),
+    "MarkerDiameter": ("marker_diameter", 1e-3),
+}
+
+
 @dataclass
 class Analogs:
     """Analog channels: ``values`` (n_samples, n_channels) in the file's units after scaling/offset."""

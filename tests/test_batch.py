@@ -9,7 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from gaitid.batch import plan, read_mp, run_batch, static_for
+from gaitid.batch import plan, run_batch, static_for
+from gaitid.model.subject import read_subject
 from gaitid.resources import sample_data_dir
 
 pytestmark = pytest.mark.slow
@@ -39,7 +40,9 @@ def test_plan_pairs_each_walk_with_the_static_trial(session):
 def test_read_vicon_mp(tmp_path):
     mp = tmp_path / "subject.mp"
     mp.write_text("$Bodymass = 74\n$Height = 1760\n$LeftLegLength = 920\n$Unknown = 3\n")
-    assert read_mp(mp) == {"mass": 74.0, "height": 1.76, "leg_length_left": 0.92}
+    s = read_subject(mp)
+    assert (s.mass, s.height, s.leg_length_left, s.leg_length_right) == (74.0, 1.76, 0.92, None)
+    assert s.extra == {"Unknown": 3.0}
 
 
 def test_batch_records_failures_skips_up_to_date_and_runs_in_parallel(session, tmp_path):

@@ -58,7 +58,7 @@ from gaitid.errors import DataError, FileFormatError, GaitIDError
 from gaitid.io import forceplates as fpmod
 from gaitid.io.c3d_check import C3DData, C3DLayout, check_c3d, read_data
 from gaitid.io.vertical import detect_up, rotation_to_z_up
-from gaitid.trial import Analogs, Event, ForcePlate, ModelOutput, Subject, Trial
+from gaitid.trial import VICON_SUBJECT_FIELDS, Analogs, Event, ForcePlate, ModelOutput, Subject, Trial
 
 COP_THRESHOLD_N = 10.0
 
@@ -68,18 +68,7 @@ _SUFFIX = re.compile(r"_?[A-Za-z0-9]{1,3}")  # model-output label suffixes: 'V',
 _JOINT_CENTRE = re.compile(r"(JC$|JC_|Cent(er|re)|^CentreOfMass)", re.IGNORECASE)
 _PIG_QUAD = ("O", "A", "L", "P")
 
-_SUBJECT_FIELDS = {  # PROCESSING name -> (Subject field, scale to SI)
-    "Bodymass": ("mass", 1.0),
-    "Height": ("height", 1e-3),
-    "LLegLength": ("leg_length_left", 1e-3),
-    "RLegLength": ("leg_length_right", 1e-3),
-    "LKneeWidth": ("knee_width_left", 1e-3),
-    "RKneeWidth": ("knee_width_right", 1e-3),
-    "LAnkleWidth": ("ankle_width_left", 1e-3),
-    "RAnkleWidth": ("ankle_width_right", 1e-3),
-    "InterAsisDistance": ("inter_asis_distance", 1e-3),
-    "MarkerDiameter": ("marker_diameter", 1e-3),
-}
+_SUBJECT_FIELDS = VICON_SUBJECT_FIELDS  # PROCESSING name -> (Subject field, scale to SI)
 _EVENT_CODES = {"HS": "Foot Strike", "FS": "Foot Strike", "IC": "Foot Strike", "TO": "Foot Off", "FO": "Foot Off"}
 
 

@@ -413,6 +413,16 @@ def _text(element: ET.Element, tag: str) -> str | None:
     return None if child is None or child.text is None else child.text.strip()
 
 
+def parse_xml(path: Path) -> ET.Element:
+    """The root element of an XML file; a FileFormatError naming the file when it cannot be read."""
+    try:
+        return ET.parse(path).getroot()
+    except OSError as exc:
+        raise FileFormatError(f"cannot read the file: {exc.strerror or exc}", path) from None
+    except ET.ParseError as exc:
+        raise FileFormatError(f"not valid XML ({exc})", path) from None
+
+
 def read_external_loads(
     xml_path: str | Path, mot_path: str | Path | None = None, *, warnings: list[str] | None = None
 ) -> list[ExternalForce]:
@@ -424,12 +434,7 @@ def read_external_loads(
     ``warnings``: a list that receives the GRF file's warnings (e.g. nRows mismatch).
     """
     xml_path = Path(xml_path)
-    try:
-        root = ET.parse(xml_path).getroot()
-    except OSError as exc:
-        raise FileFormatError(f"cannot read the file: {exc.strerror or exc}", xml_path) from None
-    except ET.ParseError as exc:
-        raise FileFormatError(f"not valid XML ({exc})", xml_path) from None
+    root = parse_xml(xml_path)
     loads = root if root.tag == "ExternalLoads" else root.find(".//ExternalLoads")
     if loads is None:
         raise FileFormatError("no <ExternalLoads> element: not an OpenSim ExternalLoads file", xml_path)

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
@@ -42,6 +41,7 @@ from gaitid.io.forceplates import decimate
 
 from gaitid.errors import DataError, FileFormatError
 from gaitid.io.mot import (
+    parse_xml,
     ExternalForce,
     Storage,
     find_external_forces,
@@ -252,12 +252,7 @@ def read_scale_subject(setup_scale_xml: str | Path) -> Subject:
     OpenSim writes -1 for an unknown height or age: those become None.
     """
     path = Path(setup_scale_xml)
-    try:
-        root = ET.parse(path).getroot()
-    except OSError as exc:
-        raise FileFormatError(f"cannot read the file: {exc.strerror or exc}", path) from None
-    except ET.ParseError as exc:
-        raise FileFormatError(f"not valid XML ({exc})", path) from None
+    root = parse_xml(path)
     tool = root if root.tag == "ScaleTool" else root.find(".//ScaleTool")
     if tool is None:
         raise FileFormatError("no <ScaleTool> element: not an OpenSim scale setup", path)

@@ -1,4 +1,5 @@
-"""Subject measurements from a file: a Vicon subject file (``.vsk``) or a TOML file.
+"""Subject measurements from a file: a Vicon subject file (``.vsk``), a Vicon subject
+measurement file (``.mp``) or a TOML file.
 
 Both give a :class:`gaitid.trial.Subject` in SI units, the same as the C3D reader makes
 from the PROCESSING group, so ``build_segments(trial, subject=read_subject(path))`` uses
@@ -8,6 +9,8 @@ them instead of the trial's own values.
   units as in PROCESSING (Bodymass kg; Height, leg lengths, widths, InterAsisDistance,
   MarkerDiameter mm; other ``...Length/Width/Distance/Diameter`` mm -> m in ``extra``; the
   rest, e.g. StaticPlantFlex in rad, as stored).
+- ``.mp`` (Vicon subject measurements, ``$Bodymass = 74`` lines): the same names with
+  ``Left``/``Right`` spelled out (``$LeftLegLength``), same units.
 - ``.toml``: ``mass`` (kg), ``height``, ``leg_length_left``... (m: the Subject field names)
   and an optional ``[extra]`` table of Vicon-named values, taken as given (SI, rad).
 """
@@ -22,26 +25,14 @@ from dataclasses import fields
 from pathlib import Path
 
 from gaitid.errors import FileFormatError
-from gaitid.trial import Subject
+from gaitid.trial import VICON_SUBJECT_FIELDS, Subject
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
-# Vicon parameter -> (Subject field, scale to SI); the same table as the C3D reader's PROCESSING one.
-VICON_FIELDS = {
-    "Bodymass": ("mass", 1.0),
-    "Height": ("height", 1e-3),
-    "LLegLength": ("leg_length_left", 1e-3),
-    "RLegLength": ("leg_length_right", 1e-3),
-    "LKneeWidth": ("knee_width_left", 1e-3),
-    "RKneeWidth": ("knee_width_right", 1e-3),
-    "LAnkleWidth": ("ankle_width_left", 1e-3),
-    "RAnkleWidth": ("ankle_width_right", 1e-3),
-    "InterAsisDistance": ("inter_asis_distance", 1e-3),
-    "MarkerDiameter": ("marker_diameter", 1e-3),
-}
+VICON_FIELDS = VICON_SUBJECT_FIELDS  # Vicon name -> (Subject field, scale to SI)
 _MM = re.compile(r"[A-Za-z]+(Length|Width|Distance|Diameter)")
 
 
@@ -64,7 +55,7 @@ def subject_from_vicon(values: dict[str, float], name: str | None = None) -> Sub
 
 
 def read_subject(path: str | Path) -> Subject:
-    """Read a ``.vsk`` or ``.toml`` subject file (see the module docstring)."""
+    """Read a ``.vsk``, ``.mp`` or ``.toml`` subject file (see the module docstring)."""
     path = Path(path)
     if not path.is_file():
         raise FileFormatError("subject file not found", path)
@@ -73,7 +64,27 @@ def read_subject(path: str | Path) -> Subject:
         return _read_vsk(path)
     if suffix == ".toml":
         return _read_toml(path)
-    raise FileFormatError(f"unknown subject file type '{path.suffix}' (expected .vsk or .toml)", path)
+    if suffix == ".mp":
+        return _read_mp(path)
+    raise FileFormatError(f"unknown subject file type '{path.suffix}' (expected .vsk, .mp or .toml)", path)
+
+
+def _read_mp(path: Path) -> Subject:
+    """``$Name = value`` lines; ``$LeftLegLength`` is the PROCESSING group's ``LLegLength``."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError as exc:
+        raise FileFormatError(f"cannot read the file: {exc.strerror or exc}", path) from None
+    values = {}
+    for line in text.splitlines():
+        m = re.match(r"\s*\$(\w+)\s*=\s*([-+0-9.eE]+)\s*$", line)
+        if m:
+            name = re.sub(r"^(Left|Right)", lambda g: g.group(1)[0], m.group(1))
+            try:
+                values[name] = float(m.group(2))
+            except ValueError:
+                continue
+    return subject_from_vicon(values, name=path.stem)
 
 
 def _read_vsk(path: Path) -> Subject:

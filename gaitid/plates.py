@@ -248,11 +248,13 @@ def _low_points(trial: Trial, side: str, markers: GaitMarkers, clearance: float,
 
 
 def _outside_fraction(points: list[np.ndarray], frames: np.ndarray, plates: list[np.ndarray],
-                      tol: float) -> tuple[float, float]:
-    """(fraction of near-ground samples outside all plates, worst distance outside in m)."""
+                      tol: float, labels: tuple[str, ...] = ("heel", "toe")) -> tuple[float, float, str]:
+    """(fraction of near-ground samples outside all plates, worst distance outside in m, and
+    which markers: "LCAL up to 16.5 cm, LMT2 up to 1.2 cm")."""
     n_low = n_out = 0
     worst = 0.0
-    for x in points:
+    which = []
+    for x, lab in zip(points, labels):
         xy = x[frames, :2]
         ok = np.all(np.isfinite(xy), axis=1)
         if not ok.any():
@@ -263,7 +265,8 @@ def _outside_fraction(points: list[np.ndarray], frames: np.ndarray, plates: list
         n_out += out.sum()
         if out.any():
             worst = max(worst, float(-d[out].min()))
-    return (n_out / n_low if n_low else 0.0), worst
+            which.append(f"{lab} up to {100 * float(-d[out].min()):.1f} cm")
+    return (n_out / n_low if n_low else 0.0), worst, ", ".join(which)
 
 
 def _cop_under(trial: Trial, w: PlateWrench, frames: np.ndarray, markers: GaitMarkers, min_force: float,
@@ -383,10 +386,12 @@ def assign_contacts(trial: Trial, markers: GaitMarkers | None = None, overrides:
             out.append(FootContact(side=side, valid=False, reason=reason, feet=(side, other), **base))
             continue
         if side in lows:
-            frac, worst = _outside_fraction(lows[side], frames, outlines, plate_tolerance)
+            foot = markers.foot(side)
+            frac, worst, which = _outside_fraction(lows[side], frames, outlines, plate_tolerance,
+                                                   (foot.heel, foot.toe))
             if frac > 0:
                 reason = (f"{names}: {side.lower()} foot partly off the plate (heel/toe up to "
-                          f"{100 * worst:.1f} cm outside, {100 * frac:.0f} % of near-ground samples)")
+                          f"{100 * worst:.1f} cm outside: {which}; {100 * frac:.0f} % of near-ground samples)")
                 out.append(FootContact(side=side, valid=False, reason=reason, feet=(side,), **base))
                 continue
         out.append(FootContact(side=side, valid=True, reason="", feet=(side,), **base))

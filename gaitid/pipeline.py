@@ -384,18 +384,28 @@ def process(
 
 
 def frames_table(trial: Trial, curves: dict[str, dict[str, np.ndarray]], units: dict[str, str]) -> pd.DataFrame:
-    """Per-frame curves {side: {variable: (n,) or (n, 3)}} as the tidy long table of :class:`Result`."""
+    """Per-frame curves {side: {variable: (n,) or (n, 3)}} as the tidy long table of :class:`Result`.
+
+    Built in one piece (one column block per curve component) rather than one DataFrame per curve."""
     n = trial.n_frames
-    parts = []
+    blocks, keys = [], []
     for side, by_name in curves.items():
         for name, arr in by_name.items():
             a = np.asarray(arr, float).reshape(n, -1)
             comps = ("X", "Y", "Z")[: a.shape[1]] if a.shape[1] > 1 else ("",)
-            for k, comp in enumerate(comps):
-                parts.append(pd.DataFrame({"frame": trial.frames, "time_s": trial.time, "side": side,
-                                           "variable": name, "component": comp, "value": a[:, k],
-                                           "unit": units.get(name, "")}))
-    table = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=FRAME_COLUMNS)
+            blocks.append(a)
+            keys += [(side, name, comp, units.get(name, "")) for comp in comps]
+    if not blocks:
+        table = pd.DataFrame(columns=FRAME_COLUMNS)
+    else:
+        values = np.hstack(blocks)  # (n, k): one column per (side, variable, component)
+        k = values.shape[1]
+        side, variable, component, unit = (np.array(col, dtype=object) for col in zip(*keys))
+        table = pd.DataFrame({
+            "frame": np.tile(trial.frames, k), "time_s": np.tile(trial.time, k),
+            "side": np.repeat(side, n), "variable": np.repeat(variable, n),
+            "component": np.repeat(component, n), "value": values.T.reshape(-1), "unit": np.repeat(unit, n),
+        })
     table.attrs["units"] = dict(units)
     return table[FRAME_COLUMNS]
 

@@ -17,24 +17,103 @@ This does not depend on how :class:`~gaitid.pipeline.Result` labels its componen
 subject01_static.trc for the clusters, 72.6 kg) through ``models/isb-cast.toml`` and the
 solver and returns both curves and the figures (Pearson r, peaks per sign, RMS) per joint
 over each foot's stance inside the reference's time range. See docs/opensim-crosscheck.md.
+
+``geometry="gait2392"`` explains the remaining gaps: the same markers, solver and inertia, but
+the joint geometry of OpenSim's scaled model (``subject01_simbody.osim`` of opensim-models
+``Pipelines/Gait2392_Simbody/OutputReference``, Delp et al. 1990 / Yamaguchi & Zajac 1989):
+
+- hip centres where the scaled Gait2392 pelvis has them relative to its placed ASIS and
+  sacral markers (:func:`gait2392_hip_offsets`: 92-96 mm behind mid-ASIS, 101-106 mm below,
+  84-87 mm lateral; Harrington's regression gives 58, 90 and 94 mm here);
+- the knee's generalised force as Gait2392 defines it (:func:`gait2392_knee_moment`): the
+  tibia's origin translates in the femur frame with the knee angle (splines p(theta)), so
+  ``knee_angle_moment = M_P . z_femur + F . dp/dtheta`` with M_P the moment about the
+  tibia's origin P (about 2 cm distal of the mid-epicondyles) and F the femur's force on
+  the tibia.
+
+This is a diagnosis of the model differences, not gaitid's result (its default remains the
+ISB model with Harrington's hip centre).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
+from scipy.interpolate import CubicSpline
 
 from gaitid.dynamics import inverse_dynamics
+from gaitid.errors import SettingsError
 from gaitid.io.mot import read_sto
 from gaitid.io.opensim import plate_sides, read_opensim_trial
 from gaitid.model.build import ModelKinematics, build_segments
+from gaitid.model.markerset import load_model
 from gaitid.pipeline import filtered_load
 from gaitid.plates import FootLoad
 
 JOINT_COLUMNS = {"ankle": "ankle_angle_{s}_moment", "knee": "knee_angle_{s}_moment", "hip": "hip_flexion_{s}_moment"}
 CONTACT_N = 20.0  # N: a foot is in stance while its vertical GRF exceeds this
+
+
+# --- Gait2392 geometry of OpenSim's scaled subject01 model (subject01_simbody.osim, opensim-models
+# Pipelines/Gait2392_Simbody/OutputReference). OpenSim body frames: x anterior, y up, z right; m.
+GAIT2392_PELVIS = {  # placed markers and hip joints (location_in_parent) in the scaled pelvis frame
+    "R.ASIS": (0.02342148, 0.03628304, 0.13084011),
+    "L.ASIS": (0.02831302, 0.02728760, -0.13125155),
+    "V.Sacral": (-0.17255913, 0.04028205, 0.00705460),
+    "hip_r": (-0.07243760, -0.06772454, 0.08555218),  # generic (-0.0707, -0.0661, 0.0835) x 1.02458
+    "hip_l": (-0.07243760, -0.06772454, -0.08555218),
+}
+GAIT2392_FEMUR_SCALE = 1.14724
+# knee_r: tibia origin in the femur frame, natural cubic splines of knee_angle (rad, < 0 flexed),
+# generic values (Yamaguchi & Zajac 1989), multiplied by the femur scale factor
+GAIT2392_KNEE_X = ((-2.0943951, -1.74532925, -1.3962634, -1.04719755, -0.6981317, -0.34906585, -0.17453293,
+                    0.19734422, 0.33739496, 0.49017757, 1.52146027, 2.0943951),
+                   (-0.0032, 0.00179, 0.00411, 0.0041, 0.00212, -0.001, -0.0031, -0.005227, -0.005435, -0.005574,
+                    -0.005435, -0.00525))
+GAIT2392_KNEE_Y = ((-2.0943951, -1.22173048, -0.52359878, -0.34906585, -0.17453293, 0.15914856, 2.0943951),
+                   (-0.4226, -0.4082, -0.399, -0.3976, -0.3966, -0.395264, -0.396))
+# mid-epicondyles (placed R.Knee.Lat / R.Knee.Med) in the scaled right femur frame; used for both sides
+GAIT2392_MID_EPICONDYLES = (-0.00135264, -0.43439264)
+
+
+def gait2392_hip_offsets() -> dict[str, np.ndarray]:
+    """Gait2392's scaled hip centres (m) in gaitid's pelvis frame (origin mid-ASIS, x anterior in the
+    ASIS-sacrum plane, y left, z up), from the placed ASIS/sacral markers of the scaled model."""
+    g = {k: np.asarray(v, float) for k, v in GAIT2392_PELVIS.items()}
+    mid = (g["R.ASIS"] + g["L.ASIS"]) / 2
+    y = g["L.ASIS"] - g["R.ASIS"]
+    y /= np.linalg.norm(y)
+    x = mid - g["V.Sacral"]
+    x -= x.dot(y) * y
+    x /= np.linalg.norm(x)
+    R = np.stack([x, y, np.cross(x, y)])  # rows: gaitid pelvis axes in the OpenSim pelvis frame
+    return {"right": R @ (g["hip_r"] - mid), "left": R @ (g["hip_l"] - mid)}
+
+
+def gait2392_knee_moment(force_lab: np.ndarray, moment_lab: np.ndarray, knee_lab: np.ndarray, R_thigh: np.ndarray,
+                         flexion_rad: np.ndarray) -> np.ndarray:
+    """Gait2392's ``knee_angle`` generalised force (n,) N.m from gaitid's internal knee load.
+
+    ``force_lab``/``moment_lab`` (n, 3): force and moment of the thigh on the shank at gaitid's
+    knee centre ``knee_lab`` (mid-epicondyles), lab frame. ``R_thigh`` (n, 3, 3): thigh frame
+    (x anterior, y left, z proximal; the femur frame's x, -z, y). ``flexion_rad`` (n,): knee
+    flexion (+), so Gait2392's knee angle is ``-flexion_rad``. The tibia's origin P = femur
+    origin + s p(theta) (s = femur scale) lies s p(theta) - e from the mid-epicondyles e; the
+    generalised force is M_P . z_femur + F . s dp/dtheta (virtual work), with
+    M_P = M + (K - P) x F and z_femur = -y_thigh.
+    """
+    th = -np.asarray(flexion_rad, float)
+    kx, ky = (CubicSpline(*GAIT2392_KNEE_X, bc_type="natural"), CubicSpline(*GAIT2392_KNEE_Y, bc_type="natural"))
+    s = GAIT2392_FEMUR_SCALE
+    ex, ey = GAIT2392_MID_EPICONDYLES
+    zero = np.zeros_like(th)
+    off = np.stack([s * kx(th) - ex, zero, s * ky(th) - ey], axis=1)  # thigh frame
+    P = knee_lab + np.einsum("nij,nj->ni", R_thigh, off)
+    M_P = moment_lab + np.cross(knee_lab - P, force_lab)
+    dp = np.einsum("nij,nj->ni", R_thigh, np.stack([s * kx(th, 1), zero, s * ky(th, 1)], axis=1))
+    return sagittal_moment(M_P, R_thigh) + np.einsum("ni,ni->n", force_lab, dp)
 
 
 def sagittal_moment(moment_lab: np.ndarray, R_axis: np.ndarray) -> np.ndarray:
@@ -86,22 +165,38 @@ def compare(ours: np.ndarray, ref: np.ndarray) -> JointComparison:
 
 
 def opensim_crosscheck(folder: str | Path, model: str = "isb-cast", mass: float = 72.6,
-                       marker_cutoff_hz: float | None = 6.0, force_cutoff_hz: float | None = None) -> CrossCheck:
+                       marker_cutoff_hz: float | None = 6.0, force_cutoff_hz: float | None = None,
+                       geometry: str = "gaitid") -> CrossCheck:
     """Process OpenSim's subject01 example in ``folder`` and compare with its ID output.
 
     Markers low-pass at ``marker_cutoff_hz`` (OpenSim filtered the coordinates at 6 Hz);
-    the GRF unfiltered by default, as OpenSim's ID applied it."""
+    the GRF unfiltered by default, as OpenSim's ID applied it. ``geometry``: 'gaitid' (the
+    model's own joint centres) or 'gait2392' (Gait2392's hip centres and knee generalised
+    force, see the module docstring; ``kinematics`` is then the right side's build)."""
+    if geometry not in ("gaitid", "gait2392"):
+        raise SettingsError(f"geometry must be 'gaitid' or 'gait2392', not {geometry!r}")
     folder = Path(folder)
     xml = folder / "subject01_walk1_grf.xml"
     trial = read_opensim_trial(folder / "subject01_walk1.trc", external_loads_xml=xml, mass=mass)
     static = read_opensim_trial(folder / "subject01_static.trc", mass=mass)
     ref = read_sto(folder / "InverseDynamicsOutput.sto")
-    mk = build_segments(trial, model, static=static, marker_cutoff_hz=marker_cutoff_hz)
+    builds = {}
+    if geometry == "gaitid":
+        builds["right"] = builds["left"] = build_segments(trial, model, static=static, marker_cutoff_hz=marker_cutoff_hz)
+    else:
+        base = load_model(model)
+        for side, offset in gait2392_hip_offsets().items():
+            points = dict(base.points)
+            points["hip"] = {"method": "in_segment", "segment": "pelvis", "offset": [float(v) for v in offset]}
+            builds[side] = build_segments(trial, replace(base, points=points), static=static,
+                                          marker_cutoff_hz=marker_cutoff_hz)
     sides = plate_sides(xml)
     t = trial.time
-    out = CrossCheck(ref.time, {}, {}, {}, {}, mk, list(mk.warnings))
+    mk0 = builds["right"]
+    out = CrossCheck(ref.time, {}, {}, {}, {}, mk0, list(mk0.warnings))
     for plate in trial.force_plates:
         side = sides[plate.index]
+        mk = builds[side]
         w = plate.point
         on = np.isfinite(w.cop).all(axis=1) & (w.force[:, 2] > CONTACT_N)
         zero = np.zeros_like(w.force)
@@ -115,7 +210,12 @@ def opensim_crosscheck(folder: str | Path, model: str = "isb-cast", mass: float 
         out.stance[side] = np.interp(ref.time, t, on.astype(float)) > 0.5
         out.ours[side], out.reference[side], out.figures[side] = {}, {}, {}
         for j, joint in enumerate(("ankle", "knee", "hip")):
-            ours = np.interp(ref.time, t, sagittal_moment(jl.moment[j], axes[joint]))
+            curve = sagittal_moment(jl.moment[j], axes[joint])
+            if joint == "knee" and geometry == "gait2392":
+                flexion = np.radians(mk.angles_deg[f"{s.upper()}KneeAngles"][:, 0])
+                curve = gait2392_knee_moment(jl.force_lab[j], jl.moment[j], mk.joint_centres[f"{side}.knee"],
+                                             chain[2].R, flexion)
+            ours = np.interp(ref.time, t, curve)
             reference = ref.column(JOINT_COLUMNS[joint].format(s=s))
             out.ours[side][joint], out.reference[side][joint] = ours, reference
             st = out.stance[side]

@@ -6,6 +6,11 @@ Run: ``python benchmarks/bench_events.py [path/to/realdata]``; prints one line p
 
 from __future__ import annotations
 
+import sys as _sys
+from pathlib import Path as _Path
+
+_sys.path.insert(0, str(_Path(__file__).resolve().parent.parent))  # run from a checkout too
+
 import sys
 import time
 import warnings

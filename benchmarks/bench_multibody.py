@@ -12,6 +12,11 @@ Runs on one core (OMP/OPENBLAS/MKL_NUM_THREADS=1 unless already set).
 
 from __future__ import annotations
 
+import sys as _sys
+from pathlib import Path as _Path
+
+_sys.path.insert(0, str(_Path(__file__).resolve().parent.parent))  # run from a checkout too
+
 import argparse
 import os
 import time

@@ -7,6 +7,11 @@ Run from the repository root: PYTHONPATH=. python benchmarks/bench_opensim_io.py
 
 from __future__ import annotations
 
+import sys as _sys
+from pathlib import Path as _Path
+
+_sys.path.insert(0, str(_Path(__file__).resolve().parent.parent))  # run from a checkout too
+
 import tempfile
 import time
 from pathlib import Path

@@ -14,6 +14,11 @@ Runs on one core: set OMP_NUM_THREADS / OPENBLAS_NUM_THREADS=1 before numpy load
 
 from __future__ import annotations
 
+import sys as _sys
+from pathlib import Path as _Path
+
+_sys.path.insert(0, str(_Path(__file__).resolve().parent.parent))  # run from a checkout too
+
 import argparse
 import os
 import time

@@ -45,7 +45,7 @@ from scipy.interpolate import CubicSpline
 
 from gaitid.dynamics import inverse_dynamics
 from gaitid.errors import SettingsError
-from gaitid.io.mot import read_sto
+from gaitid.io.mot import Storage, read_sto
 from gaitid.io.opensim import plate_sides, read_opensim_trial
 from gaitid.model.build import ModelKinematics, build_segments
 from gaitid.model.markerset import load_model
@@ -53,6 +53,7 @@ from gaitid.pipeline import filtered_load
 from gaitid.plates import FootLoad
 
 JOINT_COLUMNS = {"ankle": "ankle_angle_{s}_moment", "knee": "knee_angle_{s}_moment", "hip": "hip_flexion_{s}_moment"}
+GEOMETRIES = ("gaitid", "gait2392", "gait2392-ik")
 CONTACT_N = 20.0  # N: a foot is in stance while its vertical GRF exceeds this
 
 
@@ -93,7 +94,7 @@ def gait2392_hip_offsets() -> dict[str, np.ndarray]:
 
 
 def gait2392_knee_moment(force_lab: np.ndarray, moment_lab: np.ndarray, knee_lab: np.ndarray, R_thigh: np.ndarray,
-                         flexion_rad: np.ndarray) -> np.ndarray:
+                         flexion_rad: np.ndarray, tibia_origin_lab: np.ndarray | None = None) -> np.ndarray:
     """Gait2392's ``knee_angle`` generalised force (n,) N.m from gaitid's internal knee load.
 
     ``force_lab``/``moment_lab`` (n, 3): force and moment of the thigh on the shank at gaitid's
@@ -102,7 +103,8 @@ def gait2392_knee_moment(force_lab: np.ndarray, moment_lab: np.ndarray, knee_lab
     flexion (+), so Gait2392's knee angle is ``-flexion_rad``. The tibia's origin P = femur
     origin + s p(theta) (s = femur scale) lies s p(theta) - e from the mid-epicondyles e; the
     generalised force is M_P . z_femur + F . s dp/dtheta (virtual work), with
-    M_P = M + (K - P) x F and z_femur = -y_thigh.
+    M_P = M + (K - P) x F and z_femur = -y_thigh. ``tibia_origin_lab`` (n, 3): use this P
+    instead (e.g. from :func:`gait2392_joint_positions`).
     """
     th = -np.asarray(flexion_rad, float)
     kx, ky = (CubicSpline(*GAIT2392_KNEE_X, bc_type="natural"), CubicSpline(*GAIT2392_KNEE_Y, bc_type="natural"))
@@ -111,9 +113,51 @@ def gait2392_knee_moment(force_lab: np.ndarray, moment_lab: np.ndarray, knee_lab
     zero = np.zeros_like(th)
     off = np.stack([s * kx(th) - ex, zero, s * ky(th) - ey], axis=1)  # thigh frame
     P = knee_lab + np.einsum("nij,nj->ni", R_thigh, off)
+    if tibia_origin_lab is not None:  # where inverse kinematics placed it (gait2392_joint_positions)
+        P = tibia_origin_lab
     M_P = moment_lab + np.cross(knee_lab - P, force_lab)
     dp = np.einsum("nij,nj->ni", R_thigh, np.stack([s * kx(th, 1), zero, s * ky(th, 1)], axis=1))
     return sagittal_moment(M_P, R_thigh) + np.einsum("ni,ni->n", force_lab, dp)
+
+
+def _rotations(axes: list[np.ndarray], angles_rad: list[np.ndarray]) -> np.ndarray:
+    """Product of successive (intrinsic) rotations about unit ``axes`` by ``angles_rad`` (n,)."""
+    from scipy.spatial.transform import Rotation
+
+    out = np.tile(np.eye(3), (len(angles_rad[0]), 1, 1))
+    for axis, angle in zip(axes, angles_rad):
+        out = out @ Rotation.from_rotvec(np.outer(angle, axis)).as_matrix()
+    return out
+
+
+def gait2392_joint_positions(ik: Storage, side: str, time: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Hip centre and tibia origin (n, 3) m in gaitid's Z-up lab at ``time`` (s; NaN outside the
+    IK rows), by forward kinematics of the scaled Gait2392 from an IK coordinates file
+    (``subject01_walk1_ik.mot``): pelvis rotations about z, x, y (tilt, list, rotation; each
+    about the axis carried by the previous ones) and translation; hip at ``hip_r``/``hip_l``
+    with flexion, adduction, rotation about z, x, y (x and y reversed on the left, as in
+    Gait2392); tibia origin at s p(knee_angle) in the femur. Y-up ground -> Z-up lab:
+    (x, y, z) -> (x, -z, y)."""
+    k = "r" if side == "right" else "l"
+    ang = (np.radians if ik.in_degrees is not False else np.asarray)
+    X, Y, Z = np.eye(3)
+    sgn = 1.0 if k == "r" else -1.0
+    R_p = _rotations([Z, X, Y], [ang(ik.column(c)) for c in ("pelvis_tilt", "pelvis_list", "pelvis_rotation")])
+    R_h = _rotations([Z, sgn * X, sgn * Y], [ang(ik.column(f"{c}_{k}"))
+                                             for c in ("hip_flexion", "hip_adduction", "hip_rotation")])
+    th = ang(ik.column(f"knee_angle_{k}"))
+    kx, ky = (CubicSpline(*GAIT2392_KNEE_X, bc_type="natural"), CubicSpline(*GAIT2392_KNEE_Y, bc_type="natural"))
+    p = GAIT2392_FEMUR_SCALE * np.stack([kx(th), ky(th), np.zeros_like(th)], axis=1)
+    origin = np.stack([ik.column(c) for c in ("pelvis_tx", "pelvis_ty", "pelvis_tz")], axis=1)
+    hip = origin + R_p @ np.asarray(GAIT2392_PELVIS[f"hip_{k}"])
+    tibia = hip + np.einsum("nij,nj->ni", R_p @ R_h, p)
+    to_z_up = np.array([[1.0, 0, 0], [0, 0, -1.0], [0, 1.0, 0]])
+
+    def resample(v):
+        v = v @ to_z_up.T
+        return np.stack([np.interp(time, ik.time, v[:, i], left=np.nan, right=np.nan) for i in range(3)], axis=1)
+
+    return resample(hip), resample(tibia)
 
 
 def sagittal_moment(moment_lab: np.ndarray, R_axis: np.ndarray) -> np.ndarray:
@@ -172,17 +216,22 @@ def opensim_crosscheck(folder: str | Path, model: str = "isb-cast", mass: float 
     Markers low-pass at ``marker_cutoff_hz`` (OpenSim filtered the coordinates at 6 Hz);
     the GRF unfiltered by default, as OpenSim's ID applied it. ``geometry``: 'gaitid' (the
     model's own joint centres) or 'gait2392' (Gait2392's hip centres and knee generalised
-    force, see the module docstring; ``kinematics`` is then the right side's build)."""
-    if geometry not in ("gaitid", "gait2392"):
-        raise SettingsError(f"geometry must be 'gaitid' or 'gait2392', not {geometry!r}")
+    force, see the module docstring; ``kinematics`` is then the right side's build) or
+    'gait2392-ik' (as 'gait2392', with the hip and knee moments taken about the hip centre and
+    tibia origin where OpenSim's inverse kinematics put them, ``subject01_walk1_ik.mot``:
+    :func:`gait2392_joint_positions`)."""
+    if geometry not in GEOMETRIES:
+        raise SettingsError(f"geometry must be one of {', '.join(GEOMETRIES)}, not {geometry!r}")
     folder = Path(folder)
     xml = folder / "subject01_walk1_grf.xml"
     trial = read_opensim_trial(folder / "subject01_walk1.trc", external_loads_xml=xml, mass=mass)
     static = read_opensim_trial(folder / "subject01_static.trc", mass=mass)
     ref = read_sto(folder / "InverseDynamicsOutput.sto")
+    ik = read_sto(folder / "subject01_walk1_ik.mot") if geometry == "gait2392-ik" else None
     builds = {}
     if geometry == "gaitid":
-        builds["right"] = builds["left"] = build_segments(trial, model, static=static, marker_cutoff_hz=marker_cutoff_hz)
+        mk = build_segments(trial, model, static=static, marker_cutoff_hz=marker_cutoff_hz)
+        builds["right"] = builds["left"] = mk
     else:
         base = load_model(model)
         for side, offset in gait2392_hip_offsets().items():
@@ -209,12 +258,16 @@ def opensim_crosscheck(folder: str | Path, model: str = "isb-cast", mass: float 
         s = side[0]
         out.stance[side] = np.interp(ref.time, t, on.astype(float)) > 0.5
         out.ours[side], out.reference[side], out.figures[side] = {}, {}, {}
+        hip_ik, tibia_ik = gait2392_joint_positions(ik, side, t) if ik is not None else (None, None)
         for j, joint in enumerate(("ankle", "knee", "hip")):
             curve = sagittal_moment(jl.moment[j], axes[joint])
-            if joint == "knee" and geometry == "gait2392":
+            if joint == "knee" and geometry != "gaitid":
                 flexion = np.radians(mk.angles_deg[f"{s.upper()}KneeAngles"][:, 0])
                 curve = gait2392_knee_moment(jl.force_lab[j], jl.moment[j], mk.joint_centres[f"{side}.knee"],
-                                             chain[2].R, flexion)
+                                             chain[2].R, flexion, tibia_ik)
+            if joint == "hip" and hip_ik is not None:  # moment about the IK-placed hip centre
+                shift = np.cross(mk.joint_centres[f"{side}.hip"] - hip_ik, jl.force_lab[j])
+                curve = sagittal_moment(jl.moment[j] + shift, axes[joint])
             ours = np.interp(ref.time, t, curve)
             reference = ref.column(JOINT_COLUMNS[joint].format(s=s))
             out.ours[side][joint], out.reference[side][joint] = ours, reference

@@ -81,6 +81,43 @@ def test_gait2392_joint_geometry_closes_the_hip_and_knee_flexor_gaps():
     assert _cc_gait2392().figures["left"]["hip"].r > _cc().figures["left"]["hip"].r
 
 
+def test_moments_about_the_ik_placed_knee_match_opensim_within_2_percent():
+    """geometry='gait2392-ik': the same loads, with the hip and knee moments taken about the hip
+    centre and tibia origin where OpenSim's IK put them (forward kinematics of the IK file). The
+    right knee then matches: r 0.999, RMS 1.5 N.m, peaks -54.8/-55.3 and 38.1/38.6 (measured)."""
+    from gaitid.crosscheck import opensim_crosscheck
+
+    folder = realdata_path("opensim-models/subject01_walk1_ik.mot").parent
+    cc = opensim_crosscheck(folder, geometry="gait2392-ik")
+    knee, hip = cc.figures["right"]["knee"], cc.figures["right"]["hip"]
+    assert knee.r >= 0.998 and knee.rms < 2.5
+    assert abs(knee.peak_neg_diff) <= 0.02 and abs(knee.peak_pos_diff) <= 0.02
+    assert cc.figures["left"]["knee"].r >= 0.995
+    # the hip extensor peak stays within 5 %; the late-stance flexor peak stays ~20 % small
+    assert hip.r >= 0.98 and abs(hip.peak_neg_diff) <= 0.05 and -0.25 <= hip.peak_pos_diff <= -0.15
+
+
+def test_gait2392_forward_kinematics_agrees_with_the_marker_placed_joints():
+    """Independent derivations of the same points: the IK-placed hip centre (forward kinematics
+    of the IK angles) and the one placed from the pelvis markers (gait2392_hip_offsets) agree
+    within 1.5 cm (median 8 mm) over the right stance; the tibia origin lies 1-3.5 cm from the
+    mid-epicondyles (2 cm distal in the model; IK fits all markers)."""
+    from gaitid.crosscheck import gait2392_joint_positions
+    from gaitid.io.mot import read_sto
+
+    cc = _cc_gait2392()
+    mk = cc.kinematics  # the right side's build
+    ik = read_sto(realdata_path("opensim-models/subject01_walk1_ik.mot"))
+    t = np.arange(mk.joint_centres["right.hip"].shape[0]) / mk.rate
+    hip_ik, tibia_ik = gait2392_joint_positions(ik, "right", t)
+    st = (t >= 0.63) & (t <= 1.40)
+    assert np.isfinite(hip_ik[st]).all() and np.isnan(hip_ik[t < 0.49]).all()  # IK rows start at 0.5 s
+    d_hip = np.linalg.norm(hip_ik[st] - mk.joint_centres["right.hip"][st], axis=1)
+    assert np.max(d_hip) < 0.015 and np.median(d_hip) < 0.010  # 12 and 8 mm measured
+    d_knee = np.linalg.norm(tibia_ik[st] - mk.joint_centres["right.knee"][st], axis=1)
+    assert 0.01 < np.median(d_knee) < 0.035  # ~2 cm distal of the mid-epicondyles, as the model has it
+
+
 def test_gait2392_hip_centres_lie_behind_below_and_medial_of_harrington():
     from gaitid.crosscheck import GAIT2392_PELVIS, gait2392_hip_offsets
 
@@ -136,7 +173,7 @@ def test_unknown_crosscheck_geometry_is_a_settings_error(tmp_path):
     from gaitid.crosscheck import opensim_crosscheck
     from gaitid.errors import SettingsError
 
-    with pytest.raises(SettingsError, match="geometry must be 'gaitid' or 'gait2392'"):
+    with pytest.raises(SettingsError, match="geometry must be one of gaitid, gait2392, gait2392-ik"):
         opensim_crosscheck(tmp_path, geometry="opensim")
 
 

@@ -31,8 +31,12 @@ the joint geometry of OpenSim's scaled model (``subject01_simbody.osim`` of open
   tibia's origin P (about 2 cm distal of the mid-epicondyles) and F the femur's force on
   the tibia.
 
-This is a diagnosis of the model differences, not gaitid's result (its default remains the
-ISB model with Harrington's hip centre).
+``geometry="gait2392-ik"`` also takes the hip and knee moments about the hip centre and tibia
+origin where OpenSim's inverse kinematics placed them (:func:`gait2392_joint_positions`,
+forward kinematics of ``subject01_walk1_ik.mot``).
+
+These are diagnoses of the model differences, not gaitid's result (its default remains the
+ISB model with Harrington's hip centre and the marker-defined knee).
 """
 
 from __future__ import annotations

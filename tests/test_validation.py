@@ -150,13 +150,15 @@ def test_a_strike_gaitid_rejects_but_plug_in_gait_used_is_compared(records):
 @pytest.mark.slow
 @pytest.mark.parametrize("file", CLEAN)
 def test_mode1_sagittal_targets(records, file):
-    """Plug-in Gait's own segments: ankle and knee within 0.02 N.m/kg RMS and r >= 0.99; the hip
-    within 0.035 (target 0.02 missed: impact and toe-off frames, docs/validation.md)."""
+    """Plug-in Gait's own segments: every joint within the 0.02 N.m/kg RMS target and r >= 0.99.
+    Measured (docs/validation.md): ankle <= 0.0043, knee <= 0.0091, hip <= 0.0093; the hip was
+    0.022-0.028 on the Nexus 1.4 trials while the foot ended at the TOE marker instead of
+    Plug-in Gait's toe origin TOO: the limits below would catch that back."""
+    limits = {"ankle": 0.006, "knee": 0.012, "hip": 0.012}
     for r in _get(records, file, "pig-segments"):
-        limit = 0.035 if r["joint"] == "hip" else 0.02
-        assert r["rms"] <= limit, (file, r["side"], r["joint"], r["rms"])
-        assert r["r"] >= 0.99, (file, r["side"], r["joint"], r["r"])
-        assert abs(r["peak_diff"]) <= 0.06 and abs(r["peak_shift_ms"]) <= 20.0 + 1e-9
+        assert r["rms"] <= limits[r["joint"]], (file, r["side"], r["joint"], r["rms"])
+        assert r["r"] >= 0.999, (file, r["side"], r["joint"], r["r"])
+        assert abs(r["peak_diff"]) <= 0.05 and abs(r["peak_shift_ms"]) <= 20.0 + 1e-9
 
 
 @pytest.mark.slow
@@ -191,6 +193,9 @@ def test_mode2_markers_sagittal_targets(records, file):
     assert len(recs) == 6
     for r in recs:
         assert r["rms"] <= 0.05 and r["r"] >= 0.97, (file, r["side"], r["joint"], r["rms"], r["r"])
+        # measured: knee <= 0.0083, hip <= 0.0132 (0.018-0.028 with the foot ending at the TOE marker)
+        if r["joint"] != "ankle":
+            assert r["rms"] <= 0.016, (file, r["side"], r["joint"], r["rms"])
     if file.startswith("PiG_Motion"):
         assert recs[0]["static"].startswith("PiG_Calibration")
 
@@ -208,3 +213,43 @@ def test_format_table_lists_figures_and_reasons(records):
     assert "MH0222_BP06.c3d" in text and "pig-segments" in text and "sagittal" in text
     assert "Eb015pi.c3d: not compared" in text
     assert "W/kg" in format_table(records, "power")
+
+
+# ----------------------------------------------------------------------------- the foot's far end
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("file, static", [("btkdata/PiG_Motion3_FF.c3d", "btkdata/PiG_Calibration3_FF.c3d"),
+                                          ("biomechzoo/HC030A05.c3d", None), ("c3d-parser/MH0222_BP06.c3d", None)])
+def test_marker_model_foot_ends_near_plug_in_gaits_toe_origin(file, static):
+    """The marker model's foot (for the BSIP table) runs from the ankle centre one HEE-TOE length along
+    -z (points.foot_tip):
+    its length matches Plug-in Gait's ankle-TOO to 3.5 mm and its centre of mass the ankle-TOO midpoint
+    to 11 mm (TOO sits 3.6 deg off the foot's z axis: 13-21 mm at the tip); the TOE marker is 47-72 mm
+    short. Without HEE the foot falls back to the TOE marker."""
+    from dataclasses import replace
+
+    from conftest import realdata_path
+    from gaitid.io.c3d import read_c3d
+    from gaitid.model.build import build_segments
+    from gaitid.settings import Settings
+
+    trial = read_c3d(realdata_path(file))
+    stat = read_c3d(realdata_path(static)) if static else None
+    settings = Settings.plugin_gait(marker_cutoff_hz=None).replace(model="plugin-gait")
+    kin = build_segments(trial, static=stat, settings=settings)
+    for side, s in (("left", "L"), ("right", "R")):
+        foot = kin.chains[side][0]
+        too, ajc = trial.point(f"{s}TOO"), trial.point(f"{s}TIO")
+        ours_len = 2 * np.nanmedian(np.linalg.norm(foot.com_lab - foot.proximal_lab, axis=1))  # COM halfway
+        pig_len = np.nanmedian(np.linalg.norm(too - ajc, axis=1))
+        assert abs(ours_len - pig_len) <= 0.0035, (file, side, ours_len, pig_len)
+        com_gap = np.nanmedian(np.linalg.norm(foot.com_lab - 0.5 * (too + ajc), axis=1))
+        assert com_gap <= 0.011, (file, side, com_gap)
+        toe_len = np.nanmedian(np.linalg.norm(trial.point(f"{s}TOE") - ajc, axis=1))
+        assert pig_len - toe_len >= 0.04  # the TOE marker would make the foot much shorter
+    # without the heel markers: the TOE marker, as before
+    labels = [lab + "_absent" if lab in ("LHEE", "RHEE") else lab for lab in trial.marker_labels]
+    bare = build_segments(replace(trial, marker_labels=labels), static=stat, settings=settings)
+    foot = bare.chains["left"][0]
+    np.testing.assert_allclose(foot.com_lab, 0.5 * (foot.proximal_lab + trial.point("LTOE")), equal_nan=True)

@@ -250,6 +250,17 @@ class _Evaluator:
         if method == "in_segment":
             R, origin = self.segment(spec["segment"])
             return origin + R @ np.asarray(spec["offset"], float)
+        if method == "along_segment":  # from + (median distance of two markers) along a segment axis
+            a, b = (self.sub(x) for x in spec["length"])
+            if a not in self.pts or b not in self.pts:
+                if "fallback" in spec:
+                    return self.point(spec["fallback"])
+                raise DataError(f"{key}: needs markers {a} and {b} (its length)",
+                                self.trial.path if self.trial is not None else None)
+            length = float(np.nanmedian(np.linalg.norm(self.pts[a] - self.pts[b], axis=1)))
+            R, _ = self.segment(spec["segment"])
+            axis = R[..., :, "xyz".index(spec["axis"][-1])] * (-1.0 if spec["axis"].startswith("-") else 1.0)
+            return self.point(spec["from"]) + length * axis
         raise self.m.error(f"{key}.method", f"unknown method {method!r}")  # pragma: no cover (validated)
 
     def _vector(self, spec: dict, key: str) -> np.ndarray:

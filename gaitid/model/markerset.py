@@ -30,6 +30,7 @@ POINT_METHODS = {
     "chord": {"wand", "proximal", "marker", "width"},
     "in_segment": {"segment", "offset"},
     "harrington": {"segment", "lasi", "rasi", "sacrum"},
+    "along_segment": {"segment", "from", "axis", "length"},
 }
 SEGMENT_METHODS = {
     "pelvis": {"lasi", "rasi", "sacrum"},
@@ -39,7 +40,7 @@ SEGMENT_METHODS = {
 }
 STATIC_METHODS = {"pig_foot": {"ankle", "toe", "heel", "shank"}}
 _OPTIONAL = {
-    "point": {"side", "method", "wand_rotation", "angle_offset", "label"},
+    "point": {"side", "method", "wand_rotation", "angle_offset", "label", "fallback"},
     "segment": {"side", "method", "proximal", "distal", "bsip", "rotate", "angle_axes", "long_axis", "ml_axis",
                 "bsip_endpoints"},
     "static": {"side", "method", "flat_foot", "sole_delta"},
@@ -266,6 +267,11 @@ def _validate(model: Model) -> None:
                 raise err(where, f"unknown key(s) {', '.join(sorted(extra))}")
             if spec.get("side", "each") not in ("each", "none"):
                 raise err(f"{where}.side", "must be 'each' (per side, the default) or 'none'")
+            if kind == "point" and method == "along_segment" and (
+                spec["axis"] not in ("x", "y", "z", "-x", "-y", "-z")
+                or not (isinstance(spec["length"], list) and len(spec["length"]) == 2)
+            ):
+                raise err(where, "along_segment needs axis ('x'...'-z') and length = [marker, marker]")
             if kind == "point" and method == "chord" and spec["width"] not in model.parameters:
                 raise err(f"{where}.width", f"parameter '{spec['width']}' is not defined in [parameters]")
             for rot in spec.get("rotate", []) if kind == "segment" else []:

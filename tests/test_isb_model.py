@@ -195,3 +195,29 @@ def test_davis_variant_needs_leg_length_and_moves_the_hip():
     d = build_segments(trial, "isb-davis", subject={"mass": 66.0, "leg_length": 0.9}).joint_centres["left.hip"]
     gap = np.nanmedian(np.linalg.norm(h - d, axis=1))
     assert 0.005 < gap < 0.05  # two regressions, a centimetre or two apart
+
+
+def test_isb_kinetics_use_the_plug_in_gait_component_layout():
+    """X sagittal, Y frontal, Z transverse with Plug-in Gait's signs under the external
+    convention, as for the plugin-gait model (docs/conventions.md): on a real anatomical-marker
+    trial, push-off ankle X > 0, loading-response knee X > 0, hip Y > 0 through stance (external
+    adduction), hip X > 0 early and < 0 late, ankle force X ~ body weight (foot axis up)."""
+    import numpy as np
+
+    from conftest import realdata_path
+    from gaitid.pipeline import process
+
+    r = process(realdata_path("ezc3d-testfiles/Qualisys.c3d"), model="isb", subject="plates", convention="external")
+    kinetic = [c for c in r.cycles if c.kinetic]
+    assert {c.side for c in kinetic} == {"Left", "Right"}
+    t = r.trial.time
+    for c in kinetic:
+        sl = (t >= c.start_time) & (t <= c.foot_off_time)
+        n = sl.sum()
+        early, late = slice(0, n // 4), slice(int(0.6 * n), n)
+        ankle, knee, hip = (r.curve(c.side, f"{j}Moment")[sl] for j in ("Ankle", "Knee", "Hip"))
+        assert 1.0 < np.nanmax(ankle[:, 0]) < 1.6 and np.nanargmax(ankle[:, 0]) > 0.6 * n
+        assert 0.5 < np.nanmax(knee[early, 0]) < 1.4
+        assert np.nanmean(hip[:, 1]) > 0.3
+        assert 0.4 < np.nanmax(hip[early, 0]) < 1.0 and np.nanmin(hip[late, 0]) < -0.8
+        assert 6.0 < np.nanmean(r.curve(c.side, "AnkleForce")[sl][:, 0]) < 9.5

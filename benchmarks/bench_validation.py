@@ -1,7 +1,7 @@
 """Agreement with Plug-in Gait on the real trials: prints the tables of docs/validation.md and
 writes the overlay figures docs/images/validation_<trial>.png.
 
-    python benchmarks/bench_validation.py [REALDATA_DIR] [--no-plots] [--json OUT.json]
+    python benchmarks/bench_validation.py [REALDATA_DIR] [--no-plots] [--json OUT.json] [--markdown]
 
 Reads ../shared/realdata in place (or the folder given). Each figure: sagittal, frontal and
 transverse ankle/knee/hip moments (N.m/kg, Plug-in Gait's external description) of both sides,
@@ -75,11 +75,48 @@ def overlay(path: Path, out: Path) -> None:
     plt.close(fig)
 
 
+def markdown_tables(records: list[dict]) -> str:
+    """The per-file tables of docs/validation.md (moments: RMS (r) per plane, band-limited
+    sagittal, peak difference / shift; powers), then the files not compared."""
+    by = {(r["file"], r["mode"], r["side"], r["joint"], r["quantity"], r["plane"]): r
+          for r in records if "reason" not in r}
+    files = list(dict.fromkeys(r["file"] for r in records if "reason" not in r))
+    out = ["| file | mode | side | joint | sagittal RMS (r) | sagittal RMS 6 Hz (r) | peak diff / shift | "
+           "frontal RMS (r) | transverse RMS (r) | n |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for f in files:
+        for mode in MODES:
+            for side in ("left", "right"):
+                for joint in ("ankle", "knee", "hip"):
+                    s = by.get((f, mode, side, joint, "moment", "sagittal"))
+                    if s is None:
+                        continue
+                    fr, tr = (by[(f, mode, side, joint, "moment", p)] for p in ("frontal", "transverse"))
+                    out.append(f"| {f} | {mode} | {side} | {joint} | {s['rms']:.3f} ({s['r']:.3f}) | "
+                               f"{s['rms_6hz']:.3f} ({s['r_6hz']:.3f}) | {s['peak_diff']:+.3f} / "
+                               f"{s['peak_shift_ms']:+.0f} ms | {fr['rms']:.3f} ({fr['r']:.3f}) | "
+                               f"{tr['rms']:.3f} ({tr['r']:.3f}) | {s['n_cycles']} |")
+    out += ["", "Powers (W/kg), mode pig-segments: RMS (r)", "",
+            "| file | left ankle | left knee | left hip | right ankle | right knee | right hip |",
+            "|---|---|---|---|---|---|---|"]
+    for f in files:
+        cells = [by.get((f, "pig-segments", side, joint, "power", "total")) for side in ("left", "right")
+                 for joint in ("ankle", "knee", "hip")]
+        if any(cells):
+            out.append(f"| {f} | " + " | ".join(f"{c['rms']:.3f} ({c['r']:.3f})" if c else "-" for c in cells) + " |")
+    out.append("")
+    for r in records:
+        if "reason" in r:
+            reason = r["reason"].split(f"{r['file']}: ", 1)[-1]  # without the folder
+            out.append(f"- {r['file']}{' (' + r['mode'] + ')' if 'mode' in r else ''}: {reason}")
+    return "\n".join(out)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("realdata", nargs="?", default=str(REPO.parent / "shared" / "realdata"))
     ap.add_argument("--no-plots", action="store_true")
     ap.add_argument("--json")
+    ap.add_argument("--markdown", action="store_true", help="also print the tables of docs/validation.md")
     args = ap.parse_args(argv)
     root = Path(args.realdata)
     if not root.is_dir():
@@ -96,6 +133,9 @@ def main(argv=None) -> int:
     for r in rows:
         print(f"  {r['file']:28s} {r['mode']:12s} {r['side']:5s} {r['joint']:5s} {r['rms_6hz']:.3f} ({r['r_6hz']:.3f})"
               f"  peak diff {r['peak_diff']:+.3f}  peak shift {r['peak_shift_ms']:+.0f} ms")
+    if args.markdown:
+        print()
+        print(markdown_tables(records))
     n_files = len({r["file"] for r in records})
     print(f"\n{n_files} files, {len(records)} records in {seconds:.1f} s")
     if args.json:

@@ -258,6 +258,8 @@ class _Evaluator:
                 raise DataError(f"{key}: needs markers {a} and {b} (its length)",
                                 self.trial.path if self.trial is not None else None)
             length = float(np.nanmedian(np.linalg.norm(self.pts[a] - self.pts[b], axis=1)))
+            if "shorten" in spec:  # e.g. the marker radius
+                length -= self.param(spec["shorten"], key)
             R, _ = self.segment(spec["segment"])
             axis = R[..., :, "xyz".index(spec["axis"][-1])] * (-1.0 if spec["axis"].startswith("-") else 1.0)
             return self.point(spec["from"]) + length * axis

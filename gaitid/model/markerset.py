@@ -40,7 +40,7 @@ SEGMENT_METHODS = {
 }
 STATIC_METHODS = {"pig_foot": {"ankle", "toe", "heel", "shank"}}
 _OPTIONAL = {
-    "point": {"side", "method", "wand_rotation", "angle_offset", "label", "fallback"},
+    "point": {"side", "method", "wand_rotation", "angle_offset", "label", "fallback", "shorten"},
     "segment": {"side", "method", "proximal", "distal", "bsip", "rotate", "angle_axes", "long_axis", "ml_axis",
                 "bsip_endpoints"},
     "static": {"side", "method", "flat_foot", "sole_delta"},

@@ -11,9 +11,7 @@ walking2.c3d and Qualisys.c3d with models/isb.toml (mass from the plates); and t
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -23,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 REALDATA = ROOT.parent / "shared" / "realdata"
 
+from gaitid.io.atomic import atomic_path  # noqa: E402
 from gaitid.bodymass import estimate_mass  # noqa: E402
 from gaitid.crosscheck import opensim_crosscheck, sagittal_moment  # noqa: E402
 from gaitid.io.c3d import read_c3d  # noqa: E402
@@ -74,15 +73,8 @@ def plot(cc, path: Path) -> None:
     axes[0, 0].legend(fontsize=7, loc="lower left")
     fig.suptitle("OpenSim subject01_walk1: sagittal joint moments (OpenSim signs)", fontsize=10)
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(suffix=".png", dir=path.parent)
-    os.close(fd)
-    try:
+    with atomic_path(path) as tmp:  # temporary file, then rename
         fig.savefig(tmp, dpi=110)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
     plt.close(fig)
 
 

@@ -12,8 +12,6 @@ Run: ``python examples/arm_minimum_jerk.py`` -> docs/examples/arm_minimum_jerk.p
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import matplotlib
@@ -22,6 +20,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from gaitid.io.atomic import atomic_path  # noqa: E402
 from gaitid.multibody import planar  # noqa: E402
 from gaitid.multibody.anthropometry import arm_chain  # noqa: E402
 from gaitid.multibody.trajectories import minimum_jerk  # noqa: E402
@@ -59,12 +58,9 @@ def main(out: Path = OUT) -> Path:
             ax.set_ylabel("torque [N.m]")
             ax.grid(True)
     axes[0, 1].legend(fontsize=8, loc="best")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(suffix=".png", dir=out.parent)
-    os.close(fd)
-    fig.savefig(tmp, dpi=90)
+    with atomic_path(out) as tmp:  # temporary file, then rename
+        fig.savefig(tmp, dpi=90)
     plt.close(fig)
-    os.replace(tmp, out)
     return out
 
 

@@ -11,8 +11,6 @@ Run: ``python examples/double_pendulum_energy.py`` -> docs/examples/double_pendu
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import matplotlib
@@ -21,6 +19,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from gaitid.io.atomic import atomic_path  # noqa: E402
 from gaitid.multibody import forward  # noqa: E402
 
 OUT = Path(__file__).resolve().parent.parent / "docs" / "examples" / "double_pendulum_energy.png"
@@ -56,12 +55,9 @@ def main(out: Path = OUT, t_end: float = 10.0, dt_euler: float = 1e-4) -> Path:
     ax1.legend()
     for ax in (ax0, ax1):
         ax.grid(True)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(suffix=".png", dir=out.parent)
-    os.close(fd)
-    fig.savefig(tmp, dpi=90)
+    with atomic_path(out) as tmp:  # temporary file, then rename
+        fig.savefig(tmp, dpi=90)
     plt.close(fig)
-    os.replace(tmp, out)
     print(f"max relative energy drift over {t_end:g} s: Euler {relative_drift(th_e, om_e).max():.2e}, "
           f"DOP853 {relative_drift(th_i, om_i).max():.2e}")
     return out

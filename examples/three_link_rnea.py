@@ -13,8 +13,6 @@ Run: ``python examples/three_link_rnea.py`` -> docs/examples/three_link_rnea.png
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import matplotlib
@@ -23,6 +21,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from gaitid.io.atomic import atomic_path  # noqa: E402
 from gaitid.multibody import planar, screw  # noqa: E402
 from gaitid.multibody.trajectories import minimum_jerk  # noqa: E402
 
@@ -78,12 +77,9 @@ def main(out: Path = OUT) -> Path:
         ax.grid(True)
     axes[0, 0].legend(fontsize=8)
     axes[1, 0].legend(fontsize=8)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(suffix=".png", dir=out.parent)
-    os.close(fd)
-    fig.savefig(tmp, dpi=90)
+    with atomic_path(out) as tmp:  # temporary file, then rename
+        fig.savefig(tmp, dpi=90)
     plt.close(fig)
-    os.replace(tmp, out)
     print(f"max |RNEA - corrected closed form| = {np.abs(rnea - corrected).max():.1e} N.m; "
           f"max |printed - corrected| = {np.abs(printed - corrected).max():.2f} N.m")
     return out

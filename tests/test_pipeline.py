@@ -37,25 +37,14 @@ def truth_segment_parameters() -> dict:
     return out
 
 
-# The synthetic truth's foot runs from the ankle centre to the TOE marker; gaitid's Plug-in Gait
-# model ends it (for length and centre of mass) at Plug-in Gait's toe origin instead
-# (docs/validation.md): this child model keeps the truth's foot.
-TRUTH_MODEL = """
-[model]
-extends = "plugin-gait"
-name = "plugin-gait-truth-foot"
-
-[points.foot_tip]
-method = "marker"
-marker = "{S}TOE"
-"""
+# The synthetic truth's foot runs from the ankle centre to the TOE marker, not to Plug-in Gait's
+# foot end (docs/validation.md): the sample ships the model variant that keeps it.
+TRUTH_MODEL = str(SAMPLE / "plugin-gait-truth-foot.toml")
 
 
 @pytest.fixture(scope="module")
-def truth_model(tmp_path_factory) -> str:
-    path = tmp_path_factory.mktemp("model") / "plugin-gait-truth-foot.toml"
-    path.write_text(TRUTH_MODEL)
-    return str(path)
+def truth_model() -> str:
+    return TRUTH_MODEL
 
 
 @pytest.fixture(scope="module")

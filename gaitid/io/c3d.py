@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -58,6 +57,7 @@ from gaitid.errors import DataError, FileFormatError, GaitIDError
 from gaitid.io import forceplates as fpmod
 from gaitid.io.c3d_check import C3DData, C3DLayout, check_c3d, read_data
 from gaitid.io.vertical import detect_up, rotation_to_z_up
+from gaitid.io.atomic import atomic_path
 from gaitid.trial import VICON_SUBJECT_FIELDS, Analogs, Event, ForcePlate, ModelOutput, Subject, Trial
 
 COP_THRESHOLD_N = 10.0
@@ -460,16 +460,12 @@ def write_c3d(trial: Trial, path: str | os.PathLike) -> Path:
     _write_analogs_and_plates(c, trial, path)
     _write_events(c, trial)
     _write_subject(c, trial)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}-", suffix=".c3d", dir=path.parent)
-    os.close(fd)
     try:
-        c.write(tmp)
-        os.replace(tmp, path)
+        with atomic_path(path) as tmp:
+            c.write(str(tmp))
+    except GaitIDError:
+        raise
     except Exception as exc:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        if isinstance(exc, GaitIDError):
-            raise
         raise FileFormatError(f"could not write the C3D file ({type(exc).__name__}: {exc})", path) from exc
     return path
 

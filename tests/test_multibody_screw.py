@@ -11,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from scipy.linalg import expm
-from scipy.spatial.transform import Rotation
 
 from gaitid.errors import DataError, ModelError
 from gaitid.multibody import planar as P

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pytest
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_data"
 SIDES = (("right", "R"), ("left", "L"))

@@ -34,7 +34,7 @@ def plausibility(rel: str, **settings) -> dict:
     """Mass (kg, from the plates), peak vertical GRF (BW) and peak plantarflexor moment (N.m/kg)
     per side over the plate contacts, processed with models/isb.toml."""
     trial = read_c3d(REALDATA / rel)
-    est = estimate_mass(trial)
+    est = estimate_mass(trial, plates=settings.get("plates"))  # the same plate assignment as the processing
     res = process(trial, model="isb", subject=est.mass, **settings)
     out = {"mass": est.mass, "method": est.method}
     for side in ("Left", "Right"):

@@ -35,6 +35,13 @@ the joint geometry of OpenSim's scaled model (``subject01_simbody.osim`` of open
 origin where OpenSim's inverse kinematics placed them (:func:`gait2392_joint_positions`,
 forward kinematics of ``subject01_walk1_ik.mot``).
 
+``geometry="gait2392-ik-bodies"`` also replaces gaitid's thigh and shank by Gait2392's scaled
+femur and tibia moved by the IK coordinates (filtered at 6 Hz as OpenSim's ID does): their
+masses, centres of mass and inertia (``subject01_simbody.osim``), rotations, angular and
+centre-of-mass accelerations (:func:`gait2392_leg`), and gives the foot Gait2392's foot mass
+(talus + calcaneus + toes, 1.513 kg); the foot's motion and the ground reaction stay gaitid's.
+This is what closes the late-stance hip flexor peak (docs/opensim-crosscheck.md).
+
 These are diagnoses of the model differences, not gaitid's result (its default remains the
 ISB model with Harrington's hip centre and the marker-defined knee).
 """
@@ -47,7 +54,9 @@ from pathlib import Path
 import numpy as np
 from scipy.interpolate import CubicSpline
 
+from gaitid import kinematics as kin
 from gaitid.dynamics import inverse_dynamics
+from gaitid.dynamics.types import SegmentMotion
 from gaitid.errors import SettingsError
 from gaitid.io.mot import Storage, read_sto
 from gaitid.io.opensim import plate_sides, read_opensim_trial
@@ -57,7 +66,7 @@ from gaitid.pipeline import filtered_load
 from gaitid.plates import FootLoad
 
 JOINT_COLUMNS = {"ankle": "ankle_angle_{s}_moment", "knee": "knee_angle_{s}_moment", "hip": "hip_flexion_{s}_moment"}
-GEOMETRIES = ("gaitid", "gait2392", "gait2392-ik")
+GEOMETRIES = ("gaitid", "gait2392", "gait2392-ik", "gait2392-ik-bodies")
 CONTACT_N = 20.0  # N: a foot is in stance while its vertical GRF exceeds this
 
 
@@ -79,6 +88,12 @@ GAIT2392_KNEE_X = ((-2.0943951, -1.74532925, -1.3962634, -1.04719755, -0.6981317
                     -0.005435, -0.00525))
 GAIT2392_KNEE_Y = ((-2.0943951, -1.22173048, -0.52359878, -0.34906585, -0.17453293, 0.15914856, 2.0943951),
                    (-0.4226, -0.4082, -0.399, -0.3976, -0.3966, -0.395264, -0.396))
+# scaled bodies (subject01_simbody.osim; the same on both sides): mass (kg), centre of mass (m) and
+# principal moments of inertia about it (kg.m^2, x anterior, y up, z right), each in its body frame
+GAIT2392_FEMUR = (8.98403823, (0.0, -0.19503080, 0.0), (0.17022071, 0.04462096, 0.17950086))
+GAIT2392_TIBIA = (3.58100090, (0.0, -0.18455724, 0.0), (0.04756937, 0.00481357, 0.04823005))
+GAIT2392_FOOT_MASS = 0.09658802 + 1.20735027 + 0.20920965  # talus + calcn + toes
+GAIT2392_ANKLE_IN_TIBIA = (0.0, -0.42506489, 0.0)
 # mid-epicondyles (placed R.Knee.Lat / R.Knee.Med) in the scaled right femur frame; used for both sides
 GAIT2392_MID_EPICONDYLES = (-0.00135264, -0.43439264)
 
@@ -164,6 +179,61 @@ def gait2392_joint_positions(ik: Storage, side: str, time: np.ndarray) -> tuple[
     return resample(hip), resample(tibia)
 
 
+FEMUR_TO_GAITID = np.array([[1.0, 0, 0], [0, 0, 1.0], [0, -1.0, 0]])  # gaitid thigh/shank axes (x, y left, z up)
+# = OpenSim body axes (x, -z, y): R_gaitid = R_opensim @ FEMUR_TO_GAITID
+
+
+def gait2392_leg(ik: Storage, side: str, time: np.ndarray, cutoff_hz: float | None = 6.0) -> dict[str, np.ndarray]:
+    """Gait2392's pelvis, femur and tibia moved by the IK coordinates, on ``time`` (s; NaN outside
+    the IK rows), Z-up lab: rotations ``R_pelvis``, ``R_femur``, ``R_tibia`` (n, 3, 3; OpenSim body
+    axes x anterior, y up, z right) and points ``hip``, ``tibia`` (origin), ``ankle``,
+    ``com_femur``, ``com_tibia`` (n, 3) m. Coordinates low-pass filtered at ``cutoff_hz``
+    (4th-order zero-lag Butterworth, as OpenSim's ID filters them; None: raw); the same chain as
+    :func:`gait2392_joint_positions`."""
+    k = "r" if side == "right" else "l"
+    rate = 1.0 / float(np.median(np.diff(ik.time)))
+
+    def coord(name: str, angle: bool = True) -> np.ndarray:
+        x = ik.column(name)
+        x = np.radians(x) if angle and ik.in_degrees is not False else np.asarray(x, float)
+        x = kin.butter_lowpass(x, rate, cutoff_hz, 4) if cutoff_hz is not None else x
+        return np.interp(time, ik.time, x, left=np.nan, right=np.nan)
+
+    n = len(time)
+    ok = np.isfinite(coord("pelvis_tilt"))
+    X, Y, Z = np.eye(3)
+    sgn = 1.0 if k == "r" else -1.0
+    to_z_up = np.array([[1.0, 0, 0], [0, 0, -1.0], [0, 1.0, 0]])
+    R_p, R_f, R_t = (np.full((n, 3, 3), np.nan) for _ in range(3))
+    R_p[ok] = to_z_up @ _rotations([Z, X, Y], [coord(c)[ok] for c in ("pelvis_tilt", "pelvis_list", "pelvis_rotation")])
+    R_f[ok] = R_p[ok] @ _rotations([Z, sgn * X, sgn * Y], [coord(f"{c}_{k}")[ok]
+                                                        for c in ("hip_flexion", "hip_adduction", "hip_rotation")])
+    th = coord(f"knee_angle_{k}")
+    R_t[ok] = R_f[ok] @ _rotations([Z], [th[ok]])
+    kx, ky = (CubicSpline(*GAIT2392_KNEE_X, bc_type="natural"), CubicSpline(*GAIT2392_KNEE_Y, bc_type="natural"))
+    origin = np.stack([coord(c, angle=False) for c in ("pelvis_tx", "pelvis_ty", "pelvis_tz")], axis=1) @ to_z_up.T
+    hip_p = np.asarray(GAIT2392_PELVIS[f"hip_{k}"])
+    hip = origin + np.einsum("nij,j->ni", R_p, hip_p)
+    p = GAIT2392_FEMUR_SCALE * np.stack([kx(th), ky(th), np.zeros_like(th)], axis=1)
+    tibia = hip + np.einsum("nij,nj->ni", R_f, p)
+    return {"R_pelvis": R_p, "R_femur": R_f, "R_tibia": R_t, "hip": hip, "tibia": tibia, "knee_angle": th,
+            "ankle": tibia + np.einsum("nij,j->ni", R_t, np.asarray(GAIT2392_ANKLE_IN_TIBIA)),
+            "com_femur": hip + np.einsum("nij,j->ni", R_f, np.asarray(GAIT2392_FEMUR[1])),
+            "com_tibia": tibia + np.einsum("nij,j->ni", R_t, np.asarray(GAIT2392_TIBIA[1]))}
+
+
+def _gait2392_segment(name: str, body: tuple, R: np.ndarray, com: np.ndarray, proximal: np.ndarray,
+                      distal: np.ndarray, rate: float) -> SegmentMotion:
+    """A :class:`SegmentMotion` of a Gait2392 body (OpenSim body axes); NaN frames stay NaN."""
+    ok = np.isfinite(R).all(axis=(1, 2))
+    R_ok = np.where(ok[:, None, None], R, np.eye(3))
+    omega, _ = kin.angular_velocity(R_ok, rate)
+    alpha, _ = kin.angular_acceleration(R_ok, omega, rate)
+    omega[~ok] = alpha[~ok] = np.nan
+    acc = kin.derivative(kin.derivative(com, rate), rate)
+    return SegmentMotion(name, body[0], np.diag(body[2]), R, com, acc, omega, alpha, proximal, distal)
+
+
 def sagittal_moment(moment_lab: np.ndarray, R_axis: np.ndarray) -> np.ndarray:
     """Moment (n,) N.m about the medio-lateral axis pointing right (OpenSim's sign) from an
     internal net moment (n, 3) N.m in the lab and the rotation (n, 3, 3) whose y axis (left)
@@ -223,7 +293,8 @@ def opensim_crosscheck(folder: str | Path, model: str = "isb-cast", mass: float 
     force, see the module docstring; ``kinematics`` is then the right side's build) or
     'gait2392-ik' (as 'gait2392', with the hip and knee moments taken about the hip centre and
     tibia origin where OpenSim's inverse kinematics put them, ``subject01_walk1_ik.mot``:
-    :func:`gait2392_joint_positions`)."""
+    :func:`gait2392_joint_positions`) or 'gait2392-ik-bodies' (Gait2392's thigh and shank bodies
+    moved by the IK coordinates, :func:`gait2392_leg`; hip projected on the IK pelvis's z axis)."""
     if geometry not in GEOMETRIES:
         raise SettingsError(f"geometry must be one of {', '.join(GEOMETRIES)}, not {geometry!r}")
     folder = Path(folder)
@@ -231,7 +302,7 @@ def opensim_crosscheck(folder: str | Path, model: str = "isb-cast", mass: float 
     trial = read_opensim_trial(folder / "subject01_walk1.trc", external_loads_xml=xml, mass=mass)
     static = read_opensim_trial(folder / "subject01_static.trc", mass=mass)
     ref = read_sto(folder / "InverseDynamicsOutput.sto")
-    ik = read_sto(folder / "subject01_walk1_ik.mot") if geometry == "gait2392-ik" else None
+    ik = read_sto(folder / "subject01_walk1_ik.mot") if geometry.startswith("gait2392-ik") else None
     builds = {}
     if geometry == "gaitid":
         mk = build_segments(trial, model, static=static, marker_cutoff_hz=marker_cutoff_hz)
@@ -256,20 +327,32 @@ def opensim_crosscheck(folder: str | Path, model: str = "isb-cast", mass: float 
         load = FootLoad(side, np.where(on[:, None], w.force, zero), np.where(on[:, None], w.cop, zero),
                         np.where(on[:, None], w.free_moment, zero), np.where(on, "plate", "swing"))
         chain = mk[side]
+        axes = {"ankle": chain[1].R, "knee": chain[2].R, "hip": mk.root.R}
+        leg = gait2392_leg(ik, side, t) if geometry == "gait2392-ik-bodies" else None
+        if leg is not None:  # Gait2392's thigh and shank, moved by IK; gaitid's foot with Gait2392's foot mass
+            shank = _gait2392_segment("shank", GAIT2392_TIBIA, leg["R_tibia"], leg["com_tibia"], leg["tibia"],
+                                      leg["ankle"], trial.point_rate)
+            thigh = _gait2392_segment("thigh", GAIT2392_FEMUR, leg["R_femur"], leg["com_femur"], leg["hip"],
+                                      leg["tibia"], trial.point_rate)
+            chain = [replace(chain[0], mass=GAIT2392_FOOT_MASS, proximal_lab=leg["ankle"]), shank, thigh]
+            axes = {"ankle": leg["R_tibia"] @ FEMUR_TO_GAITID, "knee": leg["R_femur"] @ FEMUR_TO_GAITID,
+                    "hip": leg["R_pelvis"] @ FEMUR_TO_GAITID}
         jl = inverse_dynamics(chain, [filtered_load(load, trial.point_rate, force_cutoff_hz, 4)], frame="lab",
                               convention="internal", proximal_R=mk.root.R)
-        axes = {"ankle": chain[1].R, "knee": chain[2].R, "hip": mk.root.R}
         s = side[0]
         out.stance[side] = np.interp(ref.time, t, on.astype(float)) > 0.5
         out.ours[side], out.reference[side], out.figures[side] = {}, {}, {}
-        hip_ik, tibia_ik = gait2392_joint_positions(ik, side, t) if ik is not None else (None, None)
+        hip_ik, tibia_ik = gait2392_joint_positions(ik, side, t) if ik is not None else (None, None)  # unfiltered
         for j, joint in enumerate(("ankle", "knee", "hip")):
             curve = sagittal_moment(jl.moment[j], axes[joint])
-            if joint == "knee" and geometry != "gaitid":
+            if joint == "knee" and leg is not None:  # about the tibia origin, plus the translation's term
+                curve = gait2392_knee_moment(jl.force_lab[j], jl.moment[j], leg["tibia"], axes["knee"],
+                                             -leg["knee_angle"], leg["tibia"])
+            elif joint == "knee" and geometry != "gaitid":
                 flexion = np.radians(mk.angles_deg[f"{s.upper()}KneeAngles"][:, 0])
                 curve = gait2392_knee_moment(jl.force_lab[j], jl.moment[j], mk.joint_centres[f"{side}.knee"],
                                              chain[2].R, flexion, tibia_ik)
-            if joint == "hip" and hip_ik is not None:  # moment about the IK-placed hip centre
+            if joint == "hip" and hip_ik is not None and leg is None:  # moment about the IK-placed hip centre
                 shift = np.cross(mk.joint_centres[f"{side}.hip"] - hip_ik, jl.force_lab[j])
                 curve = sagittal_moment(jl.moment[j] + shift, axes[joint])
             ours = np.interp(ref.time, t, curve)

@@ -91,6 +91,14 @@ def main() -> None:
             print(f"  {side:5s} {joint:5s} n={int(cc.stance[side].sum()):2d}  r={f.r:.3f}  RMS={f.rms:5.1f} N.m  "
                   f"neg peak {f.peak_neg[0]:7.1f} vs {f.peak_neg[1]:7.1f} ({100 * f.peak_neg_diff:+4.0f} %)  "
                   f"pos peak {f.peak_pos[0]:6.1f} vs {f.peak_pos[1]:6.1f} ({100 * f.peak_pos_diff:+4.0f} %)")
+    for geometry in ("gait2392", "gait2392-ik", "gait2392-ik-bodies"):
+        g = opensim_crosscheck(REALDATA / "opensim-models", geometry=geometry)
+        print(f"geometry={geometry}")
+        for side in ("right", "left"):
+            for joint, f in g.figures[side].items():
+                print(f"  {side:5s} {joint:5s} r={f.r:.4f}  RMS={f.rms:5.2f} N.m  neg peak {f.peak_neg[0]:7.1f} vs "
+                      f"{f.peak_neg[1]:7.1f} ({100 * f.peak_neg_diff:+4.0f} %)  pos peak {f.peak_pos[0]:6.1f} vs "
+                      f"{f.peak_pos[1]:6.1f} ({100 * f.peak_pos_diff:+4.0f} %)")
     for key, rms in cc.kinematics.cluster_residuals.items():
         print(f"  cluster {key}: fit RMS median {1000 * np.nanmedian(rms):.2f} mm, max {1000 * np.nanmax(rms):.2f} mm")
     for rel, settings in PLAUSIBILITY.items():

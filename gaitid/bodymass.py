@@ -1,7 +1,7 @@
 """Body mass from the force plates, for trials whose file stores none.
 
 :func:`estimate_mass` returns a :class:`MassEstimate` (kg, with the method, the time window
-used and notes); nothing in gaitid calls it automatically. Three methods, tried in this order
+used and notes); opt-in (``process(..., subject="plates")``), never called unasked. Three methods, tried in this order
 by ``auto``:
 
 - ``standing``: quiet standing on the plates (a static trial, or the first/last
@@ -21,7 +21,9 @@ by ``auto``:
   area): a foot partly off the plate rejects its frames, not the whole contact, and (3) the
   other foot's heel and toe are off the ground (not within 3 cm of their lowest height while
   slower than 0.5 m/s, the plate assignment's rule) from ``margin_s`` before to ``margin_s``
-  after the frame. Accuracy: within 4 % of the stored mass on seven real trials.
+  after the frame. Plates without an outline (corners NaN, e.g. OpenSim's GRF files) skip
+  check (2). Accuracy: within 4 % of the stored mass on seven real trials
+  (docs/opensim-crosscheck.md).
 - ``steps``: two consecutive foot contacts on two plates (foot A, then foot B) in steady
   walking. Over the interval of one step period T (A's strike to B's strike) that ends
   when A comes off its plate, every ground force is on a plate (the foot before A is off
@@ -206,7 +208,7 @@ def _single_support(trial: Trial, fz: np.ndarray, overrides: dict | None, foot_t
         bad = ground & ~carried[side]  # on the ground, not (wholly) on a valid contact's plate
         loose[side] = binary_dilation(bad, np.ones(2 * k + 1, bool)) if k else bad
     swing = {s: ~loose[s] & ~carried[s] for s in SIDES}
-    loaded = np.nansum(fz, axis=1) > CONTACT_N
+    loaded = np.isfinite(fz).all(axis=1) & (np.sum(fz, axis=1) > CONTACT_N)  # a NaN force is unknown, not 0
     one_foot = (carried["Left"] & swing["Right"]) | (carried["Right"] & swing["Left"])
     return seen & loaded & one_foot & ~loose["Left"] & ~loose["Right"]
 

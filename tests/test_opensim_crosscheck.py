@@ -240,7 +240,7 @@ def test_unknown_crosscheck_geometry_is_a_settings_error(tmp_path):
     from gaitid.crosscheck import opensim_crosscheck
     from gaitid.errors import SettingsError
 
-    with pytest.raises(SettingsError, match="geometry must be one of gaitid, gait2392, gait2392-ik, gait2392-ik-bodies"):
+    with pytest.raises(SettingsError, match="geometry must be one of gaitid, gait2392, gait2392-ik, gait2392-ik-b"):
         opensim_crosscheck(tmp_path, geometry="opensim")
 
 
@@ -400,6 +400,20 @@ def test_estimated_mass_within_5_percent_of_the_stored_mass(rel):
     assert est.mass == pytest.approx(trial.subject.mass, rel=0.04)  # +2.9 / -3.8 % measured
     if est.method == "dynamic":  # the step-period method agrees (+0.7 / -4.0 % measured)
         assert estimate_mass(trial, "steps").mass == pytest.approx(trial.subject.mass, rel=0.05)
+
+
+def test_opensim_subject01_mass_from_single_support():
+    """OpenSim's subject01 (72.6 kg in subject01_Setup_Scale.xml; TRC and GRF .mot store none):
+    73.2 kg from 1.1 s of single support (+0.8 %); the step-period method gives 72.4 kg. Its
+    plates have no corners in the .mot, so only the swing foot's check applies."""
+    from gaitid.bodymass import estimate_mass
+    from gaitid.io.opensim import read_opensim_trial
+
+    folder = realdata_path("opensim-models/subject01_walk1.trc").parent
+    trial = read_opensim_trial(folder / "subject01_walk1.trc", external_loads_xml=folder / "subject01_walk1_grf.xml")
+    est = estimate_mass(trial)
+    assert est.method == "dynamic" and est.mass == pytest.approx(72.6, rel=0.02)
+    assert estimate_mass(trial, "steps").mass == pytest.approx(72.6, rel=0.02)
 
 
 def test_mass_cannot_be_estimated_without_plates_or_windows():

@@ -155,7 +155,8 @@ def load_trial(source: str | os.PathLike | Trial, *, cop_threshold: float = 10.0
     return read_c3d(path, cop_threshold=cop_threshold)
 
 
-def _subject(trial: Trial, subject: Subject | dict | float | str | None) -> tuple[Trial, dict | None]:
+def _subject(trial: Trial, subject: Subject | dict | float | str | None,
+             plates: dict | None = None) -> tuple[Trial, dict | None]:
     """Apply a Subject, a mass (kg), ``'plates'`` (mass estimated from the force plates,
     with a warning) or a dict (``mass``/``height`` in kg/m plus model parameter overrides)
     to the trial; returns the trial and the model overrides."""
@@ -164,7 +165,7 @@ def _subject(trial: Trial, subject: Subject | dict | float | str | None) -> tupl
     if isinstance(subject, str) and subject == "plates":
         from gaitid.bodymass import estimate_mass
 
-        est = estimate_mass(trial)
+        est = estimate_mass(trial, plates=plates or None)
         trial.subject.mass = est.mass
         trial.warnings.append(f"body mass {est.mass:.1f} kg estimated from the force plates ({est.method}, "
                               f"{est.window_s[0]:.2f}-{est.window_s[1]:.2f} s); give the measured mass when known")
@@ -300,7 +301,7 @@ def process(
     if changes:
         settings = settings.replace(**changes)
     trial = load_trial(source, cop_threshold=settings.cop_threshold_n)
-    trial, overrides = _subject(trial, subject)
+    trial, overrides = _subject(trial, subject, settings.plates)
     if trial.subject.mass is None or not trial.subject.mass > 0:
         raise DataError("body mass unknown: the file stores none; give it (--mass KG, or subject=KG), "
                         "or estimate it from the force plates (--mass plates, subject='plates')", trial.path)

@@ -125,14 +125,19 @@ def test_two_link_seed001_closed_form(method):
     segs, loads = embed(chain, q, qd, qdd, Q, origin, rng, tip_force=F)
     out = inverse_dynamics(segs, loads, gravity_lab=Q @ [0, -G, 0], frame="lab", method=method)
     scale = ref.tau
-    close(normal_moments(out, Q), ref.tau, scale)
-    close(normal_moments(out, Q, "gravity"), ref.G, scale)
-    close(normal_moments(out, Q, "external"), ref.E, scale)
-    close(normal_moments(out, Q, "inertial") + normal_moments(out, Q, "velocity"), ref.inertial + ref.C, scale)
+    check_terms(out, Q, ref, scale)
     close(normal_moments(out, Q, "velocity"), 0 * ref.C, scale)
     only_qdd, only_qd = _split_runs(chain, q, qd, qdd, Q, origin, 1, method, tip_force=F)
     close(normal_moments(only_qdd, Q, "inertial"), ref.inertial, scale)
     close(normal_moments(only_qd, Q, "inertial"), ref.C, scale)
+
+
+def check_terms(out, Q, ref, scale):
+    """Total, gravity (G) and external (E) moments term by term, and inertial + velocity = M q'' + C."""
+    close(normal_moments(out, Q), ref.tau, scale)
+    close(normal_moments(out, Q, "gravity"), ref.G, scale)
+    close(normal_moments(out, Q, "external"), ref.E, scale)
+    close(normal_moments(out, Q, "inertial") + normal_moments(out, Q, "velocity"), ref.inertial + ref.C, scale)
 
 
 def _split_runs(chain, q, qd, qdd, Q, origin, seed, method, **load):
@@ -157,10 +162,7 @@ def test_three_link_seed002_closed_form(method):
     segs, loads = embed(chain, q, qd, qdd, Q, origin, rng, **load)
     out = inverse_dynamics(segs, loads, gravity_lab=Q @ [0, -G, 0], frame="lab", method=method)
     scale = ref.tau
-    close(normal_moments(out, Q), ref.tau, scale)
-    close(normal_moments(out, Q, "gravity"), ref.G, scale)
-    close(normal_moments(out, Q, "external"), ref.E, scale)
-    close(normal_moments(out, Q, "inertial") + normal_moments(out, Q, "velocity"), ref.inertial + ref.C, scale)
+    check_terms(out, Q, ref, scale)
     only_qdd, only_qd = _split_runs(chain, q, qd, qdd, Q, origin, 2, method, **load)
     close(normal_moments(only_qdd, Q, "inertial"), ref.inertial, scale)
     close(normal_moments(only_qd, Q, "inertial"), ref.C, scale)

@@ -110,6 +110,25 @@ class ExternalForce:
     torque: np.ndarray
     source: Path | None = None
 
+    @classmethod
+    def from_table(cls, table: "Storage", name: str, body: str, force_id: str, point_id: str,
+                   torque_id: str) -> "ExternalForce":
+        """The force whose columns ``force_id``/``point_id``/``torque_id`` (+ x, y, z) are in
+        ``table``; no point column: NaN points, no torque column: zero torque."""
+        n = table.n_rows
+        return cls(
+            name=name,
+            body=body,
+            force_identifier=force_id,
+            point_identifier=point_id,
+            torque_identifier=torque_id,
+            time=table.time,
+            force=table.vector(force_id),
+            point=table.vector(point_id) if point_id else np.full((n, 3), np.nan),
+            torque=table.vector(torque_id) if torque_id else np.zeros((n, 3)),
+            source=table.path,
+        )
+
     @property
     def columns(self) -> list[str]:
         """The GRF-file columns this force uses."""
@@ -471,21 +490,7 @@ def read_external_loads(
             raise FileFormatError(
                 f"{where} (body {body}) needs columns missing from {table.path}: {', '.join(missing)}", xml_path
             )
-        n = table.n_rows
-        forces.append(
-            ExternalForce(
-                name=name,
-                body=body,
-                force_identifier=force_id,
-                point_identifier=point_id,
-                torque_identifier=torque_id,
-                time=table.time,
-                force=table.vector(force_id),
-                point=table.vector(point_id) if point_id else np.full((n, 3), np.nan),
-                torque=table.vector(torque_id) if torque_id else np.zeros((n, 3)),
-                source=table.path,
-            )
-        )
+        forces.append(ExternalForce.from_table(table, name, body, force_id, point_id, torque_id))
     if not forces:
         raise FileFormatError("no enabled ExternalForce in the ExternalLoads", xml_path)
     return forces

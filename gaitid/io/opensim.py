@@ -74,22 +74,8 @@ def _forces_without_xml(table: Storage) -> list[ExternalForce]:
             "ground_torque_x); pass the ExternalLoads XML that maps them",
             table.path,
         )
-    n = table.n_rows
-    return [
-        ExternalForce(
-            name=force_id,
-            body="",
-            force_identifier=force_id,
-            point_identifier=point_id,
-            torque_identifier=torque_id,
-            time=table.time,
-            force=table.vector(force_id),
-            point=table.vector(point_id) if point_id else np.full((n, 3), np.nan),
-            torque=table.vector(torque_id) if torque_id else np.zeros((n, 3)),
-            source=table.path,
-        )
-        for force_id, point_id, torque_id in found
-    ]
+    return [ExternalForce.from_table(table, force_id, "", force_id, point_id, torque_id)
+            for force_id, point_id, torque_id in found]
 
 
 def _plate_indices(forces: list[ExternalForce], from_xml: bool) -> list[int]:

@@ -16,10 +16,14 @@ import time
 import warnings
 from pathlib import Path
 
-from gaitid.cycles import cycle_curves, gait_cycles, kinetic_parameters, model_output_curves, spatiotemporal_parameters
-from gaitid.events import trial_events
+from gaitid.contacts import assign_contacts
+from gaitid.cycles import cycle_curves, gait_cycles, model_output_curves
+from gaitid.events import gait_events
 from gaitid.io.c3d import read_c3d
-from gaitid.plates import assign_contacts, foot_loads
+from gaitid.loads import foot_loads
+from gaitid.model.gait_markers import gait_markers
+from gaitid.model.markerset import load_model
+from gaitid.parameters import kinetic_parameters, spatiotemporal_parameters
 
 FILES = [
     "btkdata/FunctionalWalk.c3d", "btkdata/PiG_Motion-FlatFoot-Full.c3d", "btkdata/PiG_Motion3_FF.c3d",
@@ -44,14 +48,15 @@ def main(root: Path) -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             trial = read_c3d(root / rel)
-        t_ev, choice = best_of(lambda: trial_events(trial))
-        t_as, contacts = best_of(lambda: assign_contacts(trial))
+        markers = gait_markers(load_model("isb" if "Qualisys" in rel else "plugin-gait"), trial)
+        t_as, contacts = best_of(lambda: assign_contacts(trial, markers))
+        t_ev, choice = best_of(lambda: gait_events(trial, contacts, markers))
         t_ld, _ = best_of(lambda: foot_loads(trial, contacts, choice.events))
 
         def tables():
             cyc = gait_cycles(choice.events, contacts)
             curves, units = model_output_curves(trial)
-            return (spatiotemporal_parameters(trial, cyc), kinetic_parameters(curves, trial.time, cyc, units),
+            return (spatiotemporal_parameters(trial, cyc, markers), kinetic_parameters(curves, trial.time, cyc, units),
                     cycle_curves(curves, trial.time, cyc, units))
 
         t_cy, _ = best_of(tables)

@@ -22,7 +22,6 @@ sys.path.insert(0, str(ROOT))
 REALDATA = ROOT.parent / "shared" / "realdata"
 
 from gaitid.io.atomic import atomic_path  # noqa: E402
-from gaitid.bodymass import estimate_mass  # noqa: E402
 from gaitid.crosscheck import opensim_crosscheck, sagittal_moment  # noqa: E402
 from gaitid.io.c3d import read_c3d  # noqa: E402
 from gaitid.pipeline import process  # noqa: E402
@@ -34,16 +33,16 @@ def plausibility(rel: str, **settings) -> dict:
     """Mass (kg, from the plates), peak vertical GRF (BW) and peak plantarflexor moment (N.m/kg)
     per side over the plate contacts, processed with models/isb.toml."""
     trial = read_c3d(REALDATA / rel)
-    est = estimate_mass(trial, plates=settings.get("plates"))  # the same plate assignment as the processing
-    res = process(trial, model="isb", subject=est.mass, **settings)
+    res = process(trial, model="isb", subject="plates", **settings)  # mass from the same plate contacts
+    est = res.subject.mass_estimate
     out = {"mass": est.mass, "method": est.method}
     for side in ("Left", "Right"):
         on = res.loads[side].state == "plate"
         if not on.any():
             continue
         grf = float(np.nanmax(res.loads[side].force_lab[on, 2]) / (est.mass * 9.81))
-        shank = res.kinematics.chains[side.lower()][1]
-        ankle = sagittal_moment(res.joint_loads[side].moment[0], shank.R) / est.mass
+        shank = res.kinematics.motion[side][1]
+        ankle = sagittal_moment(res.joint_loads[side].moment_lab[0], shank.R) / est.mass  # internal, lab
         out[side] = {"grf_bw": grf, "plantarflexor_nm_kg": float(-np.nanmin(ankle[on])), "stance_frames": int(on.sum())}
     return out
 

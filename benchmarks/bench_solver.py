@@ -29,37 +29,40 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 import numpy as np  # noqa: E402
 from scipy.spatial.transform import Rotation  # noqa: E402
 
-from gaitid.dynamics import ExternalLoad, SegmentMotion, inverse_dynamics, skew  # noqa: E402
+from gaitid.dynamics import Body, Chain, ExternalLoad, SegmentMotion, inverse_dynamics, skew  # noqa: E402
 
 
 def gait_like_chain(n: int, seed: int = 0):
-    """Foot, shank, thigh with adult-sized parameters and random (instantaneous) motion."""
+    """Foot, shank, thigh with adult-sized parameters and random (instantaneous) motion:
+    (chain, motion, loads)."""
     rng = np.random.default_rng(seed)
     params = [("foot", 1.2, (0.0011, 0.0053, 0.0049)), ("shank", 3.5, (0.048, 0.0051, 0.047)),
               ("thigh", 9.0, (0.15, 0.032, 0.15))]
-    segs = []
+    bodies, motion = [], []
     prev = None
     for name, m, diag in params:
         proximal = rng.standard_normal((n, 3)) * 0.3
-        segs.append(SegmentMotion(
-            name, m, np.diag(diag), Rotation.random(n, random_state=rng).as_matrix(),
+        bodies.append(Body(name, m, np.diag(diag)))
+        motion.append(SegmentMotion(
+            Rotation.random(n, random_state=rng).as_matrix(),
             rng.standard_normal((n, 3)) * 0.3, rng.standard_normal((n, 3)) * 5, rng.standard_normal((n, 3)) * 5,
             rng.standard_normal((n, 3)) * 50, proximal,
             prev if prev is not None else np.full((n, 3), np.nan)))
         prev = proximal
     load = ExternalLoad(0, rng.standard_normal((n, 3)) * 300, rng.standard_normal((n, 3)) * 0.3,
                         rng.standard_normal((n, 3)) * 3)
-    return segs, [load]
+    return Chain(tuple(bodies)), motion, [load]
 
 
-def per_frame_loop(segs, loads, g=np.array([0.0, 0.0, -9.81])):
-    """Seed 000 as printed: per frame, build B and the right-hand side, x = inv(B) @ rhs."""
-    n, k = segs[0].R.shape[0], len(segs)
+def per_frame_loop(chain, motion, loads, g=np.array([0.0, 0.0, -9.81])):
+    """Seed 000 as printed: per frame, build B and the right-hand side, x = inv(B) @ rhs
+    (eqs. (18)-(19), with S(v) of eq. (15))."""
+    n, k = motion[0].R.shape[0], len(chain)
     out = np.empty((n, 6 * k))
     for f in range(n):
         B = np.zeros((6 * k, 6 * k))
         rhs = np.zeros(6 * k)
-        for i, s in enumerate(segs):
+        for i, (body, s) in enumerate(zip(chain, motion)):
             Rt = s.R[f].T
             c = s.com_lab[f]
             r = slice(6 * i, 6 * i + 3)
@@ -70,10 +73,10 @@ def per_frame_loop(segs, loads, g=np.array([0.0, 0.0, -9.81])):
             if i > 0:
                 B[r, 6 * i - 6:6 * i - 3] = -np.eye(3)
                 B[rm, 6 * i - 6:6 * i - 3] = -Rt @ skew(s.distal_lab[f] - c)
-                B[rm, 6 * i - 3:6 * i] = -Rt @ segs[i - 1].R[f]
+                B[rm, 6 * i - 3:6 * i] = -Rt @ motion[i - 1].R[f]
             w = s.omega_seg[f]
-            rhs[r] = s.mass * (s.com_acc_lab[f] - g)
-            rhs[rm] = s.inertia_seg @ s.alpha_seg[f] + np.cross(w, s.inertia_seg @ w)
+            rhs[r] = body.mass * (s.com_acc_lab[f] - g)
+            rhs[rm] = body.inertia_seg @ s.alpha_seg[f] + np.cross(w, body.inertia_seg @ w)
             for ld in loads:
                 if ld.segment == i:
                     rhs[r] -= ld.force_lab[f]
@@ -107,23 +110,23 @@ def main(argv=None) -> None:
           "(wall-clock in brackets); ratio = CPU time / CPU time of the fast path (recursive + contributions)")
     print(f"{'frames':>9} {'method':<38} {'us/frame':>9} {'(wall)':>9} {'fps':>12} {'ratio':>7}")
     for n in sizes:
-        segs, loads = gait_like_chain(n)
+        chain, motion, loads = gait_like_chain(n)
         rows = []
         for label, kw in (("recursive + contributions (default)", dict(method="recursive")),
                           ("recursive, no contributions", dict(method="recursive", contributions=False)),
                           ("block solve + contributions", dict(method="block")),
                           ("block solve, no contributions", dict(method="block", contributions=False))):
             rep = args.repeat if n < 1_000_000 or kw["method"] == "recursive" else 1
-            rows.append((label, *best_time(lambda: inverse_dynamics(segs, loads, **kw), rep), n))
+            rows.append((label, *best_time(lambda: inverse_dynamics(chain, motion, loads, **kw), rep), n))
         m = min(n, 2000)
-        sub_segs, sub_loads = gait_like_chain(m)
-        loop = best_time(lambda: per_frame_loop(sub_segs, sub_loads), 1)
+        sub = gait_like_chain(m)
+        loop = best_time(lambda: per_frame_loop(*sub), 1)
         rows.append((f"per-frame loop, inv (timed on {m})", *loop, m))
         ref = rows[0][2] / rows[0][3]
         for label, wall, cpu, count in rows:
             t = cpu / count
             print(f"{n:>9} {label:<38} {t * 1e6:>9.3f} {wall / count * 1e6:>9.3f} {1 / t:>12,.0f} {t / ref:>7.2f}")
-        del segs, loads
+        del chain, motion, loads
 
 
 if __name__ == "__main__":

@@ -14,8 +14,8 @@ by ``auto``:
   approximated by the vertical acceleration of the mean of the trunk/pelvis/head markers
   (median height above 0.8 m; 4th-order zero-lag Butterworth at 6 Hz, twice differentiated).
   A frame counts when (1) the stance foot has a complete contact whose centre of pressure is
-  under that foot alone (:func:`gaitid.plates.assign_contacts`, plate ``overrides`` passed
-  through; "two feet" or unassigned contacts are rejected), (2) its heel and toe markers,
+  under that foot alone (the contacts stage, :func:`gaitid.contacts.assign_contacts`, with its
+  plate overrides; "two feet" or unassigned contacts are rejected), (2) its heel and toe markers,
   where on the ground, lie inside the contact's plate(s) at that frame, at most
   ``foot_tolerance`` outside an edge (a heel marker sits 1-3 cm behind the heel's contact
   area): a foot partly off the plate rejects its frames, not the whole contact, and (3) the
@@ -42,12 +42,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from gaitid.contacts import FootContact, ground_points, inside_distance
 from gaitid.errors import DataError
+from gaitid.model.gait_markers import GaitMarkers
 from gaitid.trial import Trial
+from gaitid.vocabulary import GRAVITY_M_S2, SIDES
 
-SIDES = ("Left", "Right")
-
-G = 9.81  # m/s^2
+G = GRAVITY_M_S2  # m/s^2
 UNLOADED_N = 50.0  # |Fz| below this: plate unloaded (offset estimate)
 CONTACT_N = 50.0  # Fz above this: foot on the plate
 TRUNK_HEIGHT_M = 0.8  # markers whose median height exceeds this approximate the centre of mass
@@ -163,20 +164,12 @@ def _trunk_vertical_acceleration(trial: Trial, frames: np.ndarray, pad_s: float 
     return out
 
 
-def _single_support(trial: Trial, fz: np.ndarray, overrides: dict | None, foot_tolerance: float,
-                    margin_s: float) -> np.ndarray | None:
+def _single_support(trial: Trial, fz: np.ndarray, contacts: list[FootContact], markers: GaitMarkers,
+                    foot_tolerance: float, margin_s: float) -> np.ndarray:
     """Frames (bool, n_frames) of single support on a valid plate contact, the other foot in the
-    air (module docstring); None when the trial lacks the foot markers gait events need."""
+    air (module docstring)."""
     from scipy.ndimage import binary_dilation
 
-    from gaitid.events import GaitMarkers
-    from gaitid.plates import _frames_in, _low_points, assign_contacts, inside_distance
-
-    try:
-        markers = GaitMarkers.for_trial(trial)
-    except DataError:
-        return None
-    contacts = assign_contacts(trial, markers, overrides)
     corners = {fp.index: fp.corners for fp in trial.force_plates}
     n = trial.n_frames
     k = int(round(margin_s * trial.point_rate))
@@ -184,7 +177,7 @@ def _single_support(trial: Trial, fz: np.ndarray, overrides: dict | None, foot_t
     for side in SIDES:
         foot = markers.foot(side)
         seen &= np.isfinite(trial.point(foot.heel)).all(axis=1) & np.isfinite(trial.point(foot.toe)).all(axis=1)
-        low = _low_points(trial, side, markers, 0.03, 0.5)  # heel, toe: NaN unless on the ground
+        low = ground_points(trial, side, markers, 0.03, 0.5)  # heel, toe: NaN unless on the ground
         ground = np.zeros(n, bool)
         for x in low:
             ground |= np.isfinite(x[:, 0])
@@ -194,7 +187,7 @@ def _single_support(trial: Trial, fz: np.ndarray, overrides: dict | None, foot_t
             # the plate is checked frame by frame below (its other frames are usable)
             if c.side != side or c.feet != (side,) or not c.complete:
                 continue
-            fr = _frames_in(trial, c.strike_time, c.off_time)
+            fr = trial.indices_between(c.strike_time, c.off_time)
             on_plate[fr] = True
             for x in low:  # a heel or toe on the ground outside the plate: part of the load missed
                 xy = x[fr, :2]
@@ -213,9 +206,10 @@ def _single_support(trial: Trial, fz: np.ndarray, overrides: dict | None, foot_t
     return seen & loaded & one_foot & ~loose["Left"] & ~loose["Right"]
 
 
-def _dynamic(trial: Trial, fz: np.ndarray, overrides: dict | None, foot_tolerance: float, margin_s: float):
-    sel = _single_support(trial, fz, overrides, foot_tolerance, margin_s)
-    if sel is None or sel.sum() < MIN_SUPPORT_S * trial.point_rate:
+def _dynamic(trial: Trial, fz: np.ndarray, contacts: list[FootContact], markers: GaitMarkers,
+             foot_tolerance: float, margin_s: float):
+    sel = _single_support(trial, fz, contacts, markers, foot_tolerance, margin_s)
+    if sel.sum() < MIN_SUPPORT_S * trial.point_rate:
         return None
     idx = np.flatnonzero(sel)
     acc = _trunk_vertical_acceleration(trial, idx)
@@ -258,26 +252,32 @@ def _steps(trial: Trial, fz: np.ndarray):
     return best
 
 
-def estimate_mass(trial: Trial, method: str = "auto", *, window_s: float = 1.0, max_cv: float = 0.02,
-                  max_speed: float = 0.05, plates: dict | None = None, foot_tolerance: float = 0.03,
-                  margin_s: float = 0.04) -> MassEstimate:
+def estimate_mass(trial: Trial, method: str = "auto", *, contacts: list[FootContact] | None = None,
+                  markers: GaitMarkers | None = None, window_s: float = 1.0, max_cv: float = 0.02,
+                  max_speed: float = 0.05, foot_tolerance: float = 0.03, margin_s: float = 0.04) -> MassEstimate:
     """Body mass (kg) from the trial's force plates (see the module docstring).
 
     ``method``: 'standing', 'dynamic', 'steps', or 'auto' (standing, else dynamic, else steps).
-    ``plates``: plate overrides for the contact assignment ({1: 'Right', 2: 'Invalid'}, as
-    :func:`gaitid.plates.assign_contacts`). Raises :class:`~gaitid.errors.DataError` naming the
+    ``contacts`` and ``markers``: the trial's plate contacts (:func:`gaitid.contacts.assign_contacts`,
+    overrides applied) and the model's gait markers, which the 'dynamic' method needs (without
+    them it is skipped, with a note). Raises :class:`~gaitid.errors.DataError` naming the
     trial when no window qualifies. ``window_s`` (start, end) of a dynamic estimate spans its
     first to last single-support frame (the frames between are not all used)."""
     if method not in METHODS:
         raise DataError(f"mass estimate method must be one of {', '.join(map(repr, METHODS))}, not {method!r}",
+                        trial.path)
+    if method == "dynamic" and (contacts is None or markers is None):
+        raise DataError("the 'dynamic' mass estimate needs the plate contacts and gait markers (contacts=, markers=)",
                         trial.path)
     fz, notes = _vertical_forces(trial)
     if method in ("auto", "standing"):
         got = _standing(trial, fz, window_s, max_cv, max_speed)
         if got is not None:
             return MassEstimate(got[0], "standing", got[1], notes)
-    if method in ("auto", "dynamic"):
-        got = _dynamic(trial, fz, plates, foot_tolerance, margin_s)
+    if method in ("auto", "dynamic") and (contacts is None or markers is None):
+        notes.append("single support not tried: no plate contacts and gait markers given")
+    elif method in ("auto", "dynamic"):
+        got = _dynamic(trial, fz, contacts, markers, foot_tolerance, margin_s)
         if got is not None and math.isfinite(got[0]):
             notes.append(f"Fz = m (g + a_trunk) fitted over {got[3]:.2f} s of single support wholly on a plate, "
                          f"the other foot in the air (residual RMS {got[2]:.0f} N)")

@@ -67,8 +67,8 @@ def add_settings_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def settings_from_args(args: argparse.Namespace):
-    from gaitid.plates import parse_plate_overrides
     from gaitid.settings import Settings
+    from gaitid.vocabulary import parse_plate_overrides
 
     base = Settings.plugin_gait() if args.plugin_gait else Settings()
     changes: dict = {}
@@ -92,7 +92,7 @@ def settings_from_args(args: argparse.Namespace):
         if getattr(args, name):
             changes[name] = getattr(args, name)
     if args.plates:
-        changes["plates"] = {k: v.lower() for k, v in parse_plate_overrides(args.plates).items()}
+        changes["plates"] = parse_plate_overrides(args.plates)
     return base.replace(**changes) if changes else base
 
 

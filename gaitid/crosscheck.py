@@ -56,18 +56,18 @@ from scipy.interpolate import CubicSpline
 
 from gaitid import kinematics as kin
 from gaitid.dynamics import inverse_dynamics
-from gaitid.dynamics.types import SegmentMotion
+from gaitid.dynamics.types import Body, Chain, SegmentMotion
 from gaitid.errors import SettingsError
 from gaitid.io.mot import Storage, read_sto
 from gaitid.io.opensim import plate_sides, read_opensim_trial
 from gaitid.model.build import ModelKinematics, build_segments
 from gaitid.model.markerset import load_model
-from gaitid.pipeline import filtered_load
-from gaitid.plates import FootLoad
+from gaitid.vocabulary import CONTACT_THRESHOLD_N, parse_side, side_path
+from gaitid.loads import FootLoad, filtered_load
 
 JOINT_COLUMNS = {"ankle": "ankle_angle_{s}_moment", "knee": "knee_angle_{s}_moment", "hip": "hip_flexion_{s}_moment"}
 GEOMETRIES = ("gaitid", "gait2392", "gait2392-ik", "gait2392-ik-bodies")
-CONTACT_N = 20.0  # N: a foot is in stance while its vertical GRF exceeds this
+CONTACT_N = CONTACT_THRESHOLD_N  # N: a foot is in stance while its vertical GRF exceeds this
 
 
 # --- Gait2392 geometry of OpenSim's scaled subject01 model (subject01_simbody.osim, opensim-models
@@ -223,15 +223,15 @@ def gait2392_leg(ik: Storage, side: str, time: np.ndarray, cutoff_hz: float | No
 
 
 def _gait2392_segment(name: str, body: tuple, R: np.ndarray, com: np.ndarray, proximal: np.ndarray,
-                      distal: np.ndarray, rate: float) -> SegmentMotion:
-    """A :class:`SegmentMotion` of a Gait2392 body (OpenSim body axes); NaN frames stay NaN."""
+                      distal: np.ndarray, rate: float) -> tuple[Body, SegmentMotion]:
+    """A Gait2392 body and its :class:`SegmentMotion` (OpenSim body axes); NaN frames stay NaN."""
     ok = np.isfinite(R).all(axis=(1, 2))
     R_ok = np.where(ok[:, None, None], R, np.eye(3))
     omega, _ = kin.angular_velocity(R_ok, rate)
     alpha, _ = kin.angular_acceleration(R_ok, omega, rate)
     omega[~ok] = alpha[~ok] = np.nan
     acc = kin.derivative(kin.derivative(com, rate), rate)
-    return SegmentMotion(name, body[0], np.diag(body[2]), R, com, acc, omega, alpha, proximal, distal)
+    return Body(name, body[0], np.diag(body[2])), SegmentMotion(R, com, acc, omega, alpha, proximal, distal)
 
 
 def sagittal_moment(moment_lab: np.ndarray, R_axis: np.ndarray) -> np.ndarray:
@@ -326,18 +326,19 @@ def opensim_crosscheck(folder: str | Path, model: str = "isb-cast", mass: float 
         zero = np.zeros_like(w.force)
         load = FootLoad(side, np.where(on[:, None], w.force, zero), np.where(on[:, None], w.cop, zero),
                         np.where(on[:, None], w.free_moment, zero), np.where(on, "plate", "swing"))
-        chain = mk[side]
-        axes = {"ankle": chain[1].R, "knee": chain[2].R, "hip": mk.root.R}
+        chain, motion = mk.chains[parse_side(side)], mk.motion[parse_side(side)]
+        axes = {"ankle": motion[1].R, "knee": motion[2].R, "hip": mk.root.R}
         leg = gait2392_leg(ik, side, t) if geometry == "gait2392-ik-bodies" else None
         if leg is not None:  # Gait2392's thigh and shank, moved by IK; gaitid's foot with Gait2392's foot mass
             shank = _gait2392_segment("shank", GAIT2392_TIBIA, leg["R_tibia"], leg["com_tibia"], leg["tibia"],
                                       leg["ankle"], trial.point_rate)
             thigh = _gait2392_segment("thigh", GAIT2392_FEMUR, leg["R_femur"], leg["com_femur"], leg["hip"],
                                       leg["tibia"], trial.point_rate)
-            chain = [replace(chain[0], mass=GAIT2392_FOOT_MASS, proximal_lab=leg["ankle"]), shank, thigh]
+            chain = Chain((replace(chain[0], mass=GAIT2392_FOOT_MASS), shank[0], thigh[0]))
+            motion = [replace(motion[0], proximal_lab=leg["ankle"]), shank[1], thigh[1]]
             axes = {"ankle": leg["R_tibia"] @ FEMUR_TO_GAITID, "knee": leg["R_femur"] @ FEMUR_TO_GAITID,
                     "hip": leg["R_pelvis"] @ FEMUR_TO_GAITID}
-        jl = inverse_dynamics(chain, [filtered_load(load, trial.point_rate, force_cutoff_hz, 4)], frame="lab",
+        jl = inverse_dynamics(chain, motion, [filtered_load(load, trial.point_rate, force_cutoff_hz, 4)], frame="lab",
                               convention="internal", proximal_R=mk.root.R)
         s = side[0]
         out.stance[side] = np.interp(ref.time, t, on.astype(float)) > 0.5
@@ -350,10 +351,10 @@ def opensim_crosscheck(folder: str | Path, model: str = "isb-cast", mass: float 
                                              -leg["knee_angle"], leg["tibia"])
             elif joint == "knee" and geometry != "gaitid":
                 flexion = np.radians(mk.angles_deg[f"{s.upper()}KneeAngles"][:, 0])
-                curve = gait2392_knee_moment(jl.force_lab[j], jl.moment[j], mk.joint_centres[f"{side}.knee"],
-                                             chain[2].R, flexion, tibia_ik)
+                curve = gait2392_knee_moment(jl.force_lab[j], jl.moment[j], mk.joint_centres[side_path(side, "knee")],
+                                             motion[2].R, flexion, tibia_ik)
             if joint == "hip" and hip_ik is not None and leg is None:  # moment about the IK-placed hip centre
-                shift = np.cross(mk.joint_centres[f"{side}.hip"] - hip_ik, jl.force_lab[j])
+                shift = np.cross(mk.joint_centres[side_path(side, "hip")] - hip_ik, jl.force_lab[j])
                 curve = sagittal_moment(jl.moment[j] + shift, axes[joint])
             ours = np.interp(ref.time, t, curve)
             reference = ref.column(JOINT_COLUMNS[joint].format(s=s))

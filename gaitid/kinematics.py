@@ -1,6 +1,7 @@
 """Signal processing and derivatives of segment kinematics, batch-first over frames.
 
-- :func:`fill_gaps` -- cubic interpolation of short NaN gaps (scipy.interpolate).
+- :func:`fill_gaps` -- cubic interpolation of short NaN gaps (scipy.interpolate);
+  :func:`bridge_gaps` -- linear, for event-detection signals.
 - :func:`butter_lowpass` -- zero-lag 4th-order Butterworth (2nd-order design, run forward and
   back with scipy.signal.filtfilt), each contiguous non-NaN run filtered on its own.
 - :func:`derivative` -- central differences (2nd order; one-sided 2nd order at run ends).
@@ -24,6 +25,8 @@ __all__ = [
     "fill_gaps",
     "butter_lowpass",
     "nan_runs",
+    "runs",
+    "bridge_gaps",
     "derivative",
     "angular_velocity",
     "angular_acceleration",
@@ -31,6 +34,7 @@ __all__ = [
     "joint_angles",
     "joint_angular_velocity",
     "orthonormalise",
+    "unit",
 ]
 
 
@@ -39,6 +43,38 @@ def nan_runs(valid: np.ndarray) -> list[tuple[int, int]]:
     v = np.concatenate([[False], np.asarray(valid, bool), [False]])
     edges = np.flatnonzero(np.diff(v.astype(np.int8)))
     return list(zip(edges[::2].tolist(), edges[1::2].tolist()))
+
+
+def runs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Start and stop (exclusive) indices of the runs of True in a 1-D boolean array."""
+    d = np.diff(np.concatenate([[0], mask.astype(np.int8), [0]]))
+    return np.flatnonzero(d == 1), np.flatnonzero(d == -1)
+
+
+def bridge_gaps(x: np.ndarray, max_gap: int) -> np.ndarray:
+    """Linear interpolation over interior NaN runs of at most ``max_gap`` samples, along axis 0."""
+    x = np.array(x, float, copy=True)
+    flat = x.reshape(x.shape[0], -1)
+    for k in range(flat.shape[1]):
+        col = flat[:, k]
+        bad = ~np.isfinite(col)
+        if not bad.any() or bad.all():
+            continue
+        good = np.flatnonzero(~bad)
+        starts, stops = runs(bad)
+        for a, b in zip(starts, stops):
+            if a > 0 and b < col.size and b - a <= max_gap:
+                col[a:b] = np.interp(np.arange(a, b), good, col[good])
+    return flat.reshape(x.shape)
+
+
+def unit(v: np.ndarray) -> np.ndarray:
+    """v / |v| along the last axis; NaN where v is NaN or shorter than 1e-12."""
+    n = np.linalg.norm(v, axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        u = v / n
+    u[~np.isfinite(u).all(axis=-1) | (n[..., 0] < 1e-12)] = np.nan
+    return u
 
 
 def _as_2d(x: np.ndarray) -> tuple[np.ndarray, tuple]:

@@ -28,12 +28,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gaitid.errors import SettingsError
-
-FRAMES = ("distal", "proximal", "lab")
-CONVENTIONS = ("internal", "external")
-NORMALISATIONS = ("mass", "bw-height", "none")
-EVENT_SOURCES = ("file", "detected", "merge")
-PLATE_OVERRIDES = ("auto", "left", "right", "invalid")
+from gaitid.vocabulary import (
+    CONTACT_THRESHOLD_N,
+    CONVENTIONS,
+    COP_THRESHOLD_N,
+    EVENT_SOURCES,
+    FRAMES,
+    GRAVITY_M_S2,
+    KINETIC_NORMALISATIONS,
+    MIN_CONTACT_S,
+    parse_plate_override,
+)
 
 
 @dataclass(frozen=True)
@@ -49,12 +54,12 @@ class Settings:
     frame: str = "distal"
     convention: str = "internal"
     normalise: str = "mass"
-    gravity_m_s2: float = 9.81
-    contact_threshold_n: float = 20.0
-    min_contact_s: float = 0.05
-    cop_threshold_n: float = 10.0
+    gravity_m_s2: float = GRAVITY_M_S2
+    contact_threshold_n: float = CONTACT_THRESHOLD_N
+    min_contact_s: float = MIN_CONTACT_S
+    cop_threshold_n: float = COP_THRESHOLD_N
     events: str = "file"  # file events when the file has any, else detected; or "detected", "merge"
-    plates: dict[int, str] = field(default_factory=dict)  # plate index (1-based) -> auto/left/right/invalid
+    plates: dict[int, str] = field(default_factory=dict)  # plate index (1-based) -> Auto/Left/Right/Invalid
 
     def __post_init__(self) -> None:
         def bad(name: str, value: Any, why: str) -> SettingsError:
@@ -63,7 +68,7 @@ class Settings:
         for name, allowed in (
             ("frame", FRAMES),
             ("convention", CONVENTIONS),
-            ("normalise", NORMALISATIONS),
+            ("normalise", KINETIC_NORMALISATIONS),
             ("events", EVENT_SOURCES),
         ):
             if getattr(self, name) not in allowed:
@@ -88,10 +93,12 @@ class Settings:
                 index = int(key)
             except (TypeError, ValueError):
                 raise bad("plates", self.plates, f"plate key {key!r} is not a plate number") from None
-            choice = str(value).lower()
-            if index < 1 or choice not in PLATE_OVERRIDES:
-                raise bad("plates", self.plates, f"plate {key!r}: {value!r} must be one of {', '.join(PLATE_OVERRIDES)}")
-            plates[index] = choice
+            if index < 1:
+                raise bad("plates", self.plates, f"plate {key!r} is not a plate number (1, 2, ...)")
+            try:
+                plates[index] = parse_plate_override(value)
+            except SettingsError as err:
+                raise bad("plates", self.plates, err.reason) from None
         object.__setattr__(self, "plates", plates)
 
     @property

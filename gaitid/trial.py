@@ -182,6 +182,12 @@ class Trial:
         idx = np.rint(np.asarray(t) * self.point_rate).astype(int) - self.first_frame + 1
         return int(idx) if idx.ndim == 0 else idx
 
+    def indices_between(self, a: float, b: float) -> np.ndarray:
+        """Array indices of the frames nearest to times a..b (s, file clock), inclusive, inside the trial."""
+        lo = max(int(self.index_of_time(a)), 0)
+        hi = min(int(self.index_of_time(b)), self.n_frames - 1)
+        return np.arange(lo, hi + 1)
+
     def point(self, label: str) -> np.ndarray:
         """Trajectory (n_frames, 3) in m of a marker or virtual point by label."""
         if label in self.marker_labels:

@@ -28,3 +28,14 @@ def realdata() -> Path:
     if not REALDATA.is_dir():
         pytest.skip(f"real data not available: {REALDATA} is absent (tests read ../shared/realdata in place)")
     return REALDATA
+
+
+def markers_for(trial, model: str | None = None):
+    """The gait markers (heel, toe, ankle, pelvis) a model names, resolved for a trial; by default
+    Plug-in Gait's when the trial has its heel marker, else the ISB model's (Qualisys, OpenSim names)."""
+    from gaitid.model.gait_markers import gait_markers
+    from gaitid.model.markerset import load_model
+
+    if model is None:
+        model = "plugin-gait" if trial.has_points("LHEE") or not trial.marker_labels else "isb"
+    return gait_markers(load_model(model), trial)

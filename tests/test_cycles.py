@@ -7,8 +7,11 @@ import pandas as pd
 import pytest
 from test_events import _read, make_walk, truth_events
 
+from conftest import markers_for
+
+from gaitid import contacts as P
 from gaitid import cycles as C
-from gaitid import plates as P
+from gaitid import parameters as PM
 from gaitid.errors import DataError
 from gaitid.events import file_events
 from gaitid.trial import Event
@@ -17,7 +20,7 @@ from gaitid.trial import Event
 def _walk_cycles(direction=0.0, plates=()):
     trial, truth = make_walk(direction_deg=direction, plates=plates)
     evs = truth_events(truth, trial.point_rate)
-    contacts = P.assign_contacts(trial) if plates else None
+    contacts = P.assign_contacts(trial, markers_for(trial)) if plates else None
     return trial, truth, evs, C.gait_cycles(evs, contacts)
 
 
@@ -52,15 +55,15 @@ def test_cycle_without_its_foot_off_is_skipped():
 def test_normalise_is_exact_for_linear_curves():
     t = np.arange(0, 2.0, 0.01)
     x = np.column_stack([3.0 * t - 1.0, -2.0 * t, np.full_like(t, 7.0)])
-    got = C.normalise(x, t, 0.333, 1.271)
+    got = C.time_normalise(x, t, 0.333, 1.271)
     tt = np.linspace(0.333, 1.271, 101)
     np.testing.assert_allclose(got, np.column_stack([3 * tt - 1, -2 * tt, np.full_like(tt, 7.0)]), atol=1e-12)
-    assert np.isnan(C.normalise(x[:, 0], t, 1.5, 2.5)[-1])  # beyond the data
+    assert np.isnan(C.time_normalise(x[:, 0], t, 1.5, 2.5)[-1])  # beyond the data
     x[50, 0] = np.nan
-    assert np.isnan(C.normalise(x[:, 0], t, 0.0, 1.0)).sum() == 1  # the grid point on the NaN sample
-    assert np.isnan(C.normalise(x[:, 0], t, 0.005, 1.005)).sum() == 2  # the two grid points beside it
+    assert np.isnan(C.time_normalise(x[:, 0], t, 0.0, 1.0)).sum() == 1  # the grid point on the NaN sample
+    assert np.isnan(C.time_normalise(x[:, 0], t, 0.005, 1.005)).sum() == 2  # the two grid points beside it
     with pytest.raises(DataError, match="not after"):
-        C.normalise(x, t, 1.0, 1.0)
+        C.time_normalise(x, t, 1.0, 1.0)
 
 
 def test_cycle_curves_long_table():
@@ -84,7 +87,7 @@ def test_cycle_curves_long_table():
 @pytest.mark.parametrize("direction", [0.0, 200.0])
 def test_spatiotemporal_parameters_of_the_synthetic_walk(direction):
     trial, truth, evs, cyc = _walk_cycles(direction)
-    df = C.spatiotemporal_parameters(trial, cyc)
+    df = PM.spatiotemporal_parameters(trial, cyc, markers_for(trial))
     v, T = 1.2, 1.1
     expected = {"stride_time": T, "cadence": 120 / T, "stride_length": v * T, "walking_speed": v,
                 "step_time": T / 2, "step_length": v * T / 2, "stance": 60.0, "swing": 40.0,
@@ -112,7 +115,7 @@ def test_power_bursts_and_peak_moments_on_constructed_curves():
     moment = np.column_stack([_bumps(p, [(1.4, 47, 6), (-0.2, 5, 2)]), np.zeros_like(p), np.zeros_like(p)])
     hip3 = np.column_stack([np.zeros_like(p), np.zeros_like(p), hip])  # PiG stores the power in Z
     curves = {"Left": {"AnklePower": ankle, "KneePower": knee, "HipPower": hip3, "AnkleMoment": moment}}
-    df = C.kinetic_parameters(curves, t, cyc, units={"AnklePower": "W/kg", "AnkleMoment": "N.m/kg"})
+    df = PM.kinetic_parameters(curves, t, cyc, units={"AnklePower": "W/kg", "AnkleMoment": "N.m/kg"})
     got = df.set_index("parameter")
     expected = {"A2": (3.0, 52), "K1": (-0.6, 8), "K2": (0.4, 20), "K3": (-0.9, 58), "K4": (-1.2, 92),
                 "H1": (0.5, 12), "H2": (-0.7, 40), "H3": (1.1, 64)}
@@ -125,28 +128,28 @@ def test_power_bursts_and_peak_moments_on_constructed_curves():
     assert (mx.value, mx.percent, mn.value, mn.percent) == pytest.approx((1.4, 47, -0.2, 5), abs=1e-3)
     # no positive ankle power in the A2 window: no A2 burst (NaN), and non-kinetic cycles are skipped
     curves["Left"]["AnklePower"] = -np.abs(ankle)
-    df2 = C.kinetic_parameters(curves, t, cyc).set_index("parameter")
+    df2 = PM.kinetic_parameters(curves, t, cyc).set_index("parameter")
     assert np.isnan(df2.loc["A2", "value"]) and np.isnan(df2.loc["A2", "percent"])
     cyc[0].kinetic = False
-    assert C.kinetic_parameters(curves, t, cyc).empty
-    assert not C.kinetic_parameters(curves, t, cyc, kinetic_only=False).empty
+    assert PM.kinetic_parameters(curves, t, cyc).empty
+    assert not PM.kinetic_parameters(curves, t, cyc, kinetic_only=False).empty
 
 
 def test_summarise_mean_and_sd():
     rows = [dict(side=s, cycle=k, parameter="cadence", variable="", component="", value=v, unit="steps/min",
                  percent=np.nan) for s, k, v in (("Left", 0, 100.0), ("Left", 1, 104.0), ("Right", 0, 110.0))]
     df = pd.DataFrame(rows)
-    per = C.summarise(df).set_index("side")
+    per = PM.summarise(df).set_index("side")
     assert per.loc["Left", "mean"] == 102.0 and per.loc["Left", "sd"] == pytest.approx(np.std([100, 104], ddof=1))
     assert per.loc["Left", "n"] == 2 and per.loc["Right", "n"] == 1 and np.isnan(per.loc["Right", "sd"])
-    pooled = C.summarise(df, per_side=False).iloc[0]
+    pooled = PM.summarise(df, per_side=False).iloc[0]
     assert pooled["mean"] == pytest.approx(314 / 3) and pooled["sd"] == pytest.approx(np.std([100, 104, 110], ddof=1))
     trial, truth, evs, cyc = _walk_cycles()
     curves = C.cycle_curves({"Left": {"x": trial.time}, "Right": {"x": trial.time}}, trial.time, cyc)
-    s = C.summarise(curves)
+    s = PM.summarise(curves)
     assert len(s) == 2 * 101 and (s.n == 2).all()
     with pytest.raises(DataError):
-        C.summarise(df.iloc[:0])
+        PM.summarise(df.iloc[:0])
 
 
 # --------------------------------------------------------------------------- real data
@@ -171,7 +174,7 @@ def test_real_spatiotemporal_against_vicon_analysis(rel):
     tr = _read(rel)
     cyc = [c for c in C.gait_cycles(file_events(tr))
            if np.isfinite(c.opposite_off_time) and np.isfinite(c.opposite_strike_time)]
-    df = C.spatiotemporal_parameters(tr, cyc)
+    df = PM.spatiotemporal_parameters(tr, cyc, markers_for(tr))
     names = {"Cadence": "cadence", "Walking Speed": "walking_speed", "Stride Time": "stride_time",
              "Step Time": "step_time", "Opposite Foot Off": "opposite_foot_off",
              "Opposite Foot Contact": "opposite_foot_strike", "Foot Off": "stance", "Single Support": "single_support",
@@ -194,10 +197,10 @@ def test_real_kinetic_parameters_from_plug_in_gait_outputs():
     """HC030A05 (child, 1.05 m/s): both stances on valid plates; the PiG power bursts come out
     in the order and at the timings the gait literature gives (Winter 1991)."""
     tr = _read("biomechzoo/HC030A05.c3d")
-    cyc = C.gait_cycles(file_events(tr), P.assign_contacts(tr))
+    cyc = C.gait_cycles(file_events(tr), P.assign_contacts(tr, markers_for(tr)))
     assert [(c.side, c.kinetic) for c in cyc] == [("Right", True), ("Left", True)]
     curves, units = C.model_output_curves(tr)
-    df = C.kinetic_parameters(curves, tr.time, cyc, units)
+    df = PM.kinetic_parameters(curves, tr.time, cyc, units)
     for side in ("Left", "Right"):
         b = df[df.side == side].set_index("parameter")
         assert 2.0 < b.loc["A2", "value"] < 5.0 and 45 <= b.loc["A2", "percent"] <= 62
@@ -209,5 +212,5 @@ def test_real_kinetic_parameters_from_plug_in_gait_outputs():
         am = b[(b.variable == "AnkleMoment") & (b.component == "X")].loc["AnkleMoment max"]
         assert 1.0 < am["value"] < 1.5 and 40 <= am["percent"] <= 55
     curves_df = C.cycle_curves(curves, tr.time, cyc, units)
-    summary = C.summarise(curves_df[curves_df.variable == "AnkleMoment"])
+    summary = PM.summarise(curves_df[curves_df.variable == "AnkleMoment"])
     assert len(summary) == 2 * 3 * 101 and summary.n.max() == 1 and (summary.n == 1).mean() > 0.9

@@ -27,7 +27,9 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from gaitid.dynamics import ExternalLoad, SegmentMotion, inverse_dynamics
+from gaitid.dynamics import ExternalLoad, inverse_dynamics
+
+from chain_segments import Seg, split
 
 planar = pytest.importorskip("gaitid.multibody.planar")
 screw = pytest.importorskip("gaitid.multibody.screw")
@@ -82,7 +84,7 @@ def embed(chain, q, qd, qdd, Q, origin, rng, tip_force=None, tip_distance=None, 
         inertia[0, 2] = inertia[2, 0] = rng.uniform(-0.005, 0.005)
         inertia[1, 2] = inertia[2, 1] = rng.uniform(-0.005, 0.005)
         zeros = np.zeros_like(th[:, i])
-        segs.append(SegmentMotion(
+        segs.append(Seg(
             name=f"link{i}", mass=float(chain.mass[i]), inertia_seg=inertia, R=Q @ Rz,
             com_lab=lab(com2), com_acc_lab=lab_vec(acc2),
             omega_seg=np.stack([zeros, zeros, thd[:, i]], 1), alpha_seg=np.stack([zeros, zeros, thdd[:, i]], 1),
@@ -123,7 +125,7 @@ def test_two_link_seed001_closed_form(method):
     F = np.stack([30 * np.sin(3 * T), 50 + 20 * np.cos(2 * T)], 1)  # N, on the tip
     ref = planar.two_link_closed_form(chain, q, qd, qdd, tip_force=F, g=G)
     segs, loads = embed(chain, q, qd, qdd, Q, origin, rng, tip_force=F)
-    out = inverse_dynamics(segs, loads, gravity_lab=Q @ [0, -G, 0], frame="lab", method=method)
+    out = inverse_dynamics(*split(segs), loads, gravity_lab=Q @ [0, -G, 0], frame="lab", method=method)
     scale = ref.tau
     check_terms(out, Q, ref, scale)
     close(normal_moments(out, Q, "velocity"), 0 * ref.C, scale)
@@ -145,7 +147,7 @@ def _split_runs(chain, q, qd, qdd, Q, origin, seed, method, **load):
     outs = []
     for d1, d2 in ((0 * qd, qdd), (qd, 0 * qdd)):
         segs, loads = embed(chain, q, d1, d2, Q, origin, np.random.default_rng(seed), **load)
-        outs.append(inverse_dynamics(segs, loads, gravity_lab=Q @ [0, -G, 0], frame="lab", method=method))
+        outs.append(inverse_dynamics(*split(segs), loads, gravity_lab=Q @ [0, -G, 0], frame="lab", method=method))
     return outs
 
 
@@ -160,7 +162,7 @@ def test_three_link_seed002_closed_form(method):
     ref = planar.three_link_closed_form(chain, q, qd, qdd, spring_force=FS, spring_distance=dS, g=G)
     load = dict(tip_force=np.stack([-FS, 0 * FS], 1), tip_distance=chain.com[2] + dS)
     segs, loads = embed(chain, q, qd, qdd, Q, origin, rng, **load)
-    out = inverse_dynamics(segs, loads, gravity_lab=Q @ [0, -G, 0], frame="lab", method=method)
+    out = inverse_dynamics(*split(segs), loads, gravity_lab=Q @ [0, -G, 0], frame="lab", method=method)
     scale = ref.tau
     check_terms(out, Q, ref, scale)
     only_qdd, only_qd = _split_runs(chain, q, qd, qdd, Q, origin, 2, method, **load)
@@ -177,7 +179,7 @@ def test_n_link_jacobian_form_with_tip_moment(n_links):
     F, Mz = np.array([20.0, 400.0]), 3 * np.cos(T)
     ref = planar.inverse_dynamics(chain, q, qd, qdd, tip_force=F, g=G, tip_distance=0.07, tip_moment=Mz)
     segs, loads = embed(chain, q, qd, qdd, Q, origin, rng, tip_force=F, tip_distance=0.07, tip_moment=Mz)
-    out = inverse_dynamics(segs, loads, gravity_lab=Q @ [0, -G, 0], frame="lab")
+    out = inverse_dynamics(*split(segs), loads, gravity_lab=Q @ [0, -G, 0], frame="lab")
     close(normal_moments(out, Q), ref.tau, ref.tau)
     close(normal_moments(out, Q, "external"), ref.E, ref.tau)
     close(normal_moments(out, Q, "gravity"), ref.G, ref.tau)
@@ -273,7 +275,7 @@ def test_twist_wrench_rnea_six_dof_joints(method):
         dw, dv = res.twist_dot[:, b, :3], res.twist_dot[:, b, 3:]
         # dV's linear part is d/dt(v_b) - R^T g, and c'' = R (d/dt v_b + w x v_b)
         acc = np.einsum("nij,nj->ni", R, dv + np.cross(w, v)) + g
-        segs.append(SegmentMotion(
+        segs.append(Seg(
             name=("thigh", "shank", "foot")[j], mass=masses[j], inertia_seg=inertias[j], R=R, com_lab=c,
             com_acc_lab=acc, omega_seg=w, alpha_seg=dw,
             proximal_lab=c + np.einsum("nij,j->ni", R, joint_in_body[j]), distal_lab=None))
@@ -287,7 +289,7 @@ def test_twist_wrench_rnea_six_dof_joints(method):
             for s in (-1, 0, 1)]  # q(t + s h) to second order; the error is O(h) in the difference
     np.testing.assert_allclose((c_at[0] - 2 * c_at[1] + c_at[2]) / h**2, segs[-1].com_acc_lab, rtol=0, atol=2e-3)
 
-    out = inverse_dynamics(segs[::-1], [ExternalLoad(0, grf, cop, tz)], gravity_lab=g, frame="lab", method=method)
+    out = inverse_dynamics(*split(segs[::-1]), [ExternalLoad(0, grf, cop, tz)], gravity_lab=g, frame="lab", method=method)
     for j, b in enumerate(bodies[::-1]):  # gaitid joint j: foot (ankle), shank (knee), thigh (hip)
         seg = segs[::-1][j]
         force, moment = screw.wrench_in_base(res.wrench[:, b], res.T_0i[:, b], seg.proximal_lab)

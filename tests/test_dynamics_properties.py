@@ -7,7 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation
 
-from gaitid.dynamics import CONTRIBUTIONS, ExternalLoad, SegmentMotion, inverse_dynamics
+from gaitid.dynamics import CONTRIBUTIONS, ExternalLoad, inverse_dynamics
+
+from chain_segments import Seg, split
 from test_dynamics_solver import random_chain
 
 seeds = st.integers(0, 2**32 - 1)
@@ -26,7 +28,7 @@ def moved(segs, loads, Q, t):
     def pt(p):
         return None if p is None else p @ Q.T + t
 
-    new = [SegmentMotion(s.name, s.mass, s.inertia_seg, Q @ s.R, pt(s.com_lab), s.com_acc_lab @ Q.T,
+    new = [Seg(s.name, s.mass, s.inertia_seg, Q @ s.R, pt(s.com_lab), s.com_acc_lab @ Q.T,
                          s.omega_seg, s.alpha_seg, pt(s.proximal_lab), pt(s.distal_lab)) for s in segs]
     new_loads = [ExternalLoad(ld.segment, ld.force_lab @ Q.T, pt(ld.point_lab),
                               None if ld.free_moment_lab is None else ld.free_moment_lab @ Q.T) for ld in loads]
@@ -43,8 +45,8 @@ def test_rotating_the_lab_rotates_lab_outputs_and_keeps_segment_outputs(seed, qu
     g = np.array([0.0, 0.0, -9.81])
     segs2, loads2 = moved(segs, loads, Q, t)
     for frame in ("lab", "distal", "proximal"):
-        a = inverse_dynamics(segs, loads, gravity_lab=g, frame=frame, method=method)
-        b = inverse_dynamics(segs2, loads2, gravity_lab=Q @ g, frame=frame, method=method)
+        a = inverse_dynamics(*split(segs), loads, gravity_lab=g, frame=frame, method=method)
+        b = inverse_dynamics(*split(segs2), loads2, gravity_lab=Q @ g, frame=frame, method=method)
         for j in range(3):
             close(b.force_lab[j], a.force_lab[j] @ Q.T)
             expect = a.moment[j] @ Q.T if frame == "lab" else a.moment[j]
@@ -69,7 +71,7 @@ def test_outputs_are_linear_in_the_external_load(seed, s1, s2, method):
     seg = int(rng.integers(0, 3))
 
     def run(f, t):
-        return inverse_dynamics(segs, [ExternalLoad(seg, f, point, t)], frame="lab", method=method)
+        return inverse_dynamics(*split(segs), [ExternalLoad(seg, f, point, t)], frame="lab", method=method)
 
     zero = run(0 * f1, 0 * t1)
     a, b = run(f1, t1), run(f2, t2)
@@ -91,8 +93,8 @@ def test_external_convention_flips_every_sign(seed, frame, method):
     rng = np.random.default_rng(seed)
     segs, loads = random_chain(rng, n=4)
     pelvis = Rotation.random(4, random_state=rng).as_matrix()
-    a = inverse_dynamics(segs, loads, frame=frame, method=method, proximal_R=pelvis)
-    b = inverse_dynamics(segs, loads, frame=frame, method=method, proximal_R=pelvis, convention="external")
+    a = inverse_dynamics(*split(segs), loads, frame=frame, method=method, proximal_R=pelvis)
+    b = inverse_dynamics(*split(segs), loads, frame=frame, method=method, proximal_R=pelvis, convention="external")
     for j in range(3):
         np.testing.assert_array_equal(b.moment[j], -a.moment[j])
         np.testing.assert_array_equal(b.force_lab[j], -a.force_lab[j])
@@ -106,8 +108,8 @@ def test_external_convention_flips_every_sign(seed, frame, method):
 def test_distal_frame_ankle_moment_is_R_foot_transpose_times_lab(seed, method):
     rng = np.random.default_rng(seed)
     segs, loads = random_chain(rng, n=6)
-    lab = inverse_dynamics(segs, loads, frame="lab", method=method)
-    dist = inverse_dynamics(segs, loads, frame="distal", method=method)
+    lab = inverse_dynamics(*split(segs), loads, frame="lab", method=method)
+    dist = inverse_dynamics(*split(segs), loads, frame="distal", method=method)
     R_foot = segs[0].R
     close(dist.moment[0], np.einsum("nij,nj->ni", np.swapaxes(R_foot, 1, 2), lab.moment[0]))
     close(np.einsum("nij,nj->ni", R_foot, dist.moment[0]), lab.moment[0])

@@ -11,7 +11,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gaitid.dynamics import ExternalLoad, SegmentMotion, inverse_dynamics
+from gaitid.dynamics import ExternalLoad, inverse_dynamics
+
+from chain_segments import Seg, split
 
 synthetic_trial = pytest.importorskip("gaitid.synthetic.trial")
 synthetic_params = pytest.importorskip("gaitid.synthetic.params")
@@ -29,7 +31,7 @@ def leg_chain(trial, side):
     for name in ("foot", "shank", "thigh"):
         f = trial.kinematics[f"{side}_{name}"]
         com, _, acc = f.point(sp[name]["com_seg"])
-        segs.append(SegmentMotion(
+        segs.append(Seg(
             name=name, mass=sp[name]["mass"], inertia_seg=sp[name]["inertia_seg"], R=f.R, com_lab=com,
             com_acc_lab=acc, omega_seg=np.einsum("nji,nj->ni", f.R, f.omega),
             alpha_seg=np.einsum("nji,nj->ni", f.R, f.alpha), proximal_lab=f.o,
@@ -43,7 +45,7 @@ def leg_chain(trial, side):
 @pytest.mark.parametrize("method", ["recursive", "block"])
 def test_walking_leg_matches_the_twist_wrench_truth(trial, side, method):
     segs, loads = leg_chain(trial, side)
-    out = inverse_dynamics(segs, loads, gravity_lab=synthetic_params.GRAVITY_LAB, frame="lab", method=method)
+    out = inverse_dynamics(*split(segs), loads, gravity_lab=synthetic_params.GRAVITY_LAB, frame="lab", method=method)
     truth = trial.truth[side]
     assert out.joints == ["ankle", "knee", "hip"]
     for j, joint in enumerate(out.joints):
@@ -59,7 +61,7 @@ def test_walking_contributions(trial):
     """In stance the ground reaction dominates the ankle; in swing it is zero and the hip's
     load is inertial plus gravity; the parts add up to the total."""
     segs, loads = leg_chain(trial, "R")
-    out = inverse_dynamics(segs, loads, gravity_lab=synthetic_params.GRAVITY_LAB, frame="lab")
+    out = inverse_dynamics(*split(segs), loads, gravity_lab=synthetic_params.GRAVITY_LAB, frame="lab")
     stance = trial.contact["R"] > 0
     ankle_ext = np.linalg.norm(out.moment_parts["external"][0], axis=1)
     ankle_tot = np.linalg.norm(out.moment[0], axis=1)

@@ -13,7 +13,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import markers_for
+
 from gaitid import events as E
+from gaitid.contacts import assign_contacts, contact_mask, plate_intervals
+from gaitid.kinematics import runs
+from gaitid.model.gait_markers import FootMarkers, GaitMarkers
+from gaitid.progression import progression_direction
 from gaitid.errors import DataError, SettingsError
 from gaitid.trial import Event, ForcePlate, PlateWrench, Trial
 
@@ -178,7 +184,7 @@ def truth_events(truth, rate):
     ],
 )
 def test_normalise_event_labels(label, context, expected):
-    got = E.normalise_event(Event(label, context, 1.0, 101))
+    got = E.canonical_event(Event(label, context, 1.0, 101))
     assert (None if got is None else (got.label, got.context)) == expected
 
 
@@ -199,15 +205,15 @@ def test_contact_mask_rejects_short_spikes_and_bridges_short_dips():
     fz[100:130] = 300.0  # 30 ms spike: noise
     fz[300:700] = 500.0  # 400 ms contact...
     fz[450:455] = 5.0  # ...with a 5 ms dip
-    m = E.contact_mask(fz, rate, threshold=20.0, min_duration=0.05, min_gap=0.01)
-    starts, stops = E._runs(m)
+    m = contact_mask(fz, rate, threshold=20.0, min_duration=0.05, min_gap=0.01)
+    starts, stops = runs(m)
     assert starts.tolist() == [300] and stops.tolist() == [700]
     noisy = np.where(np.arange(1000) % 2 == 0, 30.0, 10.0)  # 1 ms above, 1 ms below 20 N, ..., ends below
-    assert E.contact_mask(noisy, rate, min_gap=0.0005).sum() == 0  # nothing bridged: every run is 1 ms
-    m = E.contact_mask(noisy, rate)  # the 1 ms dips are bridged (not the final sample): one contact
+    assert contact_mask(noisy, rate, min_gap=0.0005).sum() == 0  # nothing bridged: every run is 1 ms
+    m = contact_mask(noisy, rate)  # the 1 ms dips are bridged (not the final sample): one contact
     assert m[:-1].all() and not m[-1]
     fz[320:380] = np.nan  # a 60 ms NaN stretch is no contact; the 20 ms left before it is too short
-    starts, stops = E._runs(E.contact_mask(fz, rate))
+    starts, stops = runs(contact_mask(fz, rate))
     assert starts.tolist() == [380] and stops.tolist() == [700]
 
 
@@ -219,14 +225,14 @@ def test_plate_crossing_times_match_the_half_sine_closed_form():
     fz = np.where((t > S) & (t < S + D), A * np.sin(np.pi * (t - S) / D), 0.0)
     w = PlateWrench(rate, np.column_stack([np.zeros_like(t), np.zeros_like(t), fz]), np.full((t.size, 3), np.nan),
                     np.full((t.size, 3), np.nan))
-    (c,) = E.plate_contacts(w, 1, t0)
+    (c,) = plate_intervals(w, 1, t0)
     delta = D / np.pi * np.arcsin(20.0 / A)
     assert c.strike_time == pytest.approx(S + delta, abs=2e-5)
     assert c.off_time == pytest.approx(S + D - delta, abs=2e-5)
     # a contact already on at the first sample has no strike; one on at the end has no off
-    (c2,) = E.plate_contacts(w, 1, t0 - 0.0)  # same
+    (c2,) = plate_intervals(w, 1, t0 - 0.0)  # same
     w2 = PlateWrench(rate, w.force[300:700], w.cop[300:700], w.free_moment[300:700])
-    (c3,) = E.plate_contacts(w2, 1, t0 + 0.3)
+    (c3,) = plate_intervals(w2, 1, t0 + 0.3)
     assert np.isnan(c3.strike_time) and np.isnan(c3.off_time) and not c3.complete
     assert c2.complete
 
@@ -235,7 +241,7 @@ def test_plate_events_on_synthetic_walk_within_analog_precision():
     plates = [{"centre": ("Right", 1), "stances": [("Right", 1, "all")]},
               {"centre": ("Left", 1), "stances": [("Left", 1, "all")]}]
     trial, truth = make_walk(plates=plates)
-    evs = E.plate_events(trial)
+    evs = _plate_events(trial)
     A, D = 700.0, 0.6 * 1.1
     delta = D / np.pi * np.arcsin(20.0 / A)
     (sr, orr) = truth["footprints"][("Right", 1)]
@@ -256,12 +262,12 @@ def test_plate_events_on_synthetic_walk_within_analog_precision():
                                                   (0.0, True), (125.0, True)])
 def test_zeni_events_recover_synthetic_events(direction, treadmill):
     trial, truth = make_walk(direction_deg=direction, treadmill=treadmill)
-    prog = E.progression_direction(trial)
+    prog = progression_direction(trial, markers_for(trial))
     assert prog.mode == ("treadmill" if treadmill else "overground")
     d_true = np.array([np.cos(np.radians(direction)), np.sin(np.radians(direction)), 0.0])
     np.testing.assert_allclose(prog.direction_lab[trial.n_frames // 2], d_true, atol=1e-6)
     for refine in (False, True):
-        got = E.zeni_events(trial, refine_strike=refine)
+        got = E.zeni_events(trial, markers_for(trial), refine_strike=refine)
         cmp = E.compare_events(truth_events(truth, trial.point_rate), got, trial.point_rate)
         assert (cmp["status"] == "paired").all(), cmp
         tol = 1.0 if refine else 1e-6  # Zeni's extrema are exact here; the impact refinement is within a frame
@@ -272,14 +278,14 @@ def test_zeni_ignores_short_marker_gaps_and_errors_without_markers():
     trial, truth = make_walk()
     k = trial.marker_labels.index("RHEE")
     trial.markers[140:146, k] = np.nan  # 6-frame gap inside a stance
-    got = E.zeni_events(trial, refine_strike=False)
+    got = E.zeni_events(trial, markers_for(trial), refine_strike=False)
     cmp = E.compare_events(truth_events(truth, trial.point_rate), got, trial.point_rate)
     assert (cmp["status"] == "paired").all() and cmp["difference_frames"].abs().max() < 1e-6
     bare = Trial(None, 100.0, 1, ["X"], np.zeros((50, 1, 3)))
-    with pytest.raises(DataError, match="foot marker"):
-        E.zeni_events(bare)
-    custom = E.GaitMarkers(E.FootMarkers("LHEE", "LTOE", "LANK"), E.FootMarkers("RHEE", "NOPE", "RANK"),
-                           ("LASI", "RASI"))
+    with pytest.raises(DataError, match="heel marker"):
+        markers_for(bare)
+    custom = GaitMarkers(FootMarkers("LHEE", "LTOE", "LANK"), FootMarkers("RHEE", "NOPE", "RANK"),
+                         ("LASI", "RASI"))
     with pytest.raises(DataError, match="NOPE"):
         E.zeni_events(trial, markers=custom)
 
@@ -289,8 +295,11 @@ def test_marker_names_are_parameters():
     rename = {"LHEE": "L_FCC", "LTOE": "L_FM1", "LANK": "L_FAL", "RHEE": "R_FCC", "RTOE": "R_FM1",
               "RANK": "R_FAL", "LASI": "L_IAS", "RASI": "R_IAS", "LPSI": "L_IPS", "RPSI": "R_IPS", "SACR": "XX"}
     trial.marker_labels = [rename[m] for m in trial.marker_labels]
-    assert E.GaitMarkers.for_trial(trial) == E.GaitMarkers.qualisys_cast()
-    got = E.zeni_events(trial, refine_strike=False)
+    # the ISB model's [gait] labels, found under the Qualisys names its [aliases] list
+    markers = markers_for(trial, "isb")
+    assert (markers.left, markers.right) == (FootMarkers("L_FCC", "L_FM1", "L_FAL"), FootMarkers("R_FCC", "R_FM1", "R_FAL"))
+    assert markers.pelvis_front == ("L_IAS", "R_IAS") and markers.pelvis_back[:2] == ("L_IPS", "R_IPS")
+    got = E.zeni_events(trial, markers, refine_strike=False)
     cmp = E.compare_events(truth_events(truth, trial.point_rate), got, trial.point_rate)
     assert (cmp["status"] == "paired").all() and cmp["difference_frames"].abs().max() < 1e-6
 
@@ -339,7 +348,7 @@ def test_trial_events_on_synthetic_walk_with_plates():
     plates = [{"centre": ("Right", 1), "stances": [("Right", 1, "all")]}]
     trial, truth = make_walk(plates=plates)
     trial.events = truth_events(truth, trial.point_rate)
-    choice = E.trial_events(trial, tolerance=3.0)
+    choice = _gait_events(trial, tolerance=3.0)
     assert [e.time for e in choice.events] == [e.time for e in trial.events]
     assert choice.disagreements == 0
     assert (choice.comparison.status == "paired").all()
@@ -364,6 +373,20 @@ def _read(rel):
         return read_c3d(realdata_path(rel))
 
 
+def _markers(tr):
+    """The ISB model's gait markers for Qualisys labels, Plug-in Gait's otherwise."""
+    return markers_for(tr)
+
+
+def _plate_events(tr, **kw):
+    return E.plate_events(tr, assign_contacts(tr, _markers(tr), **kw))
+
+
+def _gait_events(trial, **kw):
+    markers = _markers(trial)
+    return E.gait_events(trial, assign_contacts(trial, markers), markers, **kw)
+
+
 def _frame_diffs(cmp, rate):
     p = cmp[cmp.status == "paired"]
     return (np.rint(p.detected_time_s * rate) - np.rint(p.reference_time_s * rate)).to_numpy()
@@ -384,7 +407,7 @@ def test_real_plate_events_against_stored_events():
     diffs = {}
     for rel in VICON_WITH_EVENTS:
         tr = _read(rel)
-        cmp = E.compare_events(E.file_events(tr), E.plate_events(tr), tr.point_rate)
+        cmp = E.compare_events(E.file_events(tr), _plate_events(tr), tr.point_rate)
         diffs[rel] = _frame_diffs(cmp, tr.point_rate)
     allv = np.concatenate(list(diffs.values()))
     assert allv.size == 34
@@ -394,8 +417,8 @@ def test_real_plate_events_against_stored_events():
                 "btkdata/FunctionalWalk.c3d", "btkdata/PlugInC3D.c3d"):
         assert np.abs(diffs[rel]).max() <= 1, (rel, diffs[rel])
     tr = _read("ezc3d-testfiles/Qualisys.c3d")
-    d20 = _frame_diffs(E.compare_events(E.file_events(tr), E.plate_events(tr), tr.point_rate), tr.point_rate)
-    d5 = _frame_diffs(E.compare_events(E.file_events(tr), E.plate_events(tr, threshold=5.0), tr.point_rate),
+    d20 = _frame_diffs(E.compare_events(E.file_events(tr), _plate_events(tr), tr.point_rate), tr.point_rate)
+    d5 = _frame_diffs(E.compare_events(E.file_events(tr), _plate_events(tr, threshold=5.0), tr.point_rate),
                       tr.point_rate)
     assert d20.size == d5.size == 4
     assert np.abs(d5).max() <= 1 and np.abs(d20).max() > 1
@@ -408,7 +431,7 @@ def test_real_zeni_events_within_3_frames_on_90_percent():
     for rel in REAL_WITH_EVENTS:
         tr = _read(rel)
         ref = E.file_events(tr)
-        cmp = E.compare_events(ref, E.zeni_events(tr), tr.point_rate)
+        cmp = E.compare_events(ref, E.zeni_events(tr, _markers(tr)), tr.point_rate)
         d = _frame_diffs(cmp, tr.point_rate)
         n += len(ref)
         ok += int(np.sum(np.abs(d) <= 3))
@@ -421,12 +444,12 @@ def test_trial_events_without_pelvis_markers_fall_back_to_plates_with_a_note():
     trial, truth = make_walk(plates=plates)
     for name in ("LASI", "RASI", "LPSI", "RPSI", "SACR"):
         trial.markers[:, trial.marker_labels.index(name)] = np.nan
-    choice = E.trial_events(trial)
+    choice = _gait_events(trial)
     assert [(e.label, e.source) for e in choice.events] == [("Foot Strike", "plate"), ("Foot Off", "plate")]
     assert len(choice.notes) == 1 and "no kinematic events" in choice.notes[0] and "pelvis" in choice.notes[0]
     trial.force_plates = []
     with pytest.raises(DataError, match="pelvis"):
-        E.trial_events(trial)
+        _gait_events(trial)
 
 
 def test_disagreement_tolerance_depends_on_the_detected_source():
@@ -443,9 +466,9 @@ def test_events_are_on_the_file_clock_when_the_trial_starts_late():
     plates = [{"centre": ("Right", 1), "stances": [("Right", 1, "all")]}]
     trial, truth = make_walk(first_frame=501, t_offset=5.13, plates=plates)
     assert trial.time[0] == 5.0
-    cmp = E.compare_events(truth_events(truth, trial.point_rate), E.zeni_events(trial, refine_strike=False), 100.0)
+    cmp = E.compare_events(truth_events(truth, trial.point_rate), E.zeni_events(trial, markers_for(trial), refine_strike=False), 100.0)
     assert (cmp.status == "paired").all() and cmp.difference_s.abs().max() < 1e-9
-    strike = [e for e in E.plate_events(trial) if e.label == "Foot Strike"][0]
+    strike = [e for e in _plate_events(trial) if e.label == "Foot Strike"][0]
     S = truth["footprints"][("Right", 1)][0]
     assert strike.time == pytest.approx(S + 0.66 / np.pi * np.arcsin(20 / 700), abs=1e-4)
     assert strike.frame == int(round(strike.time * 100)) + 1
@@ -460,7 +483,7 @@ def test_plate_crossings_property(amp, dur, start, thr):
     fz = np.where((t > S) & (t < S + dur), amp * np.sin(np.pi * (t - S) / dur), 0.0)
     w = PlateWrench(rate, np.column_stack([0 * t, 0 * t, fz]), np.full((t.size, 3), np.nan),
                     np.full((t.size, 3), np.nan))
-    (c,) = E.plate_contacts(w, 1, t0, threshold=thr)
+    (c,) = plate_intervals(w, 1, t0, threshold=thr)
     delta = dur / np.pi * np.arcsin(thr / amp)
     # linear interpolation of a sine between 1 ms samples: within half an analog sample
     assert abs(c.strike_time - (S + delta)) < 5e-4

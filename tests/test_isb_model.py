@@ -163,7 +163,7 @@ def test_qualisys_labels_through_aliases():
     assert "L_FME" in trial.marker_labels  # the caller's trial is untouched
     mk = build_segments(trial, "isb", subject=Subject(mass=66.0), marker_cutoff_hz=None, max_gap_frames=0)
     for side, S in (("left", "L"), ("right", "R")):
-        foot, shank, thigh = mk[side]
+        foot, shank, thigh = mk.motion[side.capitalize()]
         knee = (trial.point(f"{S}_FLE") + trial.point(f"{S}_FME")) / 2
         ankle = (trial.point(f"{S}_FAL") + trial.point(f"{S}_TAM")) / 2
         np.testing.assert_allclose(shank.proximal_lab, knee, atol=1e-12)

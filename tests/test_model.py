@@ -203,7 +203,7 @@ GOOD = (
 
 def test_a_lab_model_file_loads(tmp_path):
     m = load_model(_write(tmp_path, GOOD))
-    assert m.name == "lab" and m.sides == {"left": "L", "right": "R"}
+    assert m.name == "lab" and m.sides == {"Left": "L", "Right": "R"}
 
 
 @pytest.mark.parametrize(

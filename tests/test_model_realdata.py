@@ -84,13 +84,13 @@ def test_joint_centres_frames_and_angles_match_plug_in_gait(rel, static_rel, ove
 def test_static_calibration_reproduces_plug_in_gait_foot_offsets():
     cal = calibrate_static(_trial("btkdata/PiG_Calibration3_FF.c3d"))
     stored = _trial("btkdata/PiG_Calibration3_FF.c3d").subject.extra
-    for side, S in (("left", "L"), ("right", "R")):
+    for side, S in (("Left", "L"), ("Right", "R")):
         assert cal[side]["static_plantar_flexion"] == pytest.approx(stored[f"{S}StaticPlantFlex"], abs=1e-5)
         assert cal[side]["static_rotation_offset"] == pytest.approx(stored[f"{S}StaticRotOff"], abs=1e-5)
     # the FlatFoot static stores zeros; its motion trial stores the offsets computed from it (16 mm markers)
     cal = calibrate_static(_trial("btkdata/PiG_Calibration-FlatFoot-Full.c3d"), subject={"marker_radius": 0.008})
     stored = _trial("btkdata/PiG_Motion-FlatFoot-Full.c3d").subject.extra
-    for side, S in (("left", "L"), ("right", "R")):
+    for side, S in (("Left", "L"), ("Right", "R")):
         assert cal[side]["static_plantar_flexion"] == pytest.approx(stored[f"{S}StaticPlantFlex"], abs=1e-5)
         assert cal[side]["static_rotation_offset"] == pytest.approx(stored[f"{S}StaticRotOff"], abs=1e-5)
 
@@ -108,11 +108,12 @@ def test_solver_inputs_are_consistent():
     trial = _trial("python-gaitalytics/test_small.c3d")
     mk = build_segments(trial, "plugin-gait")
     n = trial.n_frames
-    for side in ("left", "right"):
-        foot, shank, thigh = mk[side]
-        assert [s.name for s in mk[side]] == ["foot", "shank", "thigh"]
-        assert thigh.mass == pytest.approx(0.100 * 63.6) and shank.mass == pytest.approx(0.0465 * 63.6)
-        for seg in mk[side]:
+    for side in ("Left", "Right"):
+        foot, shank, thigh = mk.motion[side]
+        assert mk.chains[side].names == ["foot", "shank", "thigh"]
+        masses = mk.chains[side].masses
+        assert masses[2] == pytest.approx(0.100 * 63.6) and masses[1] == pytest.approx(0.0465 * 63.6)
+        for seg in mk.motion[side]:
             assert seg.R.shape == (n, 3, 3) and seg.com_acc_lab.shape == (n, 3)
             assert np.isfinite(seg.omega_seg).mean() > 0.9
         # chain continuity: the shank's proximal centre is the thigh's distal one
@@ -134,11 +135,11 @@ def test_missing_frames_are_nan_downstream_and_short_gaps_are_filled():
     trial.markers[100:105, i] = np.nan  # 5 frames: filled
     trial.markers[200:230, i] = np.nan  # 30 frames: stays missing
     mk = build_segments(trial)
-    thigh = mk["left"][2]
+    thigh = mk.motion["Left"][2]
     assert np.isfinite(thigh.R[100:105]).all()
     assert np.isnan(thigh.R[200:230]).all() and np.isnan(thigh.omega_seg[200:230]).all()
-    assert np.isnan(mk["left"][1].com_acc_lab[200:230]).all()  # the shank hangs on the knee centre
-    assert np.isfinite(mk["right"][2].R[200:230]).all()  # the other side is unaffected
+    assert np.isnan(mk.motion["Left"][1].com_acc_lab[200:230]).all()  # the shank hangs on the knee centre
+    assert np.isfinite(mk.motion["Right"][2].R[200:230]).all()  # the other side is unaffected
 
 
 def test_clear_errors_for_missing_markers_and_parameters():
@@ -244,9 +245,10 @@ def test_an_anatomical_marker_set_is_just_another_model_file(tmp_path):
     trial = _trial("opensim-core/walking2.c3d")
     mk = build_segments(trial, path, subject=Subject(mass=70.0), marker_cutoff_hz=None, max_gap_frames=0)
     for side, S in (("left", "L"), ("right", "R")):
-        foot, shank, thigh = mk[side]
+        foot, shank, thigh = mk.motion[side.capitalize()]
+        foot_body, _, thigh_body = mk.chains[side.capitalize()]
         np.testing.assert_allclose(shank.proximal_lab, (trial.point(S + "LFC") + trial.point(S + "MFC")) / 2, atol=1e-9)
-        assert thigh.mass == pytest.approx(0.1416 * 70.0)
+        assert thigh_body.mass == pytest.approx(0.1416 * 70.0)
         ok = np.isfinite(thigh.R).all(axis=(1, 2))
         inputs = np.isfinite(np.stack([trial.point(S + m) for m in ("HJC", "LFC", "MFC")])).all(axis=(0, 2))
         np.testing.assert_array_equal(ok, inputs)  # a frame is built exactly when its markers are seen
@@ -256,7 +258,7 @@ def test_an_anatomical_marker_set_is_just_another_model_file(tmp_path):
         flex = mk.angles_deg[f"{S}KneeAngles"][:, 0]
         assert 40 < np.nanmax(flex) < 85 and -15 < np.nanmin(flex) < 15  # walking knee flexion
         # the foot's inertia about its long (x) axis is de Leva's longitudinal radius
-        assert foot.inertia_seg[0, 0] < foot.inertia_seg[1, 1]
+        assert foot_body.inertia_seg[0, 0] < foot_body.inertia_seg[1, 1]
 
 
 def test_settings_bsip_choice_and_segment_overrides():
@@ -264,10 +266,10 @@ def test_settings_bsip_choice_and_segment_overrides():
 
     trial = _trial("python-gaitalytics/test_small.c3d")
     mk = build_segments(trial, settings=Settings(bsip="de_leva_1996_female", marker_cutoff_hz=8.0))
-    assert mk["left"][2].mass == pytest.approx(0.1478 * 63.6)
+    assert mk.chains["Left"][2].mass == pytest.approx(0.1478 * 63.6)
     mk = build_segments(trial, segment_overrides={"thigh": {"mass": 7.0}, "right.shank": {"mass": 3.0}})
-    assert mk["left"][2].mass == 7.0 and mk["right"][2].mass == 7.0
-    assert mk["right"][1].mass == 3.0 and mk["left"][1].mass == pytest.approx(0.0465 * 63.6)
+    assert mk.chains["Left"][2].mass == 7.0 and mk.chains["Right"][2].mass == 7.0
+    assert mk.chains["Right"][1].mass == 3.0 and mk.chains["Left"][1].mass == pytest.approx(0.0465 * 63.6)
 
 
 def test_file_segments_on_a_60_hz_file_without_processing_values():
@@ -276,7 +278,7 @@ def test_file_segments_on_a_60_hz_file_without_processing_values():
     with pytest.raises(ModelError, match="body mass"):
         build_segments(trial, "plugin-gait-segments")
     mk = build_segments(trial, "plugin-gait-segments", subject={"mass": 66.7}, marker_cutoff_hz=None)
-    assert mk["left"][2].mass == pytest.approx(6.67)
+    assert mk.chains["Left"][2].mass == pytest.approx(6.67)
     for S in "LR":
         for joint in ("Pelvis", "Hip", "Knee"):
             d = mk.angles_deg[f"{S}{joint}Angles"] - _angles_ref(trial, f"{S}{joint}Angles")

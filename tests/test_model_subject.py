@@ -77,5 +77,5 @@ def test_build_segments_takes_a_subject_file(tmp_path):
     p.write_text("mass = 80.0\nleg_length_left = 0.85\nleg_length_right = 0.85\nknee_width_left = 0.09\n"
                  "knee_width_right = 0.09\nankle_width_left = 0.07\nankle_width_right = 0.07\n")
     mk = build_segments(trial, subject=p)
-    assert mk["left"][2].mass == pytest.approx(8.0)
-    assert mk.parameters["left"]["knee_width"] == pytest.approx(0.09)
+    assert mk.chains["Left"][2].mass == pytest.approx(8.0)
+    assert mk.parameters["Left"]["knee_width"] == pytest.approx(0.09)

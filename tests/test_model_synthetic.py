@@ -55,11 +55,12 @@ def _errors(rate):
     k = int(rate // 10)  # ignore 0.1 s at each end (one-sided differences)
     out = {"omega": 0.0, "alpha": 0.0, "com_acc": 0.0}
     for side, S in (("left", "L"), ("right", "R")):
-        for seg in mk[side][1:]:  # shank, thigh: rigid frames of the synthetic segments
-            exact = syn.kinematics[f"{S}_{seg.name}"]
+        for name, seg in zip(mk.chains[side.capitalize()].names[1:], mk.motion[side.capitalize()][1:]):
+            # shank, thigh: rigid frames of the synthetic segments
+            exact = syn.kinematics[f"{S}_{name}"]
             omega_lab = np.einsum("nij,nj->ni", seg.R, seg.omega_seg)
             alpha_lab = np.einsum("nij,nj->ni", seg.R, seg.alpha_seg)
-            com_acc = syn.kinematics[f"{S}_{seg.name}"].point(synthetic.segment_parameters(syn.params)[seg.name]["com_seg"])[2]
+            com_acc = syn.kinematics[f"{S}_{name}"].point(synthetic.segment_parameters(syn.params)[name]["com_seg"])[2]
             out["omega"] = max(out["omega"], np.abs(omega_lab - exact.omega)[k:-k].max())
             out["alpha"] = max(out["alpha"], np.abs(alpha_lab - exact.alpha)[k:-k].max())
             out["com_acc"] = max(out["com_acc"], np.abs(seg.com_acc_lab - com_acc)[k:-k].max())

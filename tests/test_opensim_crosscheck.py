@@ -23,6 +23,17 @@ pytestmark = pytest.mark.realdata
 _cache: dict = {}
 
 
+def _mass(trial, method="auto", plates=None, **kw):
+    """The mass estimate with the trial's plate contacts (the pipeline's contacts stage) given."""
+    from conftest import markers_for
+
+    from gaitid.bodymass import estimate_mass
+    from gaitid.contacts import assign_contacts
+
+    markers = markers_for(trial)
+    return estimate_mass(trial, method, contacts=assign_contacts(trial, markers, plates), markers=markers, **kw)
+
+
 def _cc():
     if "cc" not in _cache:
         from gaitid.crosscheck import opensim_crosscheck
@@ -129,7 +140,7 @@ def test_marker_frames_and_ik_give_the_same_angular_motion_but_not_the_same_cent
     leg = gait2392_leg(read_sto(realdata_path("opensim-models/subject01_walk1_ik.mot")), "right", t)
     win = (t >= 1.2) & (t <= 1.45)
     axis = leg["R_pelvis"][:, :, 2]  # OpenSim's hip flexion axis (right)
-    thigh, shank = mk["right"][2], mk["right"][1]
+    thigh, shank = mk.motion["Right"][2], mk.motion["Right"][1]
     R = np.where(np.isfinite(leg["R_femur"]), leg["R_femur"], np.eye(3))
     w_seg, w_lab = kin.angular_velocity(R, mk.rate)
     _, a_lab = kin.angular_acceleration(R, w_seg, mk.rate)
@@ -263,18 +274,18 @@ def test_clusters_rebuild_the_medial_landmarks_with_small_residuals():
     assert not cc.warnings
 
 
-def test_cluster_landmarks_reproduce_the_static_landmarks():
+def testcluster_landmarks_reproduce_the_static_landmarks():
     """Calibrated on the static trial and rebuilt on the same trial: each frame's landmark
     within the marker wobble (medians 0.45 and 0.75 mm, maxima 1.3 and 2.2 mm measured) of the measured one."""
     from gaitid.io.opensim import read_opensim_trial
-    from gaitid.model.build import _cluster_landmarks, apply_aliases
+    from gaitid.model.build import cluster_landmarks, apply_aliases
     from gaitid.model.markerset import load_model
 
     m = load_model("isb-cast")
     static = apply_aliases(read_opensim_trial(realdata_path("opensim-models/subject01_static.trc")), m)
     keep = [i for i, lab in enumerate(static.marker_labels) if lab not in ("RMFC", "RMMAL")]
     stripped = replace(static, marker_labels=[static.marker_labels[i] for i in keep], markers=static.markers[:, keep])
-    rebuilt, res, flags, warns = _cluster_landmarks(stripped, static, m)
+    rebuilt, res, flags, warns = cluster_landmarks(stripped, static, m)
     for lab in ("RMFC", "RMMAL"):
         err = np.linalg.norm(rebuilt.point(lab) - static.point(lab), axis=1)
         assert np.median(err) < 0.001 and np.max(err) < 0.003, lab
@@ -355,17 +366,16 @@ def test_walking2_dynamic_mass_agrees_with_the_hand_picked_single_support_and_st
     (left heel on the ground outside the plate) and the right foot's landing, and fits both single
     supports: 65.9 kg, against 65.6 kg from the right single support picked by hand."""
     from gaitid import read_c3d
-    from gaitid.bodymass import estimate_mass
 
     tr = read_c3d(realdata_path("opensim-core/walking2.c3d"))
     m, rms, peak = _walking2_right_single_support_mass(tr)
     assert 64.0 < m < 68.0 and rms < 40.0, (m, rms)  # 65.6 kg, 36 N
     assert 1.4 < peak / (m * 9.81) < 1.5  # the right loading peak with this mass
-    est = estimate_mass(tr)  # no plate overrides: both contacts "partly off", checked frame by frame
+    est = _mass(tr)  # no plate overrides: both contacts "partly off", checked frame by frame
     assert est.method == "dynamic" and est.mass == pytest.approx(m, abs=1.0)  # 65.9 kg
     assert est.window_s[0] > 2.45  # no frame with the left heel on the floor (until 2.45 s)
-    assert estimate_mass(tr, plates={1: "right", 2: "left"}).mass == pytest.approx(est.mass, abs=0.05)
-    steps = estimate_mass(tr, "steps")
+    assert _mass(tr, plates={1: "right", 2: "left"}).mass == pytest.approx(est.mass, abs=0.05)
+    steps = _mass(tr, "steps")
     assert steps.mass < 0.95 * m  # 61.0 kg: low by 7 %
 
 
@@ -374,10 +384,9 @@ def test_dynamic_mass_rejects_frames_off_the_plate():
     on the floor behind plate 2 (2.26-2.46 s) enter the fit and the mass drops (plate 2 misses the
     heel's load)."""
     from gaitid import read_c3d
-    from gaitid.bodymass import estimate_mass
 
     tr = read_c3d(realdata_path("opensim-core/walking2.c3d"))
-    strict, loose = estimate_mass(tr, "dynamic"), estimate_mass(tr, "dynamic", foot_tolerance=0.20)
+    strict, loose = _mass(tr, "dynamic"), _mass(tr, "dynamic", foot_tolerance=0.20)
     assert loose.window_s[0] < 2.4 < strict.window_s[0]
     assert loose.mass < strict.mass - 3.0
 
@@ -392,43 +401,40 @@ def test_dynamic_mass_rejects_frames_off_the_plate():
 ])
 def test_estimated_mass_within_5_percent_of_the_stored_mass(rel):
     from gaitid import read_c3d
-    from gaitid.bodymass import estimate_mass
 
     trial = read_c3d(realdata_path(rel))
-    est = estimate_mass(trial)
+    est = _mass(trial)
     assert est.method == ("standing" if "Calibration" in rel else "dynamic")
     assert est.mass == pytest.approx(trial.subject.mass, rel=0.04)  # +2.9 / -3.8 % measured
     if est.method == "dynamic":  # the step-period method agrees (+0.7 / -4.0 % measured)
-        assert estimate_mass(trial, "steps").mass == pytest.approx(trial.subject.mass, rel=0.05)
+        assert _mass(trial, "steps").mass == pytest.approx(trial.subject.mass, rel=0.05)
 
 
 def test_opensim_subject01_mass_from_single_support():
     """OpenSim's subject01 (72.6 kg in subject01_Setup_Scale.xml; TRC and GRF .mot store none):
     73.2 kg from 1.1 s of single support (+0.8 %); the step-period method gives 72.4 kg. Its
     plates have no corners in the .mot, so only the swing foot's check applies."""
-    from gaitid.bodymass import estimate_mass
     from gaitid.io.opensim import read_opensim_trial
 
     folder = realdata_path("opensim-models/subject01_walk1.trc").parent
     trial = read_opensim_trial(folder / "subject01_walk1.trc", external_loads_xml=folder / "subject01_walk1_grf.xml")
-    est = estimate_mass(trial)
+    est = _mass(trial)
     assert est.method == "dynamic" and est.mass == pytest.approx(72.6, rel=0.02)
-    assert estimate_mass(trial, "steps").mass == pytest.approx(72.6, rel=0.02)
+    assert _mass(trial, "steps").mass == pytest.approx(72.6, rel=0.02)
 
 
 def test_mass_cannot_be_estimated_without_plates_or_windows():
     from gaitid import read_c3d
-    from gaitid.bodymass import estimate_mass
     from gaitid.io.opensim import read_opensim_trial
 
     static = read_opensim_trial(realdata_path("opensim-models/subject01_static.trc"))
     with pytest.raises(DataError, match="no force plates.*give the mass"):
-        estimate_mass(static)
+        _mass(static)
     walk = read_c3d(realdata_path("ezc3d-testfiles/Qualisys.c3d"))
     with pytest.raises(DataError, match="no quiet standing.*Qualisys.c3d|Qualisys.c3d.*no quiet standing"):
-        estimate_mass(walk, "standing")
+        _mass(walk, "standing")
     calib = read_c3d(realdata_path("btkdata/PiG_Calibration-FlatFoot-Full.c3d"))  # standing: no single support
     with pytest.raises(DataError, match="PiG_Calibration.*no 0.1 s of single support"):
-        estimate_mass(calib, "dynamic")
+        _mass(calib, "dynamic")
     with pytest.raises(DataError, match="method must be one of.*'dynamic'.*not 'impulse'"):
-        estimate_mass(walk, "impulse")
+        _mass(walk, "impulse")

@@ -102,7 +102,7 @@ def test_conventions_and_frames_are_consistent(unfiltered, truth_model):
     np.testing.assert_allclose(b[ok], -a[ok], atol=1e-12)
     distal = process(WALK, static=STATIC, frame="distal", marker_cutoff_hz=None, model=truth_model,
                      segment_parameters=truth_segment_parameters())
-    R = unfiltered.kinematics.chains["right"][1].R  # shank: the knee's distal segment
+    R = unfiltered.kinematics.motion["Right"][1].R  # shank: the knee's distal segment
     in_shank = np.einsum("nji,nj->ni", R, a)  # internal moment on the shank, shank axes (x ant, y left, z up)
     # reported layout (models/plugin-gait.toml, right knee: external X = +y, Y = +x, Z = +z; internal = -that)
     expected = -(-in_shank[:, [1, 0, 2]])

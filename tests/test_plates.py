@@ -6,7 +6,11 @@ import numpy as np
 import pytest
 from test_events import _read, make_walk, truth_events
 
-from gaitid import plates as P
+from conftest import markers_for
+
+from gaitid import contacts as P
+from gaitid import loads as LD
+from gaitid.vocabulary import parse_plate_overrides
 from gaitid.dynamics.types import ExternalLoad
 from gaitid.errors import SettingsError
 from gaitid.trial import PlateWrench
@@ -44,7 +48,7 @@ def test_sum_wrenches_is_equivalent_about_any_point():
         T = np.column_stack([np.zeros((n, 2)), rng.normal(0, 3, n)])
         ws.append(PlateWrench(1000.0, F, cop, T))
     ws[2].cop[:10] = np.nan  # an unloaded plate (COP undefined) contributes nothing there
-    s = P.sum_wrenches(ws)
+    s = LD.sum_wrenches(ws)
     q = np.array([0.3, -2.0, 0.8])  # an arbitrary point
     F_ref = sum(np.where(np.isnan(w.cop), 0.0, w.force) for w in ws)
     M_ref = sum(np.where(np.isnan(w.cop), 0.0, np.cross(w.cop - q, w.force) + w.free_moment) for w in ws)
@@ -52,7 +56,7 @@ def test_sum_wrenches_is_equivalent_about_any_point():
     np.testing.assert_allclose(np.cross(s.cop - q, s.force) + s.free_moment, M_ref, atol=1e-8)
     np.testing.assert_allclose(s.cop[:, 2], z0)
     np.testing.assert_allclose(s.free_moment[:, :2], 0.0)
-    assert P.sum_wrenches(ws[:1]) is ws[0]
+    assert LD.sum_wrenches(ws[:1]) is ws[0]
 
 
 # --------------------------------------------------------------------------- assignment (synthetic)
@@ -66,7 +70,7 @@ def _two_plates():
 @pytest.mark.parametrize("direction", [0.0, 200.0])
 def test_each_plate_goes_to_the_foot_on_it(direction):
     trial, truth = make_walk(direction_deg=direction, plates=_two_plates(), shear=0.2)
-    cs = P.assign_contacts(trial)
+    cs = P.assign_contacts(trial, markers_for(trial))
     assert [(c.plates, c.side, c.valid, c.reason) for c in cs] == [((1,), "Right", True, ""), ((2,), "Left", True, "")]
     assert cs[0].cop_under == {"Left": 0.0, "Right": 1.0}
     table = P.contacts_table(cs)
@@ -77,7 +81,7 @@ def test_foot_partly_off_the_plate_is_invalid_with_the_reason():
     plates = _two_plates()
     plates[0]["shift"] = 0.16  # plate moved forward: its back edge is 2 cm ahead of the heel marker
     trial, _ = make_walk(plates=plates)
-    c = P.assign_contacts(trial)[0]
+    c = P.assign_contacts(trial, markers_for(trial))[0]
     assert c.side == "Right" and not c.valid
     assert "right foot partly off the plate" in c.reason and "plate 1" in c.reason
     assert "2.0 cm outside" in c.reason and "RHEE up to 2.0 cm" in c.reason  # names the marker
@@ -87,12 +91,12 @@ def test_two_feet_on_one_plate_is_invalid():
     plates = [{"centre": ("Right", 1), "shift": 0.3, "length": 1.3,
                "stances": [("Right", 1, "all"), ("Left", 1, "all")]}]
     trial, truth = make_walk(plates=plates)
-    (c,) = P.assign_contacts(trial)
+    (c,) = P.assign_contacts(trial, markers_for(trial))
     assert not c.valid and c.side is None
     assert "two feet on the plate" in c.reason
     assert set(c.feet) == {"Left", "Right"}
     # both feet's loads are unknown while they stand on it, zero in their swings
-    loads = P.foot_loads(trial, [c], truth_events(truth, trial.point_rate))
+    loads = LD.foot_loads(trial, [c], truth_events(truth, trial.point_rate))
     t = trial.time
     for side in ("Left", "Right"):
         S, O = truth["footprints"][(side, 1)]
@@ -109,12 +113,12 @@ def test_foot_across_two_plates_sums_their_wrenches():
     plates = [{"centre": ("Right", 1), "shift": -0.14, "length": 0.28, "stances": [("Right", 1, "heel")]},
               {"centre": ("Right", 1), "shift": 0.14, "length": 0.28, "stances": [("Right", 1, "toe")]}]
     trial, truth = make_walk(plates=plates, shear=0.25)
-    (c,) = P.assign_contacts(trial)
+    (c,) = P.assign_contacts(trial, markers_for(trial))
     assert c.plates == (1, 2) and c.side == "Right" and c.valid, c.reason
     S, O = truth["footprints"][("Right", 1)]
     assert S < c.strike_time < S + 0.02 and O - 0.02 < c.off_time < O
     # the summed wrench is the foot's true load (force, COP and free moment)
-    loads = P.foot_loads(trial, [c], truth_events(truth, trial.point_rate))["Right"]
+    loads = LD.foot_loads(trial, [c], truth_events(truth, trial.point_rate))["Right"]
     ld = truth["loads"]["Right"]
     k = np.flatnonzero(loads.state == "plate")
     ka = k * 10  # analog sample simultaneous with point frame k
@@ -132,18 +136,18 @@ def test_foot_across_two_plates_sums_their_wrenches():
 
 def test_manual_overrides():
     trial, _ = make_walk(plates=_two_plates())
-    cs = P.assign_contacts(trial, overrides={1: "left", "2": "Invalid"})
+    cs = P.assign_contacts(trial, markers_for(trial), overrides={1: "left", "2": "Invalid"})
     assert [(c.side, c.valid, c.source) for c in cs] == [("Left", True, "override"), (None, False, "override")]
     assert cs[1].reason == "plate 2 set invalid by override"
-    assert [c.side for c in P.assign_contacts(trial, overrides={1: "Auto"})] == ["Right", "Left"]
+    assert [c.side for c in P.assign_contacts(trial, markers_for(trial), overrides={1: "Auto"})] == ["Right", "Left"]
     with pytest.raises(SettingsError, match="plate 5"):
-        P.assign_contacts(trial, overrides={5: "Left"})
+        P.assign_contacts(trial, markers_for(trial), overrides={5: "Left"})
     with pytest.raises(SettingsError, match="'Middle'"):
-        P.assign_contacts(trial, overrides={1: "Middle"})
-    assert P.parse_plate_overrides("1=left, 2=Invalid,3=AUTO") == {1: "Left", 2: "Invalid", 3: "Auto"}
+        P.assign_contacts(trial, markers_for(trial), overrides={1: "Middle"})
+    assert parse_plate_overrides("1=left, 2=Invalid,3=AUTO") == {1: "Left", 2: "Invalid", 3: "Auto"}
     for bad in ("1:Left", "x=Left", "1=Up"):
         with pytest.raises(SettingsError):
-            P.parse_plate_overrides(bad)
+            parse_plate_overrides(bad)
 
 
 # --------------------------------------------------------------------------- loads
@@ -154,8 +158,8 @@ def test_foot_loads_zero_in_swing_nan_when_unknown():
     plates[1]["shift"] = 0.16  # the left contact is invalid (partly off)
     trial, truth = make_walk(plates=plates)
     evs = truth_events(truth, trial.point_rate)
-    cs = P.assign_contacts(trial)
-    loads = P.foot_loads(trial, cs, evs)
+    cs = P.assign_contacts(trial, markers_for(trial))
+    loads = LD.foot_loads(trial, cs, evs)
     t = trial.time
     for side in ("Left", "Right"):
         ld = loads[side]
@@ -176,7 +180,7 @@ def test_foot_loads_zero_in_swing_nan_when_unknown():
     ext = R.external_load()
     assert isinstance(ext, ExternalLoad) and ext.segment == 0 and ext.force_lab.shape == (trial.n_frames, 3)
     # no events: outside the valid contact the state is unknown (NaN)
-    R0 = P.foot_loads(trial, cs, None)["Right"]
+    R0 = LD.foot_loads(trial, cs, None)["Right"]
     assert set(R0.state) == {"plate", "unknown"} and np.isnan(R0.force_lab[R0.state == "unknown"]).all()
 
 
@@ -185,9 +189,9 @@ def test_stance_intervals_from_events():
 
     ev = [Event("Foot Off", "Left", 0.2, 21), Event("Foot Strike", "Left", 0.6, 61),
           Event("Foot Off", "Left", 1.2, 121)]
-    assert P.stance_intervals(ev, "Left", 0.0, 2.0) == [(0.0, 0.2), (0.6, 1.2)]
-    assert P.stance_intervals(ev[1:2], "Left", 0.0, 2.0) == [(0.6, 2.0)]
-    assert P.stance_intervals(ev, "Right", 0.0, 2.0) == []
+    assert LD.stance_intervals(ev, "Left", 0.0, 2.0) == [(0.0, 0.2), (0.6, 1.2)]
+    assert LD.stance_intervals(ev[1:2], "Left", 0.0, 2.0) == [(0.6, 2.0)]
+    assert LD.stance_intervals(ev, "Right", 0.0, 2.0) == []
 
 
 # --------------------------------------------------------------------------- real data
@@ -206,7 +210,7 @@ def test_stance_intervals_from_events():
 ])
 def test_real_assignment(rel, expected):
     tr = _read(rel)
-    cs = P.assign_contacts(tr)
+    cs = P.assign_contacts(tr, markers_for(tr))
     assert [(c.plates, c.side, c.valid) for c in cs] == expected, P.contacts_table(cs)
     if "FlatFoot" in rel:  # the heel marker lands 5 cm behind plate 1's edge
         assert "partly off" in cs[0].reason
@@ -222,7 +226,7 @@ def test_real_foot_loads_match_plug_in_gait_grf(rel):
     from gaitid.events import file_events
 
     tr = read(rel)
-    loads = P.foot_loads(tr, P.assign_contacts(tr), file_events(tr))
+    loads = LD.foot_loads(tr, P.assign_contacts(tr, markers_for(tr)), file_events(tr))
     for side in ("Left", "Right"):
         g = tr.model_outputs[side[0] + "GroundReactionForce"].values
         ok = np.isfinite(g[:, 2]) & (g[:, 2] * tr.subject.mass > 20.0)  # PiG frames above the contact threshold
@@ -240,7 +244,7 @@ def test_walking2_left_heel_lands_off_plate_2_right_heel_marker_behind_plate_1()
     1 cm tolerance, though plate 1 loads at the heel's landing: rejected by the marker rule
     (docs/events.md, docs/opensim-crosscheck.md)."""
     tr = _read("opensim-core/walking2.c3d")
-    left, right = P.assign_contacts(tr)
+    left, right = P.assign_contacts(tr, markers_for(tr))
     assert (left.plates, left.side, left.valid, right.plates, right.side, right.valid) == ((2,), "Left", False,
                                                                                          (1,), "Right", False)
     assert "LCAL up to 16.5 cm" in left.reason and "LMT2" not in left.reason

@@ -31,7 +31,7 @@ def test_bad_values_are_rejected_with_the_setting_named(change):
 
 def test_replace_validates_and_rejects_unknown_names():
     s = Settings().replace(convention="external", plates={"2": "Left"})
-    assert s.convention == "external" and s.plates == {2: "left"}
+    assert s.convention == "external" and s.plates == {2: "Left"}  # the vocabulary's spelling
     with pytest.raises(SettingsError, match="unknown setting"):
         Settings().replace(cutoff=4)
 

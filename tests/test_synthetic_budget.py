@@ -74,7 +74,8 @@ def _modular_pipeline(cutoff_hz):
             tz = kin.butter_lowpass(tz, trial.point_rate, cutoff_hz)
         unloaded = ~np.isfinite(cop).all(axis=1)
         force[unloaded], tz[unloaded], cop[unloaded] = 0.0, 0.0, 0.0
-        out = inverse_dynamics(mk.chains[side], [ExternalLoad(0, force, cop, tz)], frame="lab", contributions=False)
+        out = inverse_dynamics(mk.chains[side.capitalize()], mk.motion[side.capitalize()], [ExternalLoad(0, force, cop, tz)],
+                               frame="lab", contributions=False)
         for k, j in enumerate(JOINTS):
             moments[(side, j)] = out.moment[k]
     return moments, trial.subject.mass, mk

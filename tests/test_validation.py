@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from gaitid.model.markerset import load_model
-from gaitid.pipeline import output_layout
+from gaitid.outputs import output_layout
 from gaitid.validate import compare, find_output, format_table, lowpass_runs, validate
 
 from conftest import REALDATA
@@ -246,14 +246,14 @@ def test_marker_model_foot_centre_of_mass_is_plug_in_gaits(file, static):
     settings = Settings.plugin_gait(marker_cutoff_hz=None).replace(model="plugin-gait")
     kin = build_segments(trial, static=stat, settings=settings)
     model, rate, mass = load_model("plugin-gait"), trial.point_rate, trial.subject.mass
-    for side, s in (("left", "L"), ("right", "R")):
-        foot = kin.chains[side][0]
+    for side, s in (("Left", "L"), ("Right", "R")):
+        body, foot = kin.chains[side][0], kin.motion[side][0]
         ref = trial.model_outputs[find_output(trial.model_outputs, f"{s}AnkleForce")].values * mass
         grf = trial.model_outputs[find_output(trial.model_outputs, f"{s}GroundReactionForce")].values
         order, signs = output_layout(model, "Ankle", "force", "distal", side)
         external_foot = np.empty_like(ref)
         external_foot[:, order] = ref * signs  # reported X, Y, Z -> foot-frame components
-        a_pig = -np.einsum("nij,nj->ni", foot.R, external_foot) / foot.mass + np.array([0.0, 0.0, -9.81])
+        a_pig = -np.einsum("nij,nj->ni", foot.R, external_foot) / body.mass + np.array([0.0, 0.0, -9.81])
         ours = _second_difference(foot.com_lab, rate)
         toe_mid = _second_difference(0.5 * (foot.proximal_lab + trial.point(f"{s}TOE")), rate)
         swing = (np.isfinite(a_pig).all(axis=1) & (np.abs(ref).sum(axis=1) > 0) & np.isfinite(ours).all(axis=1)
@@ -265,5 +265,5 @@ def test_marker_model_foot_centre_of_mass_is_plug_in_gaits(file, static):
     # without the heel markers: the TOE marker, as before
     labels = [lab + "_absent" if lab in ("LHEE", "RHEE") else lab for lab in trial.marker_labels]
     bare = build_segments(replace(trial, marker_labels=labels), static=stat, settings=settings)
-    foot = bare.chains["left"][0]
+    foot = bare.motion["Left"][0]
     np.testing.assert_allclose(foot.com_lab, 0.5 * (foot.proximal_lab + trial.point("LTOE")), equal_nan=True)

@@ -3,11 +3,15 @@
 - :func:`inverse_dynamics` -- joint forces and moments (and their inertial, velocity,
   gravity and external contributions) of a distal-to-proximal chain, all frames at once.
 - :func:`skew` -- the batch skew-symmetric operator S(v).
-- :class:`SegmentMotion`, :class:`ExternalLoad`, :class:`JointLoads` -- inputs and output.
+- :class:`Chain` of :class:`Body` (constant: names, masses, inertias), :class:`SegmentMotion`
+  (per frame), :class:`ExternalLoad`, :class:`JointLoads` -- inputs and output.
+- :func:`express` -- a joint load in a frame under a convention (:mod:`gaitid.dynamics.express`).
 """
 
+from gaitid.dynamics.express import express, in_frame, joint_rotations
 from gaitid.dynamics.skew import skew
 from gaitid.dynamics.solve import inverse_dynamics, joint_name
-from gaitid.dynamics.types import CONTRIBUTIONS, ExternalLoad, JointLoads, SegmentMotion
+from gaitid.dynamics.types import CONTRIBUTIONS, Body, Chain, ExternalLoad, JointLoads, SegmentMotion
 
-__all__ = ["CONTRIBUTIONS", "ExternalLoad", "JointLoads", "SegmentMotion", "inverse_dynamics", "joint_name", "skew"]
+__all__ = ["CONTRIBUTIONS", "Body", "Chain", "ExternalLoad", "JointLoads", "SegmentMotion", "express", "in_frame",
+           "inverse_dynamics", "joint_name", "joint_rotations", "skew"]

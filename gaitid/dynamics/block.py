@@ -1,7 +1,9 @@
 """Seed 000's stacked Newton-Euler system, generalised to a chain of k segments.
 
-Seed 000 ("Inverse dynamics") writes the foot-shank pair as
-``M a = C + G + Q + E`` with ``Q = B x`` and solves ``x = B^-1 (M a - C - G - E)``.
+Seed 000 ("Inverse dynamics") writes the foot-shank pair as ``M a = C + G + Q + E``
+(eq. (3), split term by term in eq. (13)) with ``Q = B x`` (eq. (18)) and solves
+``x = B^-1 (M a - C - G - E)`` (eq. (19)); its display equations are numbered (1)-(20) in
+order of appearance (docs/solver.md).
 For a chain of k segments ordered distal to proximal (segment 0 = foot), joint i
 is the proximal joint P_i of segment i and the unknowns are stacked as::
 
@@ -13,11 +15,11 @@ Our R_i maps segment i to the lab; the seed's R_F is R_i.T, its R_S R_F^-1 is
 R_i.T R_{i-1}. For segment i, with c_i its centre of mass, D_i its distal joint
 centre (where F_{i-1} acts), S the skew operator:
 
-- block row 2i, Newton (lab; seed's 1st/3rd rows)::
+- block row 2i, Newton (lab; eq. (12), 1st/3rd rows)::
 
       F_i - F_{i-1} = m_i a_i - m_i g - F_ext,i
 
-- block row 2i+1, Euler about c_i (segment i frame; seed's 2nd/4th rows)::
+- block row 2i+1, Euler about c_i (segment i frame; eq. (12), 2nd/4th rows)::
 
       R_i.T S(P_i - c_i) F_i + M_i - R_i.T S(D_i - c_i) F_{i-1} - R_i.T R_{i-1} M_{i-1}
           = I_i alpha_i + omega_i x I_i omega_i - R_i.T (sum S(p - c_i) F_ext + T_free)
@@ -38,35 +40,32 @@ from __future__ import annotations
 
 import numpy as np
 
+from gaitid.dynamics.recursive import distal_point
 from gaitid.dynamics.skew import skew
-from gaitid.dynamics.types import CONTRIBUTIONS, ExternalLoad, SegmentMotion
-
-
-def _distal_point(segments: list[SegmentMotion], i: int) -> np.ndarray:
-    d = segments[i].distal_lab
-    return segments[i - 1].proximal_lab if d is None else d
+from gaitid.dynamics.types import CONTRIBUTIONS, Chain, ExternalLoad, SegmentMotion
 
 
 def block_system(
-    segments: list[SegmentMotion], loads: list[ExternalLoad], gravity_lab: np.ndarray
+    chain: Chain, motion: list[SegmentMotion], loads: list[ExternalLoad], gravity_lab: np.ndarray
 ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """B (n, 6k, 6k) and the right-hand sides (n, 6k) of ``B x = M a - C - G - E``.
 
+    Seed 000 eq. (18) (``Q = B x`` with S(v) from eq. (15)), generalised to k segments.
     Returns ``(B, rhs)`` with ``rhs`` mapping each of CONTRIBUTIONS to its
     (n, 6k) column (inertial = M a, velocity = -C, gravity = -G, external = -E);
     their sum is the full right-hand side. Rows/columns are ordered as in the
     module docstring.
     """
-    k = len(segments)
-    n = segments[0].R.shape[0]
+    k = len(chain)
+    n = motion[0].R.shape[0]
     g = np.asarray(gravity_lab, dtype=float).reshape(3)
     eye = np.eye(3)
     B = np.zeros((n, 6 * k, 6 * k))
     rhs = {p: np.zeros((n, 6 * k)) for p in CONTRIBUTIONS}
-    for i, seg in enumerate(segments):
+    for i, (body, seg) in enumerate(zip(chain, motion)):
         R = np.asarray(seg.R, dtype=float)
         Rt = np.swapaxes(R, 1, 2)
-        I = np.asarray(seg.inertia_seg, dtype=float)
+        I = np.asarray(body.inertia_seg, dtype=float)
         c = np.asarray(seg.com_lab, dtype=float)
         w = np.asarray(seg.omega_seg, dtype=float)
         rF, rM = slice(6 * i, 6 * i + 3), slice(6 * i + 3, 6 * i + 6)
@@ -75,14 +74,14 @@ def block_system(
         B[:, rM, rF] = Rt @ skew(np.asarray(seg.proximal_lab, dtype=float) - c)
         if i > 0:
             pF, pM = slice(6 * i - 6, 6 * i - 3), slice(6 * i - 3, 6 * i)
-            Rprev = np.asarray(segments[i - 1].R, dtype=float)
+            Rprev = np.asarray(motion[i - 1].R, dtype=float)
             B[:, rF, pF] = -eye
-            B[:, rM, pF] = -Rt @ skew(np.asarray(_distal_point(segments, i), dtype=float) - c)
+            B[:, rM, pF] = -Rt @ skew(np.asarray(distal_point(motion, i), dtype=float) - c)
             B[:, rM, pM] = -Rt @ Rprev
-        rhs["inertial"][:, rF] = seg.mass * np.asarray(seg.com_acc_lab, dtype=float)
+        rhs["inertial"][:, rF] = body.mass * np.asarray(seg.com_acc_lab, dtype=float)
         rhs["inertial"][:, rM] = np.asarray(seg.alpha_seg, dtype=float) @ I.T
         rhs["velocity"][:, rM] = np.cross(w, w @ I.T)
-        rhs["gravity"][:, rF] = -seg.mass * g
+        rhs["gravity"][:, rF] = -body.mass * g
         for ld in loads:
             if ld.segment != i:
                 continue
@@ -98,27 +97,23 @@ def block_system(
 BLOCK_CHUNK = 32768  # frames per batched solve: B is 6k x 6k doubles per frame (2.6 kB for k = 3)
 
 
-def _frames(segments, loads, sl):
-    """The chain and loads restricted to the frames ``sl``."""
-    segs = [SegmentMotion(s.name, s.mass, s.inertia_seg, s.R[sl], s.com_lab[sl], s.com_acc_lab[sl],
-                          s.omega_seg[sl], s.alpha_seg[sl], s.proximal_lab[sl],
-                          None if s.distal_lab is None else s.distal_lab[sl]) for s in segments]
-    lds = [ExternalLoad(ld.segment, ld.force_lab[sl], ld.point_lab[sl],
-                        None if ld.free_moment_lab is None else ld.free_moment_lab[sl]) for ld in loads]
-    return segs, lds
+def _loads_in(loads: list[ExternalLoad], sl: slice) -> list[ExternalLoad]:
+    """The loads restricted to the frames ``sl``."""
+    return [ExternalLoad(ld.segment, ld.force_lab[sl], ld.point_lab[sl],
+                         None if ld.free_moment_lab is None else ld.free_moment_lab[sl]) for ld in loads]
 
 
 def solve_block(
-    segments: list[SegmentMotion],
+    chain: Chain,
+    motion: list[SegmentMotion],
     loads: list[ExternalLoad],
     gravity_lab: np.ndarray,
     contributions: bool = True,
     chunk: int = BLOCK_CHUNK,
 ) -> tuple[dict[str, list[np.ndarray]], dict[str, list[np.ndarray]]]:
-    """Solve seed 000's block system with batched ``numpy.linalg.solve`` calls.
+    """Solve seed 000's block system, eq. (19), with batched ``numpy.linalg.solve`` calls.
 
-    Same return as :func:`gaitid.dynamics.recursive.recursive_newton_euler` with
-    frame="lab": ``(forces, moments)`` dicts of lists over joints of (n, 3) lab-frame
+    Same return as :func:`gaitid.dynamics.recursive.recursive_newton_euler`: ``(forces, moments)`` dicts of lists over joints of (n, 3) lab-frame
     arrays (internal convention), keys "total" and, if ``contributions``, the four
     parts. The total is solved from its own right-hand side (the sum of the
     parts' columns), so the parts add up to it to rounding. Frames are solved
@@ -128,13 +123,13 @@ def solve_block(
     then set to NaN for every joint (a batched LAPACK solve may fail on NaN);
     frames with only a missing load get NaN through the right-hand side.
     """
-    k = len(segments)
-    n = segments[0].R.shape[0]
+    k = len(chain)
+    n = motion[0].R.shape[0]
     names = ["total"] + (list(CONTRIBUTIONS) if contributions else [])
     x = np.empty((n, 6 * k, len(names)))
     for start in range(0, n, chunk):
         sl = slice(start, min(start + chunk, n))
-        B, rhs = block_system(*_frames(segments, loads, sl), gravity_lab)
+        B, rhs = block_system(chain, [m.frames(sl) for m in motion], _loads_in(loads, sl), gravity_lab)
         cols = [sum(rhs[p] for p in CONTRIBUTIONS)]
         if contributions:
             cols += [rhs[p] for p in CONTRIBUTIONS]
@@ -148,7 +143,7 @@ def solve_block(
             x[sl][bad] = np.nan
     forces = {p: [] for p in names}
     moments = {p: [] for p in names}
-    for j, seg in enumerate(segments):
+    for j, seg in enumerate(motion):
         R = np.asarray(seg.R, dtype=float)
         for c, p in enumerate(names):
             forces[p].append(np.ascontiguousarray(x[:, 6 * j : 6 * j + 3, c]))

@@ -4,13 +4,15 @@ The block matrix B of seed 000's system ``B x = M a - C - G - E`` (see
 :mod:`gaitid.dynamics.block`) is lower block-triangular with identity blocks on
 its diagonal, so block forward substitution solves it segment by segment,
 distal to proximal, in O(k). Written out for segment i (lab frame; our ``R_i``
-maps segment to lab, the seed's ``R_F`` is ``R_i.T``):
+maps segment to lab, the seed's ``R_F`` is ``R_i.T``; seed 000's display equations are
+numbered (1)-(20) in order of appearance, see docs/solver.md):
 
-- Newton (block row 2i)::
+- Newton (block row 2i; seed 000 eq. (12), 1st and 3rd rows)::
 
       F_i = m_i (a_i - g) - F_ext,i + F_{i-1}
 
-- Euler (block row 2i+1 multiplied on the left by R_i to bring it to the lab,
+- Euler (block row 2i+1, seed 000 eq. (12), 2nd and 4th rows, multiplied on the left by
+  R_i to bring it to the lab,
   moments about the centre of mass moved to the proximal joint P_i by
   substituting the Newton row)::
 
@@ -34,7 +36,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from gaitid.dynamics.types import CONTRIBUTIONS, ExternalLoad, SegmentMotion
+from gaitid.dynamics.express import in_frame
+from gaitid.dynamics.types import CONTRIBUTIONS, Chain, ExternalLoad, SegmentMotion
 
 CHUNK = 8192  # frames per chunk: 192 kB per (3, CHUNK) array, so the working set stays in cache
 
@@ -72,44 +75,47 @@ def _cross_add(a: np.ndarray, b: np.ndarray, out: np.ndarray, tmp: np.ndarray) -
     out[2] -= np.multiply(a1, b0, out=tmp)
 
 
-def _distal_point(segments: list[SegmentMotion], i: int) -> np.ndarray:
+def distal_point(motion: list[SegmentMotion], i: int) -> np.ndarray:
     """Where segment i's distal joint force acts: its distal_lab, else the distal segment's proximal_lab."""
-    d = segments[i].distal_lab
-    return segments[i - 1].proximal_lab if d is None else d
+    d = motion[i].distal_lab
+    return motion[i - 1].proximal_lab if d is None else d
 
 
 def recursive_newton_euler(
-    segments: list[SegmentMotion],
+    chain: Chain,
+    motion: list[SegmentMotion],
     loads: list[ExternalLoad],
     gravity_lab: np.ndarray,
     contributions: bool = True,
-    frame: str = "lab",
-    proximal_R: np.ndarray | None = None,
+    rotations: list[np.ndarray | None] | None = None,
     chunk: int = CHUNK,
-) -> tuple[dict[str, list[np.ndarray]], dict[str, list[np.ndarray]]]:
+) -> tuple[dict[str, list[np.ndarray]], ...]:
     """Joint forces and moments of a distal-to-proximal chain by block forward substitution.
 
-    Returns ``(forces, moments)``: dicts mapping "total" (and, if ``contributions``,
-    each of CONTRIBUTIONS) to a list over joints of (n, 3) arrays (Fortran-ordered
-    views): force of segment j+1 on segment j at joint j (N, lab frame) and moment
-    (N.m, internal convention) expressed in ``frame``: "lab"; "distal" (segment j's
-    frame: R_j.T M); "proximal" (segment j+1's frame; for the last joint
-    ``proximal_R`` (n, 3, 3), else NaN). Inputs are assumed validated (see
-    :func:`gaitid.dynamics.inverse_dynamics`). NaN in a frame's inputs gives NaN
-    in that frame's outputs only.
+    Seed 000 eq. (19), ``x = B^-1 (M a - C - G - E)``, solved row by row (module docstring).
+    Returns ``(forces, moments_lab)``, or ``(forces, moments_lab, moments)`` with
+    ``rotations`` (per joint, the rotation of the frame to express its moments in, from
+    :func:`gaitid.dynamics.express.joint_rotations`; applied chunk by chunk with
+    :func:`~gaitid.dynamics.express.in_frame`): dicts mapping "total" (and, if
+    ``contributions``, each of CONTRIBUTIONS) to a list over joints of (n, 3) arrays
+    (Fortran-ordered views): force of segment j+1 on segment j at joint j (N, lab) and
+    moment (N.m), internal convention. Inputs are assumed validated (see
+    :func:`gaitid.dynamics.inverse_dynamics`). NaN in a frame's inputs gives NaN in that
+    frame's outputs only.
     """
-    k = len(segments)
-    n = segments[0].R.shape[0]
+    k = len(chain)
+    n = motion[0].R.shape[0]
     g = np.asarray(gravity_lab, dtype=float).reshape(3, 1)
     parts = ("total",) + (CONTRIBUTIONS if contributions else ())
     P_ = len(parts)
     # outputs, component-first: (parts, joints, 3, n)
     F_out = np.empty((P_, k, 3, n))
     M_out = np.empty((P_, k, 3, n))
-    masses = [float(s.mass) for s in segments]
-    inertias = [np.asarray(s.inertia_seg, dtype=float) for s in segments]
+    Mf_out = None if rotations is None else np.empty((P_, k, 3, n))
+    masses = [float(b.mass) for b in chain]
+    inertias = [np.asarray(b.inertia_seg, dtype=float) for b in chain]
     seg_loads = [[ld for ld in loads if ld.segment == i] for i in range(k)]
-    distal = [None] + [_distal_point(segments, i) for i in range(1, k)]
+    distal = [None] + [distal_point(motion, i) for i in range(1, k)]
     # gravity part of the forces: constant, the weight of the segments below and at joint j
     weight = -np.cumsum(masses)[:, None] * g[:, 0]  # (k, 3)
 
@@ -119,11 +125,9 @@ def recursive_newton_euler(
 
     for start in range(0, n, chunk):
         sl = slice(start, min(start + chunk, n))
-        Rcs = []
         F_prev = M_prev = None
-        for i, seg in enumerate(segments):
+        for i, seg in enumerate(motion):
             Rc = np.ascontiguousarray(seg.R[sl].transpose(1, 2, 0))  # (3, 3, c)
-            Rcs.append(Rc)
             I, m = inertias[i], masses[i]
             P = seg.proximal_lab[sl].T
             cP = seg.com_lab[sl].T - P
@@ -185,23 +189,12 @@ def recursive_newton_euler(
                 F_out[0, i, :, sl] = Fi
                 M_out[0, i, :, sl] = Mi
             F_prev, M_prev = F, M
-        # express the chunk's moments in the frame asked for
-        if frame != "lab":
-            for j in range(k):
-                if frame == "distal":
-                    Rc = Rcs[j]
-                elif j + 1 < k:
-                    Rc = Rcs[j + 1]
-                elif proximal_R is not None:
-                    Rc = np.ascontiguousarray(proximal_R[sl].transpose(1, 2, 0))
-                else:
-                    M_out[:, j, :, sl] = np.nan
-                    continue
-                if contributions:
-                    M_out[1:, j, :, sl] = np.einsum("jin,pjn->pin", Rc, M_out[1:, j, :, sl])
-                    np.sum(M_out[1:, j, :, sl], axis=0, out=M_out[0, j, :, sl])
-                else:
-                    M_out[0, j, :, sl] = np.einsum("jin,jn->in", Rc, M_out[0, j, :, sl])
+        if rotations is not None:  # the chunk's moments in the frames asked for, while in cache
+            for j, R in enumerate(rotations):
+                v = np.swapaxes(M_out[:, j, :, sl], -1, -2)  # (parts, c, 3)
+                Mf_out[:, j, :, sl] = np.swapaxes(in_frame(v, None if R is None else R[sl]), -1, -2)
     forces = {p: [F_out[q, j].T for j in range(k)] for q, p in enumerate(parts)}
     moments = {p: [M_out[q, j].T for j in range(k)] for q, p in enumerate(parts)}
-    return forces, moments
+    if rotations is None:
+        return forces, moments
+    return forces, moments, {p: [Mf_out[q, j].T for j in range(k)] for q, p in enumerate(parts)}

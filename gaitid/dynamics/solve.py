@@ -1,7 +1,9 @@
 """``inverse_dynamics``: joint forces and moments of a segment chain, with their contributions.
 
-Checks the inputs, runs the recursive (default, fast) or block (seed 000) solver,
-then expresses the moments in the frame and under the convention asked for.
+Checks the inputs (a constant :class:`Chain` and its per-frame :class:`SegmentMotion`), runs
+the recursive (default, fast) or block (seed 000) solver, both in the lab frame under the
+internal convention, then expresses the moments in the frame and under the convention asked
+for (:mod:`gaitid.dynamics.express`).
 """
 
 from __future__ import annotations
@@ -9,12 +11,12 @@ from __future__ import annotations
 import numpy as np
 
 from gaitid.dynamics.block import solve_block
+from gaitid.dynamics.express import convention_sign, in_frame, joint_rotations
 from gaitid.dynamics.recursive import recursive_newton_euler
-from gaitid.dynamics.types import CONTRIBUTIONS, ExternalLoad, JointLoads, SegmentMotion
+from gaitid.dynamics.types import CONTRIBUTIONS, Body, Chain, ExternalLoad, JointLoads, SegmentMotion
 from gaitid.errors import DataError, SettingsError
+from gaitid.vocabulary import CONVENTIONS, FRAMES
 
-FRAMES = ("distal", "proximal", "lab")
-CONVENTIONS = ("internal", "external")
 METHODS = ("recursive", "block")
 
 # the proximal joint of each named segment
@@ -72,61 +74,60 @@ def _check_rotations(R: np.ndarray, what: str) -> None:
                         "R must map segment to lab coordinates with unit, orthogonal columns")
 
 
-def _validate(segments, loads, gravity_lab, frame, convention, method, proximal_R):
+def _validate(chain, motion, loads, gravity_lab, frame, convention, method, proximal_R):
     if frame not in FRAMES:
         raise SettingsError(f"inverse_dynamics: frame must be one of {FRAMES}, got {frame!r}")
     if convention not in CONVENTIONS:
         raise SettingsError(f"inverse_dynamics: convention must be one of {CONVENTIONS}, got {convention!r}")
     if method not in METHODS:
         raise SettingsError(f"inverse_dynamics: method must be one of {METHODS}, got {method!r}")
-    if not segments:
+    if not isinstance(chain, Chain):
+        raise DataError(f"inverse_dynamics: chain must be a Chain of Body, not {type(chain).__name__}")
+    if not len(chain):
         raise DataError("inverse_dynamics: the chain has no segments")
+    if len(motion) != len(chain):
+        raise DataError(f"inverse_dynamics: {len(motion)} segment motion(s) for a chain of {len(chain)} bodies")
     g = _check_array(gravity_lab, (3,), "gravity_lab")
     if not np.isfinite(g).all():
         raise SettingsError(f"inverse_dynamics: gravity_lab must be finite, got {g}")
     try:
-        n = np.shape(segments[0].R)[0]
+        n = np.shape(motion[0].R)[0]
     except (AttributeError, IndexError) as exc:
         raise DataError(f"inverse_dynamics: segment 0 has no per-frame rotation R ({exc})") from None
-    checked = []
-    for i, seg in enumerate(segments):
-        name = f"segment {i} ({getattr(seg, 'name', '?')})"
+    bodies, checked = [], []
+    for i, (body, seg) in enumerate(zip(chain, motion)):
+        name = f"segment {i} ({getattr(body, 'name', '?')})"
         try:
-            m = float(seg.mass)
+            m = float(body.mass)
         except (TypeError, ValueError):
             m = None
         if m is None or not (np.isfinite(m) and m > 0):
-            raise DataError(f"{name}: mass must be a positive finite number of kg, got {seg.mass!r}")
-        inertia = _check_array(seg.inertia_seg, (3, 3), f"{name}: inertia_seg")
+            raise DataError(f"{name}: mass must be a positive finite number of kg, got {body.mass!r}")
+        inertia = _check_array(body.inertia_seg, (3, 3), f"{name}: inertia_seg")
         if not np.isfinite(inertia).all():
             raise DataError(f"{name}: inertia_seg has non-finite entries")
         if not np.allclose(inertia, inertia.T, rtol=1e-9, atol=1e-12):
             raise DataError(f"{name}: inertia_seg is not symmetric")
         if np.linalg.eigvalsh(inertia).min() < 0:
             raise DataError(f"{name}: inertia_seg is not positive semi-definite (a negative principal moment)")
+        bodies.append(Body(body.name, m, inertia))
         R = _check_array(seg.R, (n, 3, 3), f"{name}: R")
         _check_rotations(R, f"{name}: R")
-        fields = dict(
+        distal = None if seg.distal_lab is None else _check_array(seg.distal_lab, (n, 3), f"{name}: distal_lab")
+        checked.append(SegmentMotion(
             R=R,
             com_lab=_check_array(seg.com_lab, (n, 3), f"{name}: com_lab"),
             com_acc_lab=_check_array(seg.com_acc_lab, (n, 3), f"{name}: com_acc_lab"),
             omega_seg=_check_array(seg.omega_seg, (n, 3), f"{name}: omega_seg"),
             alpha_seg=_check_array(seg.alpha_seg, (n, 3), f"{name}: alpha_seg"),
             proximal_lab=_check_array(seg.proximal_lab, (n, 3), f"{name}: proximal_lab"),
-        )
-        if i > 0 and seg.distal_lab is None:
-            distal = None  # the solvers then use the distal segment's proximal joint centre
-        elif i == 0 and seg.distal_lab is None:
-            distal = None
-        else:
-            distal = _check_array(seg.distal_lab, (n, 3), f"{name}: distal_lab")
-        checked.append(SegmentMotion(name=seg.name, mass=float(m), inertia_seg=inertia,
-                                     distal_lab=distal, **fields))
+            distal_lab=distal,
+        ))
     checked_loads = []
     for li, ld in enumerate(loads):
         what = f"external load {li}"
-        if not isinstance(ld.segment, (int, np.integer)) or not 0 <= ld.segment < len(segments):
-            raise DataError(f"{what}: segment index {ld.segment!r} is not in the chain (0..{len(segments) - 1})")
+        if not isinstance(ld.segment, (int, np.integer)) or not 0 <= ld.segment < len(chain):
+            raise DataError(f"{what}: segment index {ld.segment!r} is not in the chain (0..{len(chain) - 1})")
         free = None if ld.free_moment_lab is None else _check_array(
             ld.free_moment_lab, (n, 3), f"{what}: free_moment_lab")
         checked_loads.append(ExternalLoad(
@@ -138,7 +139,7 @@ def _validate(segments, loads, gravity_lab, frame, convention, method, proximal_
         proximal_R = _check_array(proximal_R, (n, 3, 3), "proximal_R")
         if frame == "proximal":  # only then is it used
             _check_rotations(proximal_R, "proximal_R")
-    return checked, checked_loads, g, proximal_R
+    return Chain(tuple(bodies)), checked, checked_loads, g, proximal_R
 
 
 def _mask_unknown(forces: dict, moments: dict, no_frame_for: int | None = None) -> None:
@@ -160,33 +161,9 @@ def _mask_unknown(forces: dict, moments: dict, no_frame_for: int | None = None) 
                     arrays[j][bad] = np.nan
 
 
-def _to_frame(R: np.ndarray, v_lab: np.ndarray) -> np.ndarray:
-    """R.T v: a lab vector (n, 3) in the frame whose segment->lab rotation is R (n, 3, 3)."""
-    return np.einsum("nji,nj->ni", R, v_lab)
-
-
-def _express(segments, moments_lab: dict, frame: str, proximal_R) -> dict:
-    """Lab-frame moments (dict of lists over joints) in ``frame`` (see inverse_dynamics)."""
-    if frame == "lab":
-        return moments_lab
-    k = len(segments)
-    out = {}
-    for p, ms in moments_lab.items():
-        out[p] = []
-        for j, m in enumerate(ms):
-            if frame == "distal":
-                out[p].append(_to_frame(segments[j].R, m))
-            elif j + 1 < k:
-                out[p].append(_to_frame(segments[j + 1].R, m))
-            elif proximal_R is not None:
-                out[p].append(_to_frame(proximal_R, m))
-            else:
-                out[p].append(np.full_like(m, np.nan))
-    return out
-
-
 def inverse_dynamics(
-    segments: list[SegmentMotion],
+    chain: Chain,
+    motion: list[SegmentMotion],
     loads: list[ExternalLoad],
     *,
     gravity_lab=(0.0, 0.0, -9.81),
@@ -198,7 +175,8 @@ def inverse_dynamics(
 ) -> JointLoads:
     """Net joint forces and moments of a chain ordered distal to proximal (foot, shank, thigh).
 
-    segments: per-frame motion of each segment (see :class:`SegmentMotion`; SI units).
+    chain: the bodies' constant parameters (:class:`Chain` of :class:`Body`: mass, inertia).
+    motion: per-frame motion of each body, same order (:class:`SegmentMotion`; SI units).
     loads: external loads (force, point of application, free moment; lab frame) on
     any segment, e.g. a force plate's force, centre of pressure and Tz on the foot.
     gravity_lab: m/s^2, lab frame (default 9.81 along -Z).
@@ -209,35 +187,42 @@ def inverse_dynamics(
     convention: "internal" (moment and force of the proximal on the distal segment:
     the muscles' moment) or "external" (their negatives, as Plug-in Gait reports).
     method: "recursive" (block forward substitution, fast) or "block" (seed 000's
-    stacked system, one batched ``numpy.linalg.solve``); they agree to rounding.
+    stacked system, eq. (19), one batched ``numpy.linalg.solve``); they agree to rounding.
     contributions: also return the inertial (M a), velocity (omega x I omega),
     gravity and external (ground reaction) parts, which add up to the totals.
 
-    Returns :class:`JointLoads` (forces always lab frame, N; moments N.m; the arrays
-    may be Fortran-ordered views into one block per call). A frame
-    with NaN inputs gives NaN outputs in that frame only (recursive: only for the
-    joints that depend on the missing data; block: possibly for every joint of the frame).
-    Raises :class:`~gaitid.errors.DataError` for malformed inputs and
+    Returns :class:`JointLoads` (forces always lab frame, N; moments N.m, in ``frame`` and
+    in the lab). A frame with NaN inputs gives NaN outputs in that frame only (recursive:
+    only for the joints that depend on the missing data; block: possibly for every joint
+    of the frame). Raises :class:`~gaitid.errors.DataError` for malformed inputs and
     :class:`~gaitid.errors.SettingsError` for bad options.
     """
-    segments, loads, g, proximal_R = _validate(
-        segments, loads, gravity_lab, frame, convention, method, proximal_R)
-    if method == "recursive":
-        forces, moments = recursive_newton_euler(
-            segments, loads, g, contributions, frame=frame, proximal_R=proximal_R)
+    chain, motion, loads, g, proximal_R = _validate(
+        chain, motion, loads, gravity_lab, frame, convention, method, proximal_R)
+    rotations = joint_rotations(motion, frame, proximal_R)
+    if method == "recursive" and frame == "lab":
+        forces, moments_lab = recursive_newton_euler(chain, motion, loads, g, contributions)
+        moments = {p: list(ms) for p, ms in moments_lab.items()}
+    elif method == "recursive":
+        forces, moments_lab, moments = recursive_newton_euler(chain, motion, loads, g, contributions, rotations)
     else:
-        forces, moments = solve_block(segments, loads, g, contributions)
-        moments = _express(segments, moments, frame, proximal_R)
-    no_frame = len(segments) - 1 if (frame == "proximal" and proximal_R is None) else None
+        forces, moments_lab = solve_block(chain, motion, loads, g, contributions)
+        parts = list(moments_lab)  # 'total' and the contributions, expressed together joint by joint
+        per_joint = [in_frame(np.stack([moments_lab[p][j] for p in parts]), R) for j, R in enumerate(rotations)]
+        moments = {p: [per_joint[j][q] for j in range(len(chain))] for q, p in enumerate(parts)}
+    no_frame = len(chain) - 1 if (frame == "proximal" and proximal_R is None) else None
     _mask_unknown(forces, moments, no_frame)
-    if convention == "external":
-        for d in (forces, moments):
+    sign = convention_sign(convention)
+    if sign < 0:
+        for d in (forces, moments, moments_lab):
             for p in d:
                 d[p] = [-v for v in d[p]]
     result = JointLoads(
-        joints=[joint_name(s.name) for s in segments],
+        joints=[joint_name(name) for name in chain.names],
         force_lab=forces["total"],
         moment=moments["total"],
+        # unknown where the joint is (its force is masked alike); a missing frame to express in is no matter
+        moment_lab=[np.where(np.isnan(f), np.nan, ml) for f, ml in zip(forces["total"], moments_lab["total"])],
         frame=frame,
         convention=convention,
     )

@@ -1,6 +1,8 @@
 """What the inverse-dynamics solver takes and gives.
 
-Conventions (all SI):
+A chain is described once (:class:`Chain` of :class:`Body`: names, masses, inertias) apart
+from its per-frame motion (one :class:`SegmentMotion` per body), as pinocchio splits *model*
+and *data*. Conventions (all SI):
 - ``R`` (n, 3, 3) maps segment coordinates to lab coordinates: its columns are
   the segment axes expressed in the lab. (The seed texts write the transpose.)
 - Vectors named ``*_lab`` are in the lab frame; ``*_seg`` in the segment's own frame.
@@ -15,31 +17,75 @@ from dataclasses import dataclass, field
 import numpy as np
 
 
-@dataclass
-class SegmentMotion:
-    """One segment of a chain: constant inertial parameters plus per-frame motion.
-
-    mass: kg. inertia_seg: (3, 3) kg.m^2 about the centre of mass, segment frame.
-    R: (n, 3, 3) segment -> lab. com_lab: (n, 3) m. com_acc_lab: (n, 3) m/s^2.
-    omega_seg, alpha_seg: (n, 3) angular velocity (rad/s) and acceleration (rad/s^2),
-    segment frame. proximal_lab, distal_lab: (n, 3) m, joint centres (the foot's
-    proximal joint is the ankle; its distal point may be NaN/unused).
-    """
+@dataclass(frozen=True)
+class Body:
+    """One segment's constant inertial parameters: name, mass (kg), and inertia_seg (3, 3)
+    kg.m^2 about its centre of mass, in the segment frame."""
 
     name: str
     mass: float
     inertia_seg: np.ndarray
+
+
+@dataclass(frozen=True)
+class Chain:
+    """A chain's constant description, distal to proximal (foot, shank, thigh): its bodies.
+
+    Constant for a subject (pinocchio's *model*); the per-frame motion of each segment is a
+    :class:`SegmentMotion` (pinocchio's *data*). Joint j is the proximal joint of body j.
+    """
+
+    bodies: tuple[Body, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "bodies", tuple(self.bodies))
+
+    def __len__(self) -> int:
+        return len(self.bodies)
+
+    def __iter__(self):
+        return iter(self.bodies)
+
+    def __getitem__(self, i: int) -> Body:
+        return self.bodies[i]
+
+    @property
+    def names(self) -> list[str]:
+        return [b.name for b in self.bodies]
+
+    @property
+    def masses(self) -> np.ndarray:
+        """(k,) kg."""
+        return np.array([b.mass for b in self.bodies], float)
+
+
+@dataclass
+class SegmentMotion:
+    """One segment's motion, every frame at once (all SI).
+
+    R: (n, 3, 3) segment -> lab. com_lab: (n, 3) m, centre of mass. com_acc_lab: (n, 3) m/s^2.
+    omega_seg, alpha_seg: (n, 3) angular velocity (rad/s) and acceleration (rad/s^2), segment
+    frame. proximal_lab, distal_lab: (n, 3) m, joint centres (the foot's proximal joint is the
+    ankle; a segment's distal_lab may be None: the distal segment's proximal joint is used).
+    """
+
     R: np.ndarray
     com_lab: np.ndarray
     com_acc_lab: np.ndarray
     omega_seg: np.ndarray
     alpha_seg: np.ndarray
     proximal_lab: np.ndarray
-    distal_lab: np.ndarray
+    distal_lab: np.ndarray | None = None
 
     @property
     def n_frames(self) -> int:
         return self.R.shape[0]
+
+    def frames(self, sl: slice) -> "SegmentMotion":
+        """The motion restricted to the frames ``sl``."""
+        return SegmentMotion(self.R[sl], self.com_lab[sl], self.com_acc_lab[sl], self.omega_seg[sl],
+                             self.alpha_seg[sl], self.proximal_lab[sl],
+                             None if self.distal_lab is None else self.distal_lab[sl])
 
 
 @dataclass
@@ -70,6 +116,7 @@ class JointLoads:
     moment[j]: (n, 3) N.m net joint moment in ``frame`` ('lab', 'distal', 'proximal')
     under ``convention`` ('internal': moment of the proximal on the distal segment,
     i.e. muscles' moment; 'external': its negative, as Plug-in Gait reports).
+    moment_lab[j]: the same moment in the lab frame (same convention), e.g. for joint power.
     force_parts / moment_parts: for each of CONTRIBUTIONS, arrays with the same shape
     as force_lab / moment; the four add up to the total.
     """
@@ -77,6 +124,7 @@ class JointLoads:
     joints: list[str]
     force_lab: list[np.ndarray]
     moment: list[np.ndarray]
+    moment_lab: list[np.ndarray] = field(default_factory=list)
     frame: str = "distal"
     convention: str = "internal"
     force_parts: dict[str, list[np.ndarray]] = field(default_factory=dict)

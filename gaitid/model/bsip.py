@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from gaitid.errors import ModelError
-from gaitid.model.markerset import _read_toml, resolve_path
+from gaitid.model.markerset import read_toml, resolve_path
 from gaitid.resources import models_dir
 
 _FIELDS = ("mass_fraction", "com_from_proximal", "gyration_ap", "gyration_ml", "gyration_long")
@@ -82,7 +82,7 @@ def load_table(name_or_path: str | Path) -> BsipTable:
 
 @functools.lru_cache(maxsize=32)
 def _load_table_cached(path: Path, stamp: int | None) -> BsipTable:
-    data = _read_toml(path)
+    data = read_toml(path)
     head = data.get("table")
     if not isinstance(head, dict) or not isinstance(head.get("name"), str):
         raise ModelError("table key 'table.name' is missing", path)

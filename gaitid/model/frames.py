@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from gaitid.model.joint_centres import _unit
+from gaitid.kinematics import unit
+from gaitid.model.joint_centres import is_left
 
 _AXIS = {"x": 0, "y": 1, "z": 2}
 
@@ -23,11 +24,11 @@ def frame_from_vectors(primary: np.ndarray, secondary: np.ndarray, axes: str = "
         raise ValueError(f"axes must be two different letters of 'xyz', not {axes!r}")
     i, j = _AXIS[axes[0]], _AXIS[axes[1]]
     k = 3 - i - j
-    e_i = _unit(np.asarray(primary, float))
+    e_i = unit(np.asarray(primary, float))
     sec = np.asarray(secondary, float)
     # right-handed: e_k = e_i x e_j when (i, j, k) is cyclic, else e_j x e_i
     cyclic = (j - i) % 3 == 1
-    e_k = _unit(np.cross(e_i, sec) if cyclic else np.cross(sec, e_i))
+    e_k = unit(np.cross(e_i, sec) if cyclic else np.cross(sec, e_i))
     e_j = np.cross(e_k, e_i) if cyclic else np.cross(e_i, e_k)
     R = np.empty(e_i.shape[:-1] + (3, 3))
     R[..., :, i], R[..., :, j], R[..., :, k] = e_i, e_j, e_k
@@ -70,7 +71,7 @@ def limb_frame(proximal_jc: np.ndarray, distal_jc: np.ndarray, lateral_marker: n
     """Plug-in Gait thigh / shank frame: z from the distal to the proximal joint centre, y towards
     the lateral marker for the left side (away from it for the right: y points left on both sides),
     x = y cross z anterior. Joint centres and marker (n, 3) lab."""
-    sign = 1.0 if side == "left" else -1.0
+    sign = 1.0 if is_left(side) else -1.0
     distal_jc = np.asarray(distal_jc)
     return frame_from_vectors(np.asarray(proximal_jc) - distal_jc, sign * (np.asarray(lateral_marker) - distal_jc), "zy")
 
@@ -85,7 +86,7 @@ def apply_foot_offsets(R_uncorrected: np.ndarray, plantar_flexion: float, rotati
     """Plug-in Gait corrected foot from the uncorrected one and the static offsets (rad):
     R = R_unc Ry(-plantar_flexion) Rx(-/+rotation) (- left, + right), i.e. Plug-in Gait's
     ``StaticPlantFlex`` / ``StaticRotOff``. Matched to 1e-5 rad on five real PiG files."""
-    s = -1.0 if side == "left" else 1.0
+    s = -1.0 if is_left(side) else 1.0
     return R_uncorrected @ rotation_about("y", -plantar_flexion) @ rotation_about("x", s * rotation)
 
 
@@ -112,7 +113,7 @@ def static_foot_offsets(
     b = np.arcsin(np.clip(-r[:, 1, 2], -1, 1))
     a = np.arctan2(r[:, 0, 2], r[:, 2, 2])
     pf = -float(np.mean(a))
-    rot = float(np.mean(b)) * (-1.0 if side == "left" else 1.0)
+    rot = float(np.mean(b)) * (-1.0 if is_left(side) else 1.0)
     return pf, rot
 
 

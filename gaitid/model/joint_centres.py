@@ -12,17 +12,19 @@ from __future__ import annotations
 
 import numpy as np
 
+from gaitid.kinematics import unit
+
 # Davis et al. (1991) constants as used by Plug-in Gait (CGM1): theta = 28.4 deg, beta = 18 deg.
 DAVIS_THETA = 0.500000178813934  # rad (28.4 deg in Vicon's implementation)
 DAVIS_BETA = 0.314000427722931  # rad (18 deg)
 
 
-def _unit(v: np.ndarray) -> np.ndarray:
-    n = np.linalg.norm(v, axis=-1, keepdims=True)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        u = v / n
-    u[~np.isfinite(u).all(axis=-1) | (n[..., 0] < 1e-12)] = np.nan
-    return u
+def is_left(side: str) -> bool:
+    """True for the left side ('Left' or 'left'), False for the right; ValueError otherwise."""
+    low = str(side).lower()
+    if low not in ("left", "right"):
+        raise ValueError(f"side must be 'Left' or 'Right', not {side!r}")
+    return low == "left"
 
 
 def asis_trochanter_distance(leg_length: float) -> float:
@@ -52,15 +54,14 @@ def davis_hip_centre(
     ``mean_leg_length`` the mean of both sides (Plug-in Gait's C); it defaults to ``leg_length``.
     Verified on Plug-in Gait's own output (``LFEP`` in the ``PEL`` frame, PiG_Motion3_FF.c3d).
     """
-    if side not in ("left", "right"):
-        raise ValueError(f"side must be 'left' or 'right', not {side!r}")
+    left = is_left(side)
     x_t = (asis_trochanter_distance(leg_length) if asis_trochanter is None else asis_trochanter) + marker_radius
     c = 0.115 * (leg_length if mean_leg_length is None else mean_leg_length) - 0.0153
     a = inter_asis_distance / 2.0
     x = -x_t * np.cos(DAVIS_BETA) + c * np.cos(DAVIS_THETA) * np.sin(DAVIS_BETA)
     y = a - c * np.sin(DAVIS_THETA)
     z = -x_t * np.sin(DAVIS_BETA) - c * np.cos(DAVIS_THETA) * np.cos(DAVIS_BETA)
-    return np.array([x, y if side == "left" else -y, z])
+    return np.array([x, y if left else -y, z])
 
 
 def harrington_hip_centre(pelvis_width: float, pelvis_depth: float, side: str) -> np.ndarray:
@@ -73,28 +74,27 @@ def harrington_hip_centre(pelvis_width: float, pelvis_depth: float, side: str) -
     returned in gaitid's pelvis axes (origin mid-ASIS, x anterior, y left, z up):
     x = X, y = -Z, z = Y, converted to m. PW, PD in m, measured between the landmarks
     (marker radius not subtracted; Harrington's landmarks were palpated bone)."""
-    if side not in ("left", "right"):
-        raise ValueError(f"side must be 'left' or 'right', not {side!r}")
+    left = is_left(side)
     pw, pd = pelvis_width * 1000.0, pelvis_depth * 1000.0
     x = -0.24 * pd - 9.9
     up = -0.30 * pw - 10.9
     lateral = 0.33 * pw + 7.3
-    return np.array([x, lateral if side == "left" else -lateral, up]) / 1000.0
+    return np.array([x, lateral if left else -lateral, up]) / 1000.0
 
 
 def _rotate_about_line(point: np.ndarray, pivot: np.ndarray, axis: np.ndarray, angle: float) -> np.ndarray:
     """Rotate points (n, 3) by ``angle`` rad about the line through ``pivot`` along ``axis`` (Rodrigues)."""
-    u = _unit(axis)
+    u = unit(axis)
     a = point - pivot
     c, s = np.cos(angle), np.sin(angle)
     return pivot + a * c + np.cross(u, a) * s + u * np.sum(u * a, axis=-1, keepdims=True) * (1 - c)
 
 
 def _chord(wand: np.ndarray, proximal: np.ndarray, marker: np.ndarray, offset: float, angle_offset: float = 0.0):
-    u = _unit(proximal - marker)
+    u = unit(proximal - marker)
     d = np.linalg.norm(proximal - marker, axis=-1)
     a = wand - marker
-    w = _unit(-(a - u * np.sum(a * u, axis=-1, keepdims=True)))  # in-plane, normal to u, away from the wand
+    w = unit(-(a - u * np.sum(a * u, axis=-1, keepdims=True)))  # in-plane, normal to u, away from the wand
     with np.errstate(invalid="ignore"):
         if angle_offset == 0.0:
             cos_t = offset / d

@@ -17,6 +17,7 @@ from typing import Any
 
 from gaitid.errors import ModelError
 from gaitid.resources import models_dir
+from gaitid.vocabulary import SIDES, side_key
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -45,6 +46,12 @@ _OPTIONAL = {
                 "bsip_endpoints"},
     "static": {"side", "method", "flat_foot", "sole_delta"},
 }
+# [gait] defaults for model files without the table: Plug-in Gait's labels
+DEFAULT_GAIT = {
+    "heel": ["{S}HEE"], "toe": ["{S}TOE"], "ankle": ["{S}ANK"],
+    "pelvis": ["LASI", "RASI", "LPSI", "RPSI", "SACR"], "pelvis_front": ["LASI", "RASI"],
+    "pelvis_back": ["LPSI", "RPSI", "SACR"],
+}
 SEQUENCES = {"".join(p) for p in ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX", "XYX", "XZX", "YXY", "YZY", "ZXZ", "ZYZ")}
 
 
@@ -58,7 +65,7 @@ class Model:
     bsip: str
     chain: list[str]
     root: str | None
-    sides: dict[str, str]
+    sides: dict[str, str]  # 'Left'/'Right' -> label prefix ('L', 'R')
     required_markers: list[str]
     optional_markers: list[str]
     one_of: list[list[str]]
@@ -70,6 +77,7 @@ class Model:
     degrees_from_software: list[str] = field(default_factory=list)
     aliases: dict[str, list[str]] = field(default_factory=dict)  # label -> other names for it
     clusters: dict[str, dict] = field(default_factory=dict)  # technical clusters (CAST)
+    gait: dict[str, list[str]] = field(default_factory=dict)  # [gait]: role -> candidate labels
 
     def error(self, key: str, problem: str) -> ModelError:
         return ModelError(f"model key '{key}': {problem}", self.path)
@@ -88,7 +96,7 @@ def list_models() -> list[str]:
     return sorted(p.stem for p in models_dir().glob("*.toml"))
 
 
-def _read_toml(path: Path) -> dict:
+def read_toml(path: Path) -> dict:
     try:
         with open(path, "rb") as f:
             return tomllib.load(f)
@@ -150,7 +158,7 @@ def _merge(base: dict, child: dict) -> dict:
 
 def _read_extended(path: Path, seen: tuple = ()) -> dict:
     """The TOML of a model file, merged over the model it ``extends`` (model.extends = name or path)."""
-    data = _read_toml(path)
+    data = read_toml(path)
     parent = data.get("model", {}).get("extends") if isinstance(data.get("model"), dict) else None
     if parent is None:
         return data
@@ -171,8 +179,17 @@ def _load_model_cached(path: Path, stamp: int | None) -> Model:
     data = _read_extended(path)
     head = _expect(path, data, "model", "", dict)
     sides = _expect(path, head, "sides", "model", dict, required=False) or {"left": "L", "right": "R"}
-    if set(sides) != {"left", "right"} or not all(isinstance(v, str) for v in sides.values()):
+    if set(sides) != {side_key(s) for s in SIDES} or not all(isinstance(v, str) for v in sides.values()):
         raise ModelError("model key 'model.sides' must map 'left' and 'right' to label prefixes", path)
+    sides = {s: sides[side_key(s)] for s in SIDES}
+    gait = {**DEFAULT_GAIT, **(_expect(path, data, "gait", "", dict, required=False) or {})}
+    for role, labels in gait.items():
+        if role not in DEFAULT_GAIT:
+            raise ModelError(f"model key 'gait.{role}' is not one of {', '.join(DEFAULT_GAIT)}", path)
+        if isinstance(labels, str):
+            gait[role] = [labels]
+        elif not (isinstance(labels, list) and labels and all(isinstance(x, str) for x in labels)):
+            raise ModelError(f"model key 'gait.{role}' must be a list of marker labels", path)
     markers = _expect(path, data, "markers", "", dict, required=False) or {}
     for key in ("required", "optional"):
         lst = markers.get(key, [])
@@ -202,6 +219,7 @@ def _load_model_cached(path: Path, stamp: int | None) -> Model:
         degrees_from_software=_expect(path, head, "degrees_from_software", "model", list, required=False) or [],
         aliases=_expect(path, data, "aliases", "", dict, required=False) or {},
         clusters=_expect(path, data, "clusters", "", dict, required=False) or {},
+        gait=gait,
     )
     _validate(model)
     return model
@@ -219,7 +237,7 @@ def required_markers(model: str | Path | Model) -> dict[str, list]:
     def both(labels):
         out = []
         for lab in labels:
-            for pre in ([m.sides["left"], m.sides["right"]] if "{S}" in lab else [""]):
+            for pre in ([m.sides[s] for s in SIDES] if "{S}" in lab else [""]):
                 name = lab.replace("{S}", pre)
                 if name not in out:
                     out.append(name)
@@ -228,7 +246,7 @@ def required_markers(model: str | Path | Model) -> dict[str, list]:
     from_static = both([l for c in m.clusters.values() for l in c.get("landmarks", [])])
     aliases = {}
     for canon, others in m.aliases.items():
-        for pre in ([m.sides["left"], m.sides["right"]] if "{S}" in canon else [""]):
+        for pre in ([m.sides[s] for s in SIDES] if "{S}" in canon else [""]):
             aliases[canon.replace("{S}", pre)] = [o.replace("{S}", pre) for o in others]
     return {"required": both(m.required_markers), "one_of": [list(g) for g in m.one_of],
             "optional": both(m.optional_markers), "from_static": from_static, "aliases": aliases}

@@ -86,8 +86,8 @@ def planar_forward_dynamics(chain: P.PlanarChain, q, qd, tau, tip_force=None, g:
 
     tau: (n,) or (n_frames, n) N.m joint torques; tip_force as in planar.external_terms.
     """
-    q2, single = P._as_frames(q, chain.n_links, "q")
-    qd2, _ = P._as_frames(qd, chain.n_links, "qd")
+    q2, single = P.as_frames(q, chain.n_links, "q")
+    qd2, _ = P.as_frames(qd, chain.n_links, "qd")
     tau2 = np.broadcast_to(np.asarray(tau, float), q2.shape)
     J = P.com_jacobians(chain, q2)
     G = g * np.einsum("i,fik->fk", chain.mass, J[:, :, 1, :])

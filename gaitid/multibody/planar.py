@@ -94,7 +94,7 @@ class PlanarDynamics:
     tau: np.ndarray
 
 
-def _as_frames(x, n: int, name: str) -> tuple[np.ndarray, bool]:
+def as_frames(x, n: int, name: str) -> tuple[np.ndarray, bool]:
     """(n_frames, n) float array and whether the input was a single configuration."""
     try:
         a = np.asarray(x, dtype=float)
@@ -118,7 +118,7 @@ def _cs(theta):
 
 def joint_positions(chain: PlanarChain, q) -> np.ndarray:
     """Lab X-Y positions (m) of joints 0..n-1 and the tip: (n_frames, n+1, 2)."""
-    q, single = _as_frames(q, chain.n_links, "q")
+    q, single = as_frames(q, chain.n_links, "q")
     c, s = _cs(absolute_angles(q))
     steps = np.stack([chain.length * c, chain.length * s], axis=-1)  # (f, n, 2)
     pts = np.concatenate([np.zeros_like(steps[:, :1]), np.cumsum(steps, axis=1)], axis=1)
@@ -127,7 +127,7 @@ def joint_positions(chain: PlanarChain, q) -> np.ndarray:
 
 def com_positions(chain: PlanarChain, q) -> np.ndarray:
     """Lab X-Y positions (m) of the links' centres of mass: (n_frames, n, 2)."""
-    q, single = _as_frames(q, chain.n_links, "q")
+    q, single = as_frames(q, chain.n_links, "q")
     joints = joint_positions(chain, q)[:, :-1]
     c, s = _cs(absolute_angles(q))
     out = joints + np.stack([chain.com * c, chain.com * s], axis=-1)
@@ -175,7 +175,7 @@ def mass_matrix(chain: PlanarChain, q) -> np.ndarray:
 
     J_vi: Jacobian of the centre of mass of link i; J_wi[j] = 1 for j <= i (planar).
     """
-    q, single = _as_frames(q, chain.n_links, "q")
+    q, single = as_frames(q, chain.n_links, "q")
     M = _mass_matrix(chain, com_jacobians(chain, q))
     return M[0] if single else M
 
@@ -198,8 +198,8 @@ def velocity_terms(chain: PlanarChain, q, qd) -> np.ndarray:
     + d_i w_i^2 u(theta_i)) (w_k = theta_k' the absolute angular velocities):
     C = sum_i m_i J_vi^T (Jdot_vi q'). Planar rotation adds no gyroscopic term.
     """
-    q, single = _as_frames(q, chain.n_links, "q")
-    qd, _ = _as_frames(qd, chain.n_links, "qd")
+    q, single = as_frames(q, chain.n_links, "q")
+    qd, _ = as_frames(qd, chain.n_links, "qd")
     if qd.shape[0] != q.shape[0]:
         raise DataError(f"q and qd have different numbers of frames: {q.shape[0]} and {qd.shape[0]}")
     C = _velocity_terms(chain, q, qd, com_jacobians(chain, q))
@@ -208,7 +208,7 @@ def velocity_terms(chain: PlanarChain, q, qd) -> np.ndarray:
 
 def gravity_terms(chain: PlanarChain, q, g: float = G_STANDARD) -> np.ndarray:
     """G(q) = -sum_i J_vi^T m_i (0, -g) = g sum_i m_i d y_i / d q (N.m), (n_frames, n)."""
-    q, single = _as_frames(q, chain.n_links, "q")
+    q, single = as_frames(q, chain.n_links, "q")
     G = g * np.einsum("i,fik->fk", chain.mass, com_jacobians(chain, q)[:, :, 1, :])
     return G[0] if single else G
 
@@ -220,7 +220,7 @@ def external_terms(chain: PlanarChain, q, tip_force=None, tip_distance=None, tip
     ``tip_distance`` m from its proximal joint (default its length). tip_moment: scalar or
     (n_frames,) N.m about Z, acting on the last link. None means zero.
     """
-    q, single = _as_frames(q, chain.n_links, "q")
+    q, single = as_frames(q, chain.n_links, "q")
     n, f = chain.n_links, q.shape[0]
     E = np.zeros_like(q)
     if tip_force is not None:
@@ -242,9 +242,9 @@ def inverse_dynamics(
     (n_frames, 2) N on the last link (lab X-Y). g: m/s^2 (0 for a horizontal plane).
     """
     n = chain.n_links
-    q2, single = _as_frames(q, n, "q")
-    qd2, _ = _as_frames(qd, n, "qd")
-    qdd2, _ = _as_frames(qdd, n, "qdd")
+    q2, single = as_frames(q, n, "q")
+    qd2, _ = as_frames(qd, n, "qd")
+    qdd2, _ = as_frames(qdd, n, "qdd")
     if not (q2.shape[0] == qd2.shape[0] == qdd2.shape[0]):
         raise DataError(f"q, qd, qdd have different numbers of frames: {q2.shape[0]}, {qd2.shape[0]}, {qdd2.shape[0]}")
     M = mass_matrix(chain, q2)
@@ -260,8 +260,8 @@ def inverse_dynamics(
 
 def energy(chain: PlanarChain, q, qd, g: float = G_STANDARD) -> np.ndarray:
     """Total mechanical energy (J): 1/2 q'^T M q' + g sum_i m_i y_i, (n_frames,)."""
-    q2, single = _as_frames(q, chain.n_links, "q")
-    qd2, _ = _as_frames(qd, chain.n_links, "qd")
+    q2, single = as_frames(q, chain.n_links, "q")
+    qd2, _ = as_frames(qd, chain.n_links, "qd")
     M = mass_matrix(chain, q2)
     kinetic = 0.5 * np.einsum("fi,fij,fj->f", qd2, M, qd2)
     potential = g * np.einsum("i,fi->f", chain.mass, com_positions(chain, q2)[:, :, 1])
@@ -316,9 +316,9 @@ def two_link_closed_form(chain: PlanarChain, q, qd, qdd, tip_force=(0.0, 0.0), g
     """
     if chain.n_links != 2:
         raise ModelError(f"two_link_closed_form needs a 2-link chain, got {chain.n_links} links")
-    q, single = _as_frames(q, 2, "q")
-    qd, _ = _as_frames(qd, 2, "qd")
-    qdd, _ = _as_frames(qdd, 2, "qdd")
+    q, single = as_frames(q, 2, "q")
+    qd, _ = as_frames(qd, 2, "qd")
+    qdd, _ = as_frames(qdd, 2, "qdd")
     m1, m2 = chain.mass
     L1, L2 = chain.length
     d1, d2 = chain.com
@@ -364,9 +364,9 @@ def three_link_closed_form(
     """
     if chain.n_links != 3:
         raise ModelError(f"three_link_closed_form needs a 3-link chain, got {chain.n_links} links")
-    q, single = _as_frames(q, 3, "q")
-    qd, _ = _as_frames(qd, 3, "qd")
-    qdd, _ = _as_frames(qdd, 3, "qdd")
+    q, single = as_frames(q, 3, "q")
+    qd, _ = as_frames(qd, 3, "qd")
+    qdd, _ = as_frames(qdd, 3, "qdd")
     m1, m2, m3 = chain.mass
     l1, l2, _l3 = chain.length
     d1, d2, d3 = chain.com

@@ -25,7 +25,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from gaitid.errors import DataError, ModelError
-from gaitid.multibody.planar import _as_frames
+from gaitid.multibody.planar import as_frames
 
 GRAVITY_Z = np.array([0.0, 0.0, -9.81])  # m/s^2, lab Z up
 
@@ -152,7 +152,7 @@ def fkin_space(M: np.ndarray, S_list: np.ndarray, theta) -> np.ndarray:
     Returns (n_frames, 4, 4) (or (4, 4) for a single configuration).
     """
     S_list = np.asarray(S_list, float)
-    theta, single = _as_frames(theta, S_list.shape[0], "theta")
+    theta, single = as_frames(theta, S_list.shape[0], "theta")
     T = np.broadcast_to(np.eye(4), (theta.shape[0], 4, 4))
     for i in range(S_list.shape[0]):
         T = T @ matrix_exp6(vec_to_se3(S_list[i] * theta[:, i : i + 1]))
@@ -163,7 +163,7 @@ def fkin_space(M: np.ndarray, S_list: np.ndarray, theta) -> np.ndarray:
 def fkin_body(M: np.ndarray, B_list: np.ndarray, theta) -> np.ndarray:
     """T = M e^[B1]t1 ... e^[Bn]tn (MR ``FKinBody``); B_list (n, 6) body-frame screw axes."""
     B_list = np.asarray(B_list, float)
-    theta, single = _as_frames(theta, B_list.shape[0], "theta")
+    theta, single = as_frames(theta, B_list.shape[0], "theta")
     T = np.broadcast_to(np.asarray(M, float), (theta.shape[0], 4, 4))
     for i in range(B_list.shape[0]):
         T = T @ matrix_exp6(vec_to_se3(B_list[i] * theta[:, i : i + 1]))
@@ -173,7 +173,7 @@ def fkin_body(M: np.ndarray, B_list: np.ndarray, theta) -> np.ndarray:
 def jacobian_space(S_list: np.ndarray, theta) -> np.ndarray:
     """Space Jacobian (n_frames, 6, n): column i = Ad(e^[S1]t1...e^[S_{i-1}]t_{i-1}) S_i (MR ``JacobianSpace``)."""
     S_list = np.asarray(S_list, float)
-    theta, single = _as_frames(theta, S_list.shape[0], "theta")
+    theta, single = as_frames(theta, S_list.shape[0], "theta")
     f, n = theta.shape
     J = np.zeros((f, 6, n))
     T = np.broadcast_to(np.eye(4), (f, 4, 4))
@@ -186,7 +186,7 @@ def jacobian_space(S_list: np.ndarray, theta) -> np.ndarray:
 def jacobian_body(B_list: np.ndarray, theta) -> np.ndarray:
     """Body Jacobian (n_frames, 6, n): column i = Ad(e^-[Bn]tn...e^-[B_{i+1}]t_{i+1}) B_i (MR ``JacobianBody``)."""
     B_list = np.asarray(B_list, float)
-    theta, single = _as_frames(theta, B_list.shape[0], "theta")
+    theta, single = as_frames(theta, B_list.shape[0], "theta")
     f, n = theta.shape
     J = np.zeros((f, 6, n))
     T = np.broadcast_to(np.eye(4), (f, 4, 4))
@@ -382,10 +382,10 @@ def rnea(
       tau_i = F_i^T A_i (9.57).
     """
     n = chain.n_joints
-    theta, single = _as_frames(theta, n, "theta")
+    theta, single = as_frames(theta, n, "theta")
     f = theta.shape[0]
-    dtheta, _ = _as_frames(dtheta, n, "dtheta")
-    ddtheta, _ = _as_frames(ddtheta, n, "ddtheta")
+    dtheta, _ = as_frames(dtheta, n, "dtheta")
+    ddtheta, _ = as_frames(ddtheta, n, "ddtheta")
     if not (dtheta.shape[0] == ddtheta.shape[0] == f):
         raise DataError(f"theta, dtheta, ddtheta have different numbers of frames: {f}, {dtheta.shape[0]}, {ddtheta.shape[0]}")
     g = _per_frame(g, f, 3, "g")
@@ -480,7 +480,7 @@ def _body_jacobians(chain: ScrewChain, theta: np.ndarray):
 
 def mass_matrix(chain: ScrewChain, theta) -> np.ndarray:
     """M(theta) = A^T L^T G L A = sum_i J_ib^T G_i J_ib (seed 003 eqs 9.82, 9.61), (n_frames, n, n)."""
-    theta, single = _as_frames(theta, chain.n_joints, "theta")
+    theta, single = as_frames(theta, chain.n_joints, "theta")
     X, _, _ = _body_jacobians(chain, theta)
     GX = chain.G_list[:, None] @ X  # (n, f, 6, n)
     f, n = theta.shape
@@ -498,8 +498,8 @@ def coriolis_terms(chain: ScrewChain, theta, dtheta) -> np.ndarray:
     -[ad_{A_i theta_i'}] Ad_{T_i,i-1}(V_{i-1})). Computed with the stacked matrices.
     """
     n = chain.n_joints
-    theta, single = _as_frames(theta, n, "theta")
-    dtheta, _ = _as_frames(dtheta, n, "dtheta")
+    theta, single = as_frames(theta, n, "theta")
+    dtheta, _ = as_frames(dtheta, n, "dtheta")
     X, Ad_back, _ = _body_jacobians(chain, theta)
     V = np.einsum("ifan,fn->ifa", X, dtheta)  # V = L A theta' (9.77), fixed base
     # y = -[ad_{A theta'}] Gamma V, block i: -ad(A_i theta_i') Ad_{T_i,i-1} V_{i-1}
@@ -522,7 +522,7 @@ def coriolis_terms(chain: ScrewChain, theta, dtheta) -> np.ndarray:
 
 def gravity_terms(chain: ScrewChain, theta, g=GRAVITY_Z) -> np.ndarray:
     """g(theta) = A^T L^T G L dV_base (seed 003 eq 9.84), dV_base = (Ad_{T_10}(0, -g), 0, ...); (n_frames, n)."""
-    theta, single = _as_frames(theta, chain.n_joints, "theta")
+    theta, single = as_frames(theta, chain.n_joints, "theta")
     f = theta.shape[0]
     X, Ad_back, _ = _body_jacobians(chain, theta)
     g = _per_frame(g, f, 3, "g")
@@ -540,7 +540,7 @@ def tip_terms(chain: ScrewChain, theta, F_tip) -> np.ndarray:
 
     F_tip: (6,) or (n_frames, 6), the wrench the tip exerts on the environment, tip frame.
     """
-    theta, single = _as_frames(theta, chain.n_joints, "theta")
+    theta, single = as_frames(theta, chain.n_joints, "theta")
     f = theta.shape[0]
     X, _, _ = _body_jacobians(chain, theta)
     J_tip = np.einsum("ab,fbn->fan", adjoint(trans_inv(chain.M_list[-1])), X[-1])
@@ -554,9 +554,9 @@ def forward_dynamics(chain: ScrewChain, theta, dtheta, tau, g=GRAVITY_Z, F_tip=N
     c + g + J^T F_tip is one RNEA call with theta'' = 0; M from eq 9.82. (n_frames, n).
     """
     n = chain.n_joints
-    theta, single = _as_frames(theta, n, "theta")
-    dtheta, _ = _as_frames(dtheta, n, "dtheta")
-    tau, _ = _as_frames(np.broadcast_to(np.asarray(tau, float), theta.shape), n, "tau")
+    theta, single = as_frames(theta, n, "theta")
+    dtheta, _ = as_frames(dtheta, n, "dtheta")
+    tau, _ = as_frames(np.broadcast_to(np.asarray(tau, float), theta.shape), n, "tau")
     bias = rnea(chain, theta, dtheta, np.zeros_like(theta), g, F_tip).tau
     out = np.linalg.solve(mass_matrix(chain, theta), (tau - bias)[..., None])[..., 0]
     return out[0] if single else out
@@ -564,8 +564,8 @@ def forward_dynamics(chain: ScrewChain, theta, dtheta, tau, g=GRAVITY_Z, F_tip=N
 
 def kinetic_energy(chain: ScrewChain, theta, dtheta) -> np.ndarray:
     """1/2 sum_i V_i^T G_i V_i (J), seed 003 eq 9.59; (n_frames,)."""
-    theta, single = _as_frames(theta, chain.n_joints, "theta")
-    dtheta, _ = _as_frames(dtheta, chain.n_joints, "dtheta")
+    theta, single = as_frames(theta, chain.n_joints, "theta")
+    dtheta, _ = as_frames(dtheta, chain.n_joints, "dtheta")
     X, _, _ = _body_jacobians(chain, theta)
     V = np.einsum("ifan,fn->ifa", X, dtheta)
     k = 0.5 * np.einsum("ifa,iab,ifb->f", V, chain.G_list, V)
@@ -574,7 +574,7 @@ def kinetic_energy(chain: ScrewChain, theta, dtheta) -> np.ndarray:
 
 def potential_energy(chain: ScrewChain, theta, g=GRAVITY_Z) -> np.ndarray:
     """-sum_i m_i g . p_i (J), p_i the COM (link-frame origin) in base coordinates; (n_frames,)."""
-    theta, single = _as_frames(theta, chain.n_joints, "theta")
+    theta, single = as_frames(theta, chain.n_joints, "theta")
     f = theta.shape[0]
     g = _per_frame(g, f, 3, "g")
     T = np.broadcast_to(np.eye(4), (f, 4, 4))

@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 import numpy as np
 import pandas as pd
 
-from gaitid.cycles import summarise
+from gaitid.parameters import summarise
 from gaitid.errors import DataError
 from gaitid.report.labels import is_kinematic
 

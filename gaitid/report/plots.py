@@ -143,16 +143,16 @@ def joint_grid(data: ReportData, kind: str, normative=None, show_cycles: bool = 
 
 def _grf_lab_to_body(result) -> tuple[np.ndarray, dict[str, np.ndarray], str, bool]:
     """(time, {side: (n, 3) GRF as [anterior, medial, vertical]}, unit, True) of one trial, on the
-    direction of progression (:func:`gaitid.events.progression_direction`); without it the lab
+    direction of progression (:func:`gaitid.progression.progression_direction`); without it the lab
     X, Y, Z and False."""
-    from gaitid.events import progression_direction
+    from gaitid.progression import progression_direction
 
     f = result.frames
     sel = f[f["variable"] == "GroundReactionForce"]
     time = result.trial.time
     unit = str(sel["unit"].iloc[0]) if len(sel) else ""
     try:
-        d = progression_direction(result.trial).direction_lab
+        d = progression_direction(result.trial, result.markers).direction_lab
         d = np.where(np.isfinite(d), d, np.nan)
     except GaitIDError:  # no pelvis markers: fall back on the lab axes (labelled as such)
         d = None
@@ -203,7 +203,7 @@ def draw_grf_time(axes, result) -> None:
 
 def grf_cycles(data: ReportData):
     """Session GRF per kinetic cycle, % cycle: tidy table like ``data.curves`` (components 0, 1, 2)."""
-    from gaitid.cycles import normalise
+    from gaitid.cycles import time_normalise
 
     rows = []
     pct = np.linspace(0.0, 100.0, 101)
@@ -214,7 +214,7 @@ def grf_cycles(data: ReportData):
         for c in r.cycles:
             if not c.kinetic or c.side not in grf:
                 continue
-            v = normalise(grf[c.side], time, c.start_time, c.end_time)
+            v = time_normalise(grf[c.side], time, c.start_time, c.end_time)
             for k in range(3):
                 rows.append(pd.DataFrame({"trial": name, "side": c.side, "cycle": c.index, "kinetic": True,
                                           "variable": "GRF", "component": COMPONENTS[k], "percent": pct,
@@ -254,7 +254,7 @@ def _sub_data(data: ReportData, curves: pd.DataFrame | None) -> ReportData:
     """A ReportData holding other curves (same cycles, settings), its summary recomputed."""
     from dataclasses import replace
 
-    from gaitid.cycles import summarise
+    from gaitid.parameters import summarise
 
     if curves is None or curves.empty:
         empty = pd.DataFrame(columns=["trial", "side", "cycle", "kinetic", "variable", "component", "percent",

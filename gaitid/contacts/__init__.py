@@ -1,0 +1,22 @@
+"""Force-plate contacts: when each plate is loaded, and which foot loads it (the contacts stage).
+
+- :mod:`gaitid.contacts.intervals` -- loaded periods of each plate at its analog rate;
+- :mod:`gaitid.contacts.assign` -- each contact given to a foot, or invalid with the reason
+  (centre of pressure under one foot, whole foot on the plate, no other foot; overrides);
+- :mod:`gaitid.contacts.geometry` -- points against foot triangles and plate outlines.
+"""
+
+from gaitid.contacts.assign import (
+    FootContact,
+    assign_contacts,
+    contacts_table,
+    ground_points,
+    resolve_plate_overrides,
+)
+from gaitid.contacts.geometry import distance_to_triangle, inside_distance
+from gaitid.contacts.intervals import ContactInterval, contact_mask, plate_intervals, trial_intervals
+
+__all__ = [
+    "ContactInterval", "FootContact", "assign_contacts", "contact_mask", "contacts_table", "distance_to_triangle",
+    "ground_points", "inside_distance", "plate_intervals", "resolve_plate_overrides", "trial_intervals",
+]

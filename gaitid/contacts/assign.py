@@ -1,0 +1,298 @@
+"""Plate-to-foot assignment: every plate contact given to a foot, or declared invalid with the reason.
+
+Contacts are the loaded periods of each plate (:mod:`gaitid.contacts.intervals`, 20 N,
+>= 50 ms). Each is given to a foot, or declared invalid for kinetics with the reason
+(:func:`assign_contacts`; tolerances are parameters, defaults in brackets):
+
+1. *Centre of pressure under the foot.* At the point-rate frames of the contact where
+   the plate's Fz >= ``cop_min_force`` (50 N) and its COP is defined, the horizontal
+   distance from the COP to the foot's heel-toe-ankle triangle (0 inside) must be at
+   most ``cop_tolerance`` (0.06 m: the heel and toe markers sit a few cm behind the
+   heel's and the toes' contact areas) on at least ``cop_fraction`` (90 %) of the
+   frames. One foot must pass; none (COP between the feet, or under no foot) or both
+   (feet together) makes the contact invalid.
+2. *Two adjacent plates.* Contacts of the same foot on different plates that overlap
+   in time form one foot contact (their wrenches are summed: :func:`gaitid.loads.sum_wrenches`).
+3. *Whole foot on the plate(s).* The foot's heel and toe markers, at every frame of the
+   contact where they are on the ground (within ``ground_clearance`` = 0.03 m of
+   their lowest height in the trial and moving horizontally slower than
+   ``ground_speed`` = 0.5 m/s), must lie inside the plate outline(s), at most
+   ``plate_tolerance`` (0.01 m) outside an edge. Otherwise: "partly off the plate".
+4. *Only that foot.* The other foot's heel and toe, when on the ground during the
+   contact, must not be inside any of the contact's plates (by more than
+   ``plate_tolerance``): otherwise "two feet".
+5. *Manual override* per plate, as in Plug-in Gait / pyCGM2: 'Left' or 'Right' gives
+   every contact on that plate to that foot (checks skipped, source 'override'),
+   'Invalid' makes them invalid, 'Auto' (default) applies the rules above. Overridden
+   plates are never grouped with adjacent plates.
+
+The markers are the model's ``[gait]`` heel, toe and ankle (:mod:`gaitid.model.gait_markers`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from gaitid.contacts.geometry import distance_to_triangle, inside_distance
+from gaitid.contacts.intervals import ContactInterval, trial_intervals
+from gaitid.errors import SettingsError
+from gaitid.model.gait_markers import GaitMarkers
+from gaitid.trial import PlateWrench, Trial
+from gaitid.vocabulary import (
+    AUTO,
+    CONTACT_THRESHOLD_N,
+    INVALID,
+    MIN_CONTACT_S,
+    SIDES,
+    other_side,
+    parse_plate_override,
+)
+
+
+@dataclass
+class FootContact:
+    """One foot placement on one or more plates (or an invalid contact).
+
+    ``plates``: 1-based plate indices. ``side``: 'Left', 'Right' or None (unknown foot).
+    ``strike_time``/``off_time``: s, file clock (NaN when the contact was on at the
+    record's start / end). ``valid``: usable for kinetics; ``reason`` says why not
+    ('' when valid). ``feet``: the feet found on the plate(s) (both for two feet).
+    ``cop_under``: fraction of the evaluated frames with the COP under each foot.
+    ``source``: 'auto' or 'override'.
+    """
+
+    plates: tuple[int, ...]
+    side: str | None
+    strike_time: float
+    off_time: float
+    valid: bool
+    reason: str
+    feet: tuple[str, ...] = ()
+    cop_under: dict = field(default_factory=dict)
+    source: str = "auto"
+    intervals: list[ContactInterval] = field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        return bool(np.isfinite(self.strike_time) and np.isfinite(self.off_time))
+
+
+def resolve_plate_overrides(overrides: dict | None, trial: Trial) -> dict[int, str]:
+    """{plate index (1-based): 'Left'|'Right'|'Invalid'|'Auto'}, checked against the trial's plates."""
+    out = {fp.index: AUTO for fp in trial.force_plates}
+    for key, value in (overrides or {}).items():
+        try:
+            idx = int(key)
+        except (TypeError, ValueError):
+            raise SettingsError(f"plate override key {key!r} is not a plate number") from None
+        if idx not in out:
+            raise SettingsError(
+                f"plate override for plate {idx}, but the trial has plates {sorted(out)}", trial.path
+            )
+        out[idx] = parse_plate_override(value)
+    return out
+
+
+def ground_points(trial: Trial, side: str, markers: GaitMarkers, clearance: float = 0.03,
+                  max_speed: float = 0.5) -> list[np.ndarray]:
+    """Heel and toe trajectories (n, 3), NaN except where the marker is on the ground: within
+    ``clearance`` of its lowest height (2nd percentile) and moving slower than ``max_speed``
+    horizontally (a swinging toe passes low but fast)."""
+    foot = markers.foot(side)
+    out = []
+    for lab in (foot.heel, foot.toe):
+        x = trial.point(lab).copy()
+        z = x[:, 2]
+        if np.isfinite(z).any() and x.shape[0] > 1:
+            ref = np.nanpercentile(z, 2)
+            speed = np.linalg.norm(np.gradient(x[:, :2], axis=0), axis=1) * trial.point_rate
+            x[~((z <= ref + clearance) & (speed <= max_speed))] = np.nan
+        out.append(x)
+    return out
+
+
+def _outside_fraction(points: list[np.ndarray], frames: np.ndarray, plates: list[np.ndarray],
+                      tol: float, labels: tuple[str, ...] = ("heel", "toe")) -> tuple[float, float, str]:
+    """(fraction of near-ground samples outside all plates, worst distance outside in m, and
+    which markers: "LCAL up to 16.5 cm, LMT2 up to 1.2 cm")."""
+    n_low = n_out = 0
+    worst = 0.0
+    which = []
+    for x, lab in zip(points, labels):
+        xy = x[frames, :2]
+        ok = np.all(np.isfinite(xy), axis=1)
+        if not ok.any():
+            continue
+        d = np.max([inside_distance(xy[ok], c) for c in plates], axis=0)
+        n_low += ok.sum()
+        out = d < -tol
+        n_out += out.sum()
+        if out.any():
+            worst = max(worst, float(-d[out].min()))
+            which.append(f"{lab} up to {100 * float(-d[out].min()):.1f} cm")
+    return (n_out / n_low if n_low else 0.0), worst, ", ".join(which)
+
+
+def _cop_under(trial: Trial, w: PlateWrench, frames: np.ndarray, markers: GaitMarkers, min_force: float,
+               tol: float) -> tuple[dict, int]:
+    fz = w.force[frames, 2]
+    cop = w.cop[frames, :2]
+    ev = frames[(fz >= min_force) & np.all(np.isfinite(cop), axis=1)]
+    res = {}
+    for side in SIDES:
+        foot = markers.foot(side)
+        if not trial.has_points(foot.heel, foot.toe, foot.ankle):
+            res[side] = np.nan
+            continue
+        d = distance_to_triangle(
+            w.cop[ev, :2], trial.point(foot.heel)[ev, :2], trial.point(foot.toe)[ev, :2],
+            trial.point(foot.ankle)[ev, :2],
+        )
+        known = np.isfinite(d)
+        res[side] = float(np.mean(d[known] <= tol)) if known.sum() >= max(1, 0.5 * ev.size) else np.nan
+    return res, int(ev.size)
+
+
+def assign_contacts(trial: Trial, markers: GaitMarkers, overrides: dict | None = None,
+                    threshold: float = CONTACT_THRESHOLD_N, min_duration: float = MIN_CONTACT_S,
+                    cop_tolerance: float = 0.06, cop_fraction: float = 0.9, cop_min_force: float = 50.0,
+                    plate_tolerance: float = 0.01, ground_clearance: float = 0.03,
+                    ground_speed: float = 0.5) -> list[FootContact]:
+    """Every plate contact of the trial, given to a foot or declared invalid with the reason.
+
+    ``markers``: the model's ``[gait]`` labels (:func:`gaitid.model.gait_markers.gait_markers`).
+    ``overrides``: {plate: 'Left'|'Right'|'Invalid'|'Auto'}. See the module docstring for the
+    rules and what each tolerance means.
+    """
+    ov = resolve_plate_overrides(overrides, trial)
+    plates = {fp.index: fp for fp in trial.force_plates}
+    intervals = trial_intervals(trial, threshold, min_duration)
+    t0 = (trial.first_frame - 1) / trial.point_rate
+    spans = [iv.span(t0, plates[iv.plate].analog.rate) for iv in intervals]
+
+    # 1. COP under which foot, per interval
+    info = []
+    for iv, (a, b) in zip(intervals, spans):
+        frames = trial.indices_between(a, b)
+        under, n_eval = _cop_under(trial, plates[iv.plate].point, frames, markers, cop_min_force, cop_tolerance)
+        feet = tuple(s for s in SIDES if np.isfinite(under[s]) and under[s] >= cop_fraction)
+        info.append((frames, under, n_eval, feet))
+
+    # 2. group overlapping contacts of the same foot on different (auto) plates
+    groups: list[list[int]] = []
+    for k, iv in enumerate(intervals):
+        feet = info[k][3]
+        placed = False
+        if ov[iv.plate] == AUTO and len(feet) == 1:
+            for g in groups:
+                j = g[0]
+                if (
+                    ov[intervals[j].plate] == AUTO
+                    and info[j][3] == feet
+                    and all(intervals[i].plate != iv.plate for i in g)
+                    and any(spans[i][0] <= spans[k][1] and spans[k][0] <= spans[i][1] for i in g)
+                ):
+                    g.append(k)
+                    placed = True
+                    break
+        if not placed:
+            groups.append([k])
+
+    out = []
+    for g in groups:
+        ivs = [intervals[i] for i in g]
+        pl = tuple(sorted(iv.plate for iv in ivs))
+        strike = np.nan if any(not np.isfinite(iv.strike_time) for iv in ivs) else min(iv.strike_time for iv in ivs)
+        off = np.nan if any(not np.isfinite(iv.off_time) for iv in ivs) else max(iv.off_time for iv in ivs)
+        a = min(spans[i][0] for i in g)
+        b = max(spans[i][1] for i in g)
+        frames = trial.indices_between(a, b)
+        under = {s: float(np.nanmin([info[i][1][s] for i in g])) if any(np.isfinite(info[i][1][s]) for i in g)
+                 else np.nan for s in SIDES}
+        feet = info[g[0]][3]
+        n_eval = min(info[i][2] for i in g)
+        names = "plate" + ("s " if len(pl) > 1 else " ") + " and ".join(str(p) for p in pl)
+        mode = ov[pl[0]] if len(pl) == 1 else AUTO
+        base = dict(plates=pl, strike_time=strike, off_time=off, cop_under=under, intervals=ivs)
+        if mode in SIDES:
+            out.append(FootContact(side=mode, valid=True, reason="", feet=(mode,), source="override", **base))
+            continue
+        if mode == INVALID:
+            out.append(FootContact(side=None, valid=False, reason=f"{names} set invalid by override",
+                                   feet=feet, source="override", **base))
+            continue
+        outlines = [plates[p].corners for p in pl]
+        lows = {s: ground_points(trial, s, markers, ground_clearance, ground_speed) for s in SIDES
+                if trial.has_points(markers.foot(s).heel, markers.foot(s).toe)}
+        pct = ", ".join(f"{s.lower()} {100 * under[s]:.0f} %" for s in SIDES if np.isfinite(under[s]))
+        if n_eval == 0:
+            reason = f"{names}: force never reaches {cop_min_force:g} N with a centre of pressure"
+            out.append(FootContact(side=None, valid=False, reason=reason, feet=(), **base))
+            continue
+        if not any(np.isfinite(under[s]) for s in SIDES):
+            reason = f"{names}: foot markers missing during the contact"
+            out.append(FootContact(side=None, valid=False, reason=reason, feet=(), **base))
+            continue
+        if len(feet) == 0:
+            both = tuple(s for s in SIDES if _ground_point_inside(lows.get(s, []), frames, outlines, plate_tolerance))
+            reason = (f"{names}: centre of pressure not under one foot through the contact "
+                      f"(frames with the COP under the foot: {pct})")
+            if len(both) == 2:
+                reason = f"{names}: two feet on the plate ({pct} of frames with the COP under each foot)"
+            out.append(FootContact(side=None, valid=False, reason=reason, feet=both, **base))
+            continue
+        if len(feet) == 2:
+            reason = f"{names}: centre of pressure under both feet (feet together), cannot tell which"
+            out.append(FootContact(side=None, valid=False, reason=reason, feet=feet, **base))
+            continue
+        side = feet[0]
+        other = other_side(side)
+        if other in lows and _ground_point_inside(lows[other], frames, outlines, plate_tolerance):
+            reason = f"{names}: two feet on the plate (the {other.lower()} foot also touches it)"
+            out.append(FootContact(side=side, valid=False, reason=reason, feet=(side, other), **base))
+            continue
+        if side in lows:
+            foot = markers.foot(side)
+            frac, worst, which = _outside_fraction(lows[side], frames, outlines, plate_tolerance,
+                                                   (foot.heel, foot.toe))
+            if frac > 0:
+                reason = (f"{names}: {side.lower()} foot partly off the plate (heel/toe up to "
+                          f"{100 * worst:.1f} cm outside: {which}; {100 * frac:.0f} % of near-ground samples)")
+                out.append(FootContact(side=side, valid=False, reason=reason, feet=(side,), **base))
+                continue
+        out.append(FootContact(side=side, valid=True, reason="", feet=(side,), **base))
+    return out
+
+
+def _ground_point_inside(points: list[np.ndarray], frames: np.ndarray, plates: list[np.ndarray], tol: float) -> bool:
+    """True if a near-ground heel/toe sample lies inside a plate, at least ``tol`` m inside its edges."""
+    for x in points:
+        xy = x[frames, :2]
+        ok = np.all(np.isfinite(xy), axis=1)
+        if ok.any() and np.any(np.max([inside_distance(xy[ok], c) for c in plates], axis=0) >= tol):
+            return True
+    return False
+
+
+def contacts_table(contacts: list[FootContact]) -> pd.DataFrame:
+    """One row per foot contact: plates, side, strike_time_s, off_time_s, valid, reason, source,
+    cop_under_left, cop_under_right (fractions)."""
+    rows = [
+        {
+            "plates": ",".join(str(p) for p in c.plates),
+            "side": c.side,
+            "strike_time_s": c.strike_time,
+            "off_time_s": c.off_time,
+            "valid": c.valid,
+            "reason": c.reason,
+            "source": c.source,
+            "cop_under_left": c.cop_under.get("Left", np.nan),
+            "cop_under_right": c.cop_under.get("Right", np.nan),
+        }
+        for c in contacts
+    ]
+    return pd.DataFrame(rows, columns=["plates", "side", "strike_time_s", "off_time_s", "valid", "reason", "source",
+                                       "cop_under_left", "cop_under_right"])

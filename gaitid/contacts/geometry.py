@@ -1,0 +1,52 @@
+"""Horizontal geometry for plate assignment: points against foot triangles and plate outlines (m, lab XY)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gaitid.errors import DataError
+
+
+def _seg_dist(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Distance (n,) from points p (n, 2) to segments a-b (n, 2) or (2,)."""
+    ab = b - a
+    ap = p - a
+    denom = np.einsum("...i,...i->...", ab, ab)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = np.clip(np.einsum("...i,...i->...", ap, ab) / np.where(denom > 0, denom, np.nan), 0.0, 1.0)
+    t = np.where(denom > 0, t, 0.0)
+    return np.linalg.norm(ap - t[..., None] * ab, axis=-1)
+
+
+def distance_to_triangle(p: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """Horizontal distance (n,) from points p to triangles abc (all (n, 2)), 0 inside; NaN if any NaN."""
+
+    def cross(u, v):
+        return u[..., 0] * v[..., 1] - u[..., 1] * v[..., 0]
+
+    d1, d2, d3 = cross(b - a, p - a), cross(c - b, p - b), cross(a - c, p - c)
+    inside = ((d1 >= 0) & (d2 >= 0) & (d3 >= 0)) | ((d1 <= 0) & (d2 <= 0) & (d3 <= 0))
+    edge = np.minimum(np.minimum(_seg_dist(p, a, b), _seg_dist(p, b, c)), _seg_dist(p, c, a))
+    out = np.where(inside, 0.0, edge)
+    bad = ~np.all(np.isfinite(np.concatenate([p, a, b, c], axis=-1)), axis=-1)
+    return np.where(bad, np.nan, out)
+
+
+def inside_distance(p: np.ndarray, polygon: np.ndarray) -> np.ndarray:
+    """Signed distance (n,) of points p (n, 2) inside a convex polygon (m, 2): + inside, - outside.
+
+    Outside, this is minus the largest distance beyond an edge line (exact except
+    beyond a corner, where it is slightly smaller than the true distance).
+    """
+    poly = np.asarray(polygon, float)[:, :2]
+    x, y = poly[:, 0], poly[:, 1]
+    area = 0.5 * np.sum(x * np.roll(y, -1) - np.roll(x, -1) * y)
+    if abs(area) < 1e-12:
+        raise DataError("degenerate force-plate outline (zero area corners)")
+    sgn = 1.0 if area > 0 else -1.0
+    e = np.roll(poly, -1, axis=0) - poly  # (m, 2) edges
+    ln = np.linalg.norm(e, axis=1)
+    # left normal of a counter-clockwise polygon points inside
+    rel = p[:, None, :] - poly[None, :, :]  # (n, m, 2)
+    d = sgn * (e[None, :, 0] * rel[..., 1] - e[None, :, 1] * rel[..., 0]) / ln[None, :]
+    return d.min(axis=1)

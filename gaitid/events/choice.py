@@ -1,0 +1,185 @@
+"""The events stage: the file's gait events checked against those detected, and the choice.
+
+Detected events come from the assigned plate contacts (:func:`plate_events`, strike and off at
+the threshold crossings, overrides applied) and, for the steps off the plates, from kinematics
+(:mod:`gaitid.events.zeni`). :func:`compare_events` pairs events of the same label and side
+(nearest within ``window``, one-to-one); :func:`resolve_events` keeps the file's events by
+default (``prefer='file'``) and returns the comparison table so the caller can see and choose
+(``'detected'`` or ``'merge'``). A pair disagrees beyond 1 frame for plate events and 3 frames
+for kinematic ones (their accuracy on the real trials).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from gaitid.contacts import FootContact
+from gaitid.errors import DataError, SettingsError
+from gaitid.events.labels import event_at, file_events
+from gaitid.events.zeni import zeni_events
+from gaitid.model.gait_markers import GaitMarkers
+from gaitid.trial import Event, Trial
+from gaitid.vocabulary import EVENT_SOURCES, FOOT_OFF, FOOT_STRIKE, GAIT_EVENTS, SIDES
+
+
+def plate_events(trial: Trial, contacts: list[FootContact]) -> list[Event]:
+    """Foot strike / foot off events at the threshold crossings of the assigned plate contacts.
+
+    Only contacts whose foot is known give events (valid or not for kinetics, overrides
+    applied); each foot contact gives its earliest strike and latest off over its plates.
+    """
+    out = []
+    for c in contacts:
+        if c.side not in SIDES:
+            continue
+        if np.isfinite(c.strike_time):
+            out.append(event_at(trial, FOOT_STRIKE, c.side, c.strike_time, "plate"))
+        if np.isfinite(c.off_time):
+            out.append(event_at(trial, FOOT_OFF, c.side, c.off_time, "plate"))
+    return sorted(out, key=lambda e: e.time)
+
+
+def compare_events(reference: list[Event], detected: list[Event], point_rate: float,
+                   window: float = 0.15) -> pd.DataFrame:
+    """Pair events of the same label and side, nearest first, one-to-one, within ``window`` s.
+
+    Columns: label, context, reference_time_s, detected_time_s, difference_s
+    (detected - reference), difference_frames (the same in frames at ``point_rate``),
+    frame_difference (difference of the events' frame numbers, an integer as float),
+    status ('paired', 'reference only', 'detected only'), source (the detected event's).
+    """
+    rows = []
+    for label in GAIT_EVENTS:
+        for side in SIDES:
+            ref = [e.time for e in reference if e.label == label and e.context == side]
+            dev = [e for e in detected if e.label == label and e.context == side]
+            det = [e.time for e in dev]
+            pairs = sorted(
+                (abs(b - a), i, j) for i, a in enumerate(ref) for j, b in enumerate(det) if abs(b - a) <= window
+            )
+            used_r, used_d = set(), set()
+            for _, i, j in pairs:
+                if i in used_r or j in used_d:
+                    continue
+                used_r.add(i)
+                used_d.add(j)
+                rows.append((label, side, ref[i], det[j], "paired", dev[j].source))
+            rows += [(label, side, a, np.nan, "reference only", "") for i, a in enumerate(ref) if i not in used_r]
+            rows += [(label, side, np.nan, b, "detected only", dev[j].source)
+                     for j, b in enumerate(det) if j not in used_d]
+    df = pd.DataFrame(rows, columns=["label", "context", "reference_time_s", "detected_time_s", "status", "source"])
+    df["difference_s"] = df["detected_time_s"] - df["reference_time_s"]
+    df["difference_frames"] = df["difference_s"] * point_rate
+    df["frame_difference"] = np.rint(df["detected_time_s"] * point_rate) - np.rint(df["reference_time_s"] * point_rate)
+    order = df["reference_time_s"].fillna(df["detected_time_s"])
+    df = df.assign(_t=order).sort_values("_t").drop(columns="_t").reset_index(drop=True)
+    return df[["label", "context", "reference_time_s", "detected_time_s", "difference_s", "difference_frames",
+               "frame_difference", "status", "source"]]
+
+
+@dataclass
+class EventChoice:
+    """Events chosen by :func:`resolve_events` and the comparison behind the choice.
+
+    ``comparison``: :func:`compare_events` table (file = reference) with a boolean
+    ``disagree`` column (frame numbers more than ``tolerance`` apart, or found by one
+    side only inside the span the file's events cover). ``notes``: what could not be
+    detected and why. ``disagreements``: number of such rows.
+    """
+
+    events: list[Event]
+    comparison: pd.DataFrame
+    prefer: str
+    disagreements: int
+    notes: list[str] = field(default_factory=list)
+
+    def describe(self) -> list[str]:
+        """One line per disagreement (and per note), for logs and reports."""
+        out = []
+        for r in self.comparison[self.comparison["disagree"]].itertuples():
+            what = f"{r.context} {r.label}"
+            if r.status == "paired":
+                out.append(f"{what}: file {r.reference_time_s:.3f} s, {r.source} {r.detected_time_s:.3f} s "
+                           f"({r.frame_difference:+.0f} frames)")
+            elif r.status == "reference only":
+                out.append(f"{what}: file {r.reference_time_s:.3f} s, not detected")
+            else:
+                out.append(f"{what}: {r.source} {r.detected_time_s:.3f} s, not in the file")
+        return out + list(self.notes)
+
+
+def combine_detected(plate: list[Event], kinematic: list[Event], window: float = 0.15) -> list[Event]:
+    """Plate events where the plates saw the foot, kinematic (Zeni) events for the steps off the plates."""
+    out = list(plate)
+    for e in kinematic:
+        if not any(p.label == e.label and p.context == e.context and abs(p.time - e.time) <= window for p in plate):
+            out.append(e)
+    return sorted(out, key=lambda e: e.time)
+
+
+DEFAULT_TOLERANCE = {"plate": 1.0, "kinematics": 3.0}  # frames
+
+
+def resolve_events(file: list[Event], detected: list[Event], point_rate: float, prefer: str = "file",
+                   tolerance: float | dict | None = None, window: float = 0.15) -> EventChoice:
+    """Choose between the file's and the detected events and report where they disagree.
+
+    ``prefer``: 'file' (default; the detected events are used only when the file has
+    none), 'detected' (the detected events), or 'merge' (the file's events, plus the
+    detected ones outside the time span the file's events cover). ``tolerance``:
+    frames beyond which a pair counts as a disagreement, one number or one per detected
+    source (default 1 frame for plate events, 3 for kinematic ones: the accuracy each
+    reaches on the real trials, see ``docs/events.md``).
+    """
+    if prefer not in EVENT_SOURCES:
+        raise SettingsError(f"prefer must be 'file', 'detected' or 'merge', not {prefer!r}")
+    cmp = compare_events(file, detected, point_rate, window)
+    tol = dict(DEFAULT_TOLERANCE) if tolerance is None else tolerance
+    if isinstance(tol, dict):
+        limit = cmp["source"].map(lambda src: tol.get(src, 1.0)).astype(float)
+    else:
+        limit = pd.Series(float(tol), index=cmp.index)
+    if file:
+        lo, hi = min(e.time for e in file), max(e.time for e in file)
+        inside = cmp["detected_time_s"].between(lo, hi) | cmp["reference_time_s"].notna()
+    else:
+        lo = hi = np.nan
+        inside = pd.Series(False, index=cmp.index)
+    disagree = ((cmp["status"] == "paired") & (cmp["frame_difference"].abs() > limit)) | (
+        (cmp["status"] != "paired") & inside & bool(file) & bool(detected)
+    )
+    cmp["disagree"] = disagree
+    if prefer == "detected" or not file:
+        events = list(detected)
+    elif prefer == "file":
+        events = list(file)
+    else:
+        events = list(file) + [e for e in detected if not (lo - window <= e.time <= hi + window)]
+    events = sorted(events, key=lambda e: e.time)
+    return EventChoice(events, cmp, prefer, int(disagree.sum()))
+
+
+def gait_events(trial: Trial, contacts: list[FootContact], markers: GaitMarkers, prefer: str = "file",
+                tolerance: float | dict | None = None) -> EventChoice:
+    """The trial's gait events (the events stage): the file's, checked against detection from
+    the assigned plate contacts and from kinematics (Zeni).
+
+    When the kinematic detection is impossible (no pelvis or foot markers) but the file
+    or the plates give events, it is skipped and the reason is in ``notes``.
+    """
+    file = file_events(trial)
+    notes = []
+    plate = plate_events(trial, contacts)
+    try:
+        kin = zeni_events(trial, markers)
+    except DataError as err:
+        if not (file or plate):
+            raise
+        kin = []
+        notes.append(f"no kinematic events: {err.reason}")
+    choice = resolve_events(file, combine_detected(plate, kin), trial.point_rate, prefer, tolerance)
+    choice.notes = notes
+    return choice

@@ -1,0 +1,132 @@
+"""``Result``: everything :func:`gaitid.process` produced for one trial, stage by stage.
+
+A Result keeps each stage's output, so a user can see where a number came from: the
+``trial`` (with the subject used), ``subject`` (:class:`~gaitid.subjects.SubjectData`: values and
+their sources), ``markers`` (the gait markers used), ``kinematics`` (segment frames, joint
+centres, angles), ``foot_contacts`` (plate assignment with reasons), ``event_choice`` (the
+events used and the comparison behind the choice), ``loads`` (the load on each foot),
+``joint_loads`` (the solver's output, SI, in ``settings.frame`` under ``settings.convention``),
+``outputs`` (the per-frame output curves as arrays), ``cycles``, and the cycle tables. The
+tidy per-frame table (:attr:`Result.frames`) and the contacts table are built from those when
+asked for.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from gaitid.contacts import FootContact, contacts_table
+from gaitid.cycles import Cycle
+from gaitid.dynamics.types import JointLoads
+from gaitid.errors import DataError
+from gaitid.events import EventChoice
+from gaitid.loads import FootLoad
+from gaitid.model.build import ModelKinematics
+from gaitid.model.gait_markers import GaitMarkers
+from gaitid.outputs import Outputs, frames_table
+from gaitid.settings import Settings
+from gaitid.subjects import SubjectData
+from gaitid.trial import Event, Trial
+
+
+@dataclass(eq=False)
+class Result:
+    """Everything :func:`gaitid.process` produced for one trial (see the module docstring).
+
+    Tables: ``frames`` (per-frame outputs, tidy long table: ``frame`` (Vicon frame number),
+    ``time_s``, ``side`` ('Left'/'Right'), ``variable`` (``AnkleMoment``...), ``component``
+    ('X', 'Y', 'Z'; '' for scalars), ``value``, ``unit``); ``curves`` (time-normalised cycles,
+    :func:`gaitid.cycles.cycle_curves`) and ``curves_summary`` (mean, SD and n per side and
+    percent); ``parameters`` / ``parameters_summary`` (discrete parameters per cycle and their
+    mean/SD); ``contacts`` (plate assignment with reasons); ``event_comparison`` (file vs
+    detected events). ``warnings``: what the user should know, in stage order.
+    """
+
+    trial: Trial
+    settings: Settings
+    subject: SubjectData
+    markers: GaitMarkers
+    kinematics: ModelKinematics
+    foot_contacts: list[FootContact]
+    event_choice: EventChoice
+    loads: dict[str, FootLoad]
+    joint_loads: dict[str, JointLoads]
+    outputs: Outputs
+    cycles: list[Cycle]
+    curves: pd.DataFrame
+    curves_summary: pd.DataFrame | None
+    parameters: pd.DataFrame
+    parameters_summary: pd.DataFrame | None
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.trial.path.stem if self.trial.path is not None else "trial"
+
+    @property
+    def events(self) -> list[Event]:
+        """The gait events used (see ``event_choice`` for the comparison behind them)."""
+        return self.event_choice.events
+
+    @property
+    def event_comparison(self) -> pd.DataFrame:
+        return self.event_choice.comparison
+
+    @property
+    def units(self) -> dict[str, str]:
+        """{variable: unit} of the output variables."""
+        return self.outputs.units
+
+    @property
+    def contacts(self) -> pd.DataFrame:
+        """One row per foot contact (:func:`gaitid.contacts.contacts_table`)."""
+        return contacts_table(self.foot_contacts)
+
+    @functools.cached_property
+    def frames(self) -> pd.DataFrame:
+        """The per-frame outputs as a tidy long table (built on first use)."""
+        return frames_table(self.trial, self.outputs)
+
+    def curve(self, side: str, variable: str) -> np.ndarray:
+        """Per-frame values (n_frames, k) of one output variable, in the table's units."""
+        values = self.outputs.curves.get(side, {}).get(variable)
+        if values is None:
+            raise DataError(f"no output '{variable}' for side '{side}'")
+        return np.asarray(values, float).reshape(self.trial.n_frames, -1)
+
+    # exports live in gaitid.export; these are the documented entry points
+    def to_csv(self, outdir: str | os.PathLike) -> list[Path]:
+        from gaitid.export import write_tables
+
+        return write_tables(self, outdir, "csv")
+
+    def to_parquet(self, outdir: str | os.PathLike) -> list[Path]:
+        from gaitid.export import write_tables
+
+        return write_tables(self, outdir, "parquet")
+
+    def to_excel(self, path: str | os.PathLike) -> Path:
+        from gaitid.export import write_excel
+
+        return write_excel(self, path)
+
+    def to_c3d(self, path: str | os.PathLike, suffix: str = "") -> Path:
+        from gaitid.export import write_results_c3d
+
+        return write_results_c3d(self, path, suffix=suffix)
+
+    def to_opensim(self, outdir: str | os.PathLike) -> list[Path]:
+        from gaitid.export import write_opensim
+
+        return write_opensim(self, outdir)
+
+    def report(self, outdir: str | os.PathLike, formats: tuple[str, ...] = ("pdf", "html"), normative=None) -> list[Path]:
+        from gaitid.report import write_report
+
+        return write_report(self, outdir, formats=formats, normative=normative)

@@ -172,3 +172,102 @@ def test_exports_round_trip(default_result, tmp_path):
 def test_writing_onto_the_input_is_refused(default_result):
     with pytest.raises(GaitIDError, match="input"):
         default_result.to_c3d(WALK)
+
+
+# --------------------------------------------------------------------------- stages (issue 12)
+
+
+def _events_near(result, a=1.0, b=1.8):
+    return [(e.label, e.context, round(e.time, 3), e.source) for e in result.events if a < e.time < b]
+
+
+def test_plate_overrides_reach_event_detection():
+    """Plate 1 carries the right foot from 1.102 to 1.698 s. Overridden to 'Left' its events are
+    the left foot's; set 'Invalid' it gives no plate event (the kinematic ones stand in)."""
+    auto = process(WALK, static=STATIC, events="detected")
+    assert ("Foot Strike", "Right", 1.102, "plate") in _events_near(auto)
+    assert ("Foot Off", "Right", 1.698, "plate") in _events_near(auto)
+    left = process(WALK, static=STATIC, events="detected", plates={1: "Left"})
+    assert ("Foot Strike", "Left", 1.102, "plate") in _events_near(left)
+    assert ("Foot Off", "Left", 1.698, "plate") in _events_near(left)
+    assert not any(e[1] == "Right" and e[3] == "plate" for e in _events_near(left))
+    invalid = process(WALK, static=STATIC, events="detected", plates={1: "invalid"})
+    got = _events_near(invalid)
+    assert not any(abs(e[2] - t) < 0.01 and e[3] == "plate" for e in got for t in (1.102, 1.698))
+    assert ("Foot Strike", "Right", 1.16, "kinematics") in got  # Zeni's strike instead (6 frames late here)
+    # the comparison with the file's events follows the override too
+    cmp = process(WALK, static=STATIC, plates={1: "Invalid"}).event_comparison
+    assert not ((cmp.source == "plate") & (cmp.detected_time_s.round(3) == 1.102)).any()
+
+
+def _same(a, b, path="trial"):
+    """Deep equality of dataclasses, dicts, lists and arrays (NaN equal to NaN)."""
+    import dataclasses
+
+    if dataclasses.is_dataclass(a):
+        assert type(a) is type(b), path
+        for f in dataclasses.fields(a):
+            _same(getattr(a, f.name), getattr(b, f.name), f"{path}.{f.name}")
+    elif isinstance(a, dict):
+        assert a.keys() == b.keys(), path
+        for k in a:
+            _same(a[k], b[k], f"{path}[{k!r}]")
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b)):
+            _same(x, y, f"{path}[{i}]")
+    elif isinstance(a, np.ndarray):
+        np.testing.assert_array_equal(a, b, err_msg=path)
+    else:
+        assert a == b, path
+
+
+@pytest.mark.parametrize("subject", [None, 80.0, {"mass": 80.0, "height": 1.8, "knee_width": 0.1}, "plates"])
+def test_process_leaves_the_callers_trial_unchanged(subject):
+    """Bug: process(trial, subject=80) changed the caller's trial.subject.mass."""
+    import copy
+
+    trial, static = read_c3d(WALK), read_c3d(STATIC)
+    before, before_static = copy.deepcopy(trial), copy.deepcopy(static)
+    r = process(trial, subject=subject, static=static)
+    _same(trial, before)
+    _same(static, before_static, "static")
+    if isinstance(subject, float):
+        assert trial.subject.mass == MASS and r.subject.subject.mass == 80.0 and r.trial.subject.mass == 80.0
+        assert r.subject.sources["mass"] == "caller"
+
+
+def test_each_stage_is_callable_on_its_own_and_the_result_keeps_its_output():
+    """The stages of process(), run by hand, give the same numbers; the Result keeps each output."""
+    from gaitid import pipeline as P
+    from gaitid.cycles import gait_cycles
+    from gaitid.events import gait_events
+    from gaitid.loads import foot_loads
+    from gaitid.model.gait_markers import gait_markers
+    from gaitid.model.markerset import load_model
+    from gaitid.outputs import output_curves
+    from gaitid.settings import Settings
+    from gaitid.subjects import subject_data
+
+    settings = Settings()
+    trial, static = P.load_trial(WALK), P.load_trial(STATIC)
+    model = load_model(settings.model)
+    markers = gait_markers(model, trial)
+    contacts = P.foot_contacts(trial, markers, settings)
+    subject = subject_data(trial, None, contacts, markers)
+    kinematics = P.segment_kinematics(trial, model, static, subject, settings)
+    events = gait_events(trial, contacts, markers, settings.events)
+    loads = foot_loads(trial, contacts, events.events)
+    joints = P.joint_loads(kinematics, loads, settings)
+    outputs = output_curves(kinematics, joints, loads, model, settings, subject.subject)
+    cycles = gait_cycles(events.events, contacts)
+    r = process(WALK, static=STATIC)
+    np.testing.assert_array_equal(outputs.curves["Right"]["AnkleMoment"], r.outputs.curves["Right"]["AnkleMoment"])
+    assert [c.start_time for c in cycles] == [c.start_time for c in r.cycles]
+    assert [c.plates for c in contacts] == [c.plates for c in r.foot_contacts] == [(1,), (2,)]
+    assert r.markers == markers and r.subject.sources["mass"] == "file"
+    assert r.joint_loads["Left"].frame == "distal" and r.joint_loads["Left"].convention == "internal"
+    np.testing.assert_array_equal(r.curve("Left", "KneeMoment"), r.outputs.curves["Left"]["KneeMoment"])
+    # the long table is a view of the same arrays
+    sel = r.frames[(r.frames.side == "Left") & (r.frames.variable == "KneeMoment") & (r.frames.component == "Y")]
+    np.testing.assert_array_equal(sel.value.to_numpy(), r.outputs.curves["Left"]["KneeMoment"][:, 1])

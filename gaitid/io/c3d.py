@@ -43,6 +43,9 @@ Choices made here (see also :mod:`gaitid.io.forceplates`, :mod:`gaitid.io.vertic
   A plate whose channels are all NaN is a :class:`DataError`.
 * **Vertical axis** detected (:mod:`gaitid.io.vertical`) and the lab rotated to Z-up;
   ``Trial.lab_rotation`` records the rotation (file lab -> Z-up lab).
+
+Length: the C3D format's parameter groups (points, analogs, plates, events, subject, units,
+vertical axis) are decoded here in one pass over the parsed layout.
 """
 
 from __future__ import annotations

@@ -16,6 +16,9 @@ application (m) and ``<torque_identifier>`` + ``x|y|z`` a torque on the body
 ``force_expressed_in_body`` and ``point_expressed_in_body`` are ``ground``, the
 only case supported here. Nothing here changes frames: :mod:`gaitid.io.opensim`
 turns these into a Z-up :class:`~gaitid.trial.Trial`.
+
+Length: one file format and its companion XML, read and written, kept together so the
+round trip is checked in one place.
 """
 
 from __future__ import annotations

@@ -91,10 +91,10 @@ def planar_forward_dynamics(chain: P.PlanarChain, q, qd, tau, tip_force=None, g:
     tau2 = np.broadcast_to(np.asarray(tau, float), q2.shape)
     J = P.com_jacobians(chain, q2)
     G = g * np.einsum("i,fik->fk", chain.mass, J[:, :, 1, :])
-    rhs = tau2 - P._velocity_terms(chain, q2, qd2, J) - G
+    rhs = tau2 - P.velocity_terms_from_jacobians(chain, q2, qd2, J) - G
     if tip_force is not None:
         rhs = rhs - P.external_terms(chain, q2, tip_force)
-    qdd = np.linalg.solve(P._mass_matrix(chain, J), rhs[..., None])[..., 0]
+    qdd = np.linalg.solve(P.mass_matrix_from_jacobians(chain, J), rhs[..., None])[..., 0]
     return qdd[0] if single else qdd
 
 

@@ -164,7 +164,8 @@ def com_jacobians(chain: PlanarChain, q: np.ndarray) -> np.ndarray:
     return np.cumsum(du[..., ::-1], axis=-1)[..., ::-1]
 
 
-def _mass_matrix(chain: PlanarChain, J: np.ndarray) -> np.ndarray:
+def mass_matrix_from_jacobians(chain: PlanarChain, J: np.ndarray) -> np.ndarray:
+    """M(q) from the centre-of-mass Jacobians J (n_frames, n, 2, n) already computed."""
     n = chain.n_links
     Jw = np.tril(np.ones((n, n)))  # J_wi[j] = 1 for j <= i
     return np.einsum("i,fiak,fial->fkl", chain.mass, J, J) + np.einsum("i,ik,il->kl", chain.inertia, Jw, Jw)
@@ -176,11 +177,12 @@ def mass_matrix(chain: PlanarChain, q) -> np.ndarray:
     J_vi: Jacobian of the centre of mass of link i; J_wi[j] = 1 for j <= i (planar).
     """
     q, single = as_frames(q, chain.n_links, "q")
-    M = _mass_matrix(chain, com_jacobians(chain, q))
+    M = mass_matrix_from_jacobians(chain, com_jacobians(chain, q))
     return M[0] if single else M
 
 
-def _velocity_terms(chain: PlanarChain, q: np.ndarray, qd: np.ndarray, J: np.ndarray) -> np.ndarray:
+def velocity_terms_from_jacobians(chain: PlanarChain, q: np.ndarray, qd: np.ndarray, J: np.ndarray) -> np.ndarray:
+    """C(q, q') from the centre-of-mass Jacobians J already computed (see :func:`velocity_terms`)."""
     c, s = _cs(absolute_angles(q))
     w2 = absolute_angles(qd) ** 2
     n = chain.n_links
@@ -202,7 +204,7 @@ def velocity_terms(chain: PlanarChain, q, qd) -> np.ndarray:
     qd, _ = as_frames(qd, chain.n_links, "qd")
     if qd.shape[0] != q.shape[0]:
         raise DataError(f"q and qd have different numbers of frames: {q.shape[0]} and {qd.shape[0]}")
-    C = _velocity_terms(chain, q, qd, com_jacobians(chain, q))
+    C = velocity_terms_from_jacobians(chain, q, qd, com_jacobians(chain, q))
     return C[0] if single else C
 
 

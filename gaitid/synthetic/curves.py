@@ -62,7 +62,7 @@ def fourier_from_samples(values: np.ndarray, period: float, n_harmonics: int, ta
     return Fourier(period, float(r(c.real[0])), r(a), r(b), slope)
 
 
-def _keypoint_samples(points: list[tuple[float, float]], n: int) -> np.ndarray:
+def keypoint_samples(points: list[tuple[float, float]], n: int) -> np.ndarray:
     """Periodic cubic spline through (percent of cycle, degrees) key points, sampled at
     ``n`` uniform phases from 0 (radians)."""
     pc = np.array([q[0] for q in points] + [points[0][0] + 100.0], float)
@@ -112,9 +112,9 @@ def joint_curves(p: GaitParams) -> dict[str, Fourier]:
     """
     out = {}
     n = 512
-    samples = {name: _keypoint_samples(pts, n) for name, pts in KEYPOINTS.items()}
+    samples = {name: keypoint_samples(pts, n) for name, pts in KEYPOINTS.items()}
     tilt = float(np.mean(samples["pelvis_tilt"]))
-    samples["ankle_dorsi"] = (_keypoint_samples(FOOT_PITCH, n) + tilt - samples["hip_flex"] + samples["knee_flex"])
+    samples["ankle_dorsi"] = (keypoint_samples(FOOT_PITCH, n) + tilt - samples["hip_flex"] + samples["knee_flex"])
     for name, val in samples.items():
         f = fourier_from_samples(val, p.stride_time, N_HARMONICS, ANGLE_TAPER)
         if name.startswith("pelvis"):

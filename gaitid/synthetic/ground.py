@@ -113,7 +113,7 @@ def plate_channels(grf: GroundReaction, R_plate: np.ndarray, centre: np.ndarray,
     return np.concatenate([F, 1000.0 * M_o], axis=1)
 
 
-def _plate_corners(cx: float, cy: float, flipped: bool) -> np.ndarray:
+def plate_corners(cx: float, cy: float, flipped: bool) -> np.ndarray:
     """Corners (m) with z down; plate X along lab +X (or -X when ``flipped``)."""
     a, b = PLATE_SIZE[0] / 2.0, PLATE_SIZE[1] / 2.0
     if not flipped:

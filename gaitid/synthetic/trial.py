@@ -7,12 +7,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gaitid.synthetic.body import Frame, PelvisPath, body_kinematics, fit_pelvis_path, marker_trajectories
-from gaitid.synthetic.curves import KEYPOINTS, Fourier, _keypoint_samples, joint_curves
+from gaitid.synthetic.curves import KEYPOINTS, Fourier, keypoint_samples, joint_curves
 from gaitid.synthetic.ground import (
     PLATE_ORIGINS,
     GroundReaction,
     Plate,
-    _plate_corners,
+    plate_corners,
     grf_aim,
     ground_reaction,
     plate_channels,
@@ -100,7 +100,7 @@ def make_gait_trial(p: GaitParams | None = None) -> SyntheticTrial:
                            np.where(stance[:, None], g.free_moment, 0.0), np.where(stance, g.phase, np.nan))
         cop = g.cop[stance]
         cx = np.round((np.nanmin(cop[:, 0]) + np.nanmax(cop[:, 0])) / 2.0, 3)
-        corners = _plate_corners(float(cx), 0.0, flipped=(i == 1))
+        corners = plate_corners(float(cx), 0.0, flipped=(i == 1))
         pl = Plate(corners, PLATE_ORIGINS[i], np.zeros((n_an, 6)), side, g)
         pl.analog = plate_channels(g, pl.R, pl.centre, pl.origin)
         plates.append(pl)
@@ -122,7 +122,7 @@ def make_static_trial(p: GaitParams | None = None, n_frames: int = 100) -> dict[
     facing +X, pelvis origin above the lab origin."""
     p = p or GaitParams()
     t = np.arange(n_frames) / p.point_rate
-    tilt = float(np.mean(_keypoint_samples(KEYPOINTS["pelvis_tilt"], 512)))
+    tilt = float(np.mean(keypoint_samples(KEYPOINTS["pelvis_tilt"], 512)))
     const = lambda v: Fourier(1.0, v, np.zeros(1), np.zeros(1))  # noqa: E731
     curves = {name: const(0.0) for name in ("pelvis_rot", "pelvis_obl")}
     curves["pelvis_tilt"] = const(tilt)

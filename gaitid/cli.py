@@ -13,13 +13,15 @@ import argparse
 import sys
 from collections.abc import Callable
 
+from gaitid.vocabulary import COP_THRESHOLD_N
+
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 
 
 def add_info_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="C3D trial to summarise")
-    parser.add_argument("--cop-threshold", type=float, default=10.0, metavar="N",
-                        help="vertical force (N) below which the centre of pressure is undefined (default 10)")
+    parser.add_argument("--cop-threshold", type=float, default=COP_THRESHOLD_N, metavar="N",
+                        help=f"vertical force (N) below which the centre of pressure is undefined (default {COP_THRESHOLD_N:g})")
 
 
 def cmd_info(args: argparse.Namespace) -> int:

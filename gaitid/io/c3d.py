@@ -62,8 +62,8 @@ from gaitid.io.c3d_check import C3DData, C3DLayout, check_c3d, read_data
 from gaitid.io.vertical import detect_up, rotation_to_z_up
 from gaitid.io.atomic import atomic_path
 from gaitid.trial import VICON_SUBJECT_FIELDS, Analogs, Event, ForcePlate, ModelOutput, Subject, Trial
+from gaitid.vocabulary import COP_THRESHOLD_N
 
-COP_THRESHOLD_N = 10.0
 
 _DEFAULT_TYPE_GROUPS = [("ANGLES", "ANGLE"), ("FORCES", "FORCE"), ("MOMENTS", "MOMENT"), ("POWERS", "POWER"), ("SCALARS", "SCALAR")]
 _KIND = {"ANGLE": "angle", "FORCE": "force", "MOMENT": "moment", "POWER": "power"}

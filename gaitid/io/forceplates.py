@@ -49,6 +49,7 @@ import numpy as np
 
 from gaitid.errors import FileFormatError, UnsupportedError
 from gaitid.trial import ForcePlate, PlateWrench
+from gaitid.vocabulary import COP_THRESHOLD_N
 
 SUPPORTED_TYPES = (1, 2, 3, 4)
 _UNSUPPORTED = {
@@ -197,7 +198,7 @@ def compute_plate(
     point_rate: float,
     len_scale: float,
     f_scale: float,
-    cop_threshold: float = 10.0,
+    cop_threshold: float = COP_THRESHOLD_N,
     channel_labels: list[str] | None = None,
 ) -> ForcePlate:
     """One :class:`ForcePlate` (analog rate and point rate) from the analog array (n_samples, n_channels)."""

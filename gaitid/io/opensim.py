@@ -54,6 +54,7 @@ from gaitid.io.mot import (
 )
 from gaitid.io.trc import Y_UP_TO_Z_UP, read_trc_with_time, up_rotation
 from gaitid.trial import ForcePlate, PlateWrench, Subject, Trial
+from gaitid.vocabulary import COP_THRESHOLD_N
 
 __all__ = [
     "read_opensim_trial",
@@ -176,7 +177,7 @@ def grf_plates(
     trial_time0: float | None = None,
     rotation: np.ndarray = Y_UP_TO_Z_UP,
     indices: list[int] | None = None,
-    cop_threshold: float = 10.0,
+    cop_threshold: float = COP_THRESHOLD_N,
     warnings: list[str] | None = None,
 ) -> list[ForcePlate]:
     """Virtual :class:`ForcePlate` objects (``type`` 0, no geometry) from OpenSim external forces.
@@ -285,7 +286,7 @@ def read_opensim_trial(
     mass: float | None = None,
     subject: Subject | None = None,
     up: str = "y",
-    cop_threshold: float = 10.0,
+    cop_threshold: float = COP_THRESHOLD_N,
 ) -> Trial:
     """Markers from ``trc`` and plates from the GRF file, as one Z-up :class:`Trial` in SI.
 

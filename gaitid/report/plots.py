@@ -30,8 +30,8 @@ from gaitid.report.labels import (
     axis_label,
     is_kinematic,
 )
+from gaitid.vocabulary import SIDES
 
-SIDES = ("Left", "Right")
 A4_PORTRAIT = (8.27, 11.69)
 FONT = {"font.size": 8, "axes.titlesize": 9, "axes.labelsize": 8, "xtick.labelsize": 7, "ytick.labelsize": 7,
         "legend.fontsize": 8}

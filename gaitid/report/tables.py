@@ -8,8 +8,8 @@ import pandas as pd
 import gaitid
 from gaitid.report.data import ReportData
 from gaitid.report.labels import PLANES, quantity, sign_label
+from gaitid.vocabulary import SIDES
 
-SIDES = ("Left", "Right")
 SPATIOTEMPORAL = ("walking_speed", "cadence", "stride_time", "stride_length", "step_time", "step_length",
                   "stance", "swing", "double_support", "single_support", "opposite_foot_off",
                   "opposite_foot_strike")

@@ -48,7 +48,8 @@ value means the window holds none of the named moment (the opposite one througho
 Power bursts keep the power's sign (absorption negative), as the parameters table does.
 A value is NaN, with the reason in ``note``, when the window is undefined (an event is
 missing), the curve has a gap inside the window, or (bursts) there is no burst. ``note``
-also flags a peak found on the window's edge (the curve is still rising there).
+also flags a peak found on the window's edge (the curve keeps rising beyond it: no peak
+inside the phase).
 
 Sources: docs/clinical.md gives the reference of every definition.
 """
@@ -339,7 +340,7 @@ def evaluate(defn: ClinicalParameter, y: np.ndarray, lo: np.ndarray, hi: np.ndar
                 at = xs[np.arange(n), k]
                 edge = (np.isclose(at, lo) | np.isclose(at, hi)) & (hi - lo < 100.0)
                 for i in np.flatnonzero(edge & ~gap & window_ok):
-                    notes[i] = "peak on the window's edge (the curve is still rising there)"
+                    notes[i] = "peak on the window's edge: the curve keeps rising beyond it"
         value = np.where(gap, np.nan, value)
         at = np.where(gap, np.nan, at)
         for i in np.flatnonzero(gap & window_ok):

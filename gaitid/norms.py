@@ -468,9 +468,9 @@ def norms_toml(norms: Norms) -> str:
         n = g["n"].to_numpy(float)
         out += _toml_table("[[curves]]", {"band": band, "side": side, "variable": var, "component": comp,
                                           "unit": str(g["unit"].iloc[0]),
-                                          "n": int(np.nanmin(n)) if np.isfinite(n).any() else None,
                                           "percent": g["percent"].to_numpy(float), "mean": g["mean"].to_numpy(float),
-                                          "sd": g["sd"].to_numpy(float)})
+                                          "sd": g["sd"].to_numpy(float),
+                                          "n": [int(v) for v in n] if np.isfinite(n).all() else None})
     for _, p in norms.parameters.iterrows():
         out += _toml_table("[[parameters]]", {"band": p["band"], "side": p["side"], "parameter": p["parameter"],
                                               "variable": p["variable"], "component": p["component"],
@@ -536,10 +536,14 @@ def _read_toml(path: Path) -> Norms:
             raise FileFormatError(f"{where}: percent must increase within 0-100", path)
         if (sd < 0).any():
             raise FileFormatError(f"{where}: sd must be >= 0", path)
+        n = np.broadcast_to(np.asarray(e.get("n", np.nan), float), pct.shape) if np.ndim(e.get("n", 0)) == 0 \
+            else np.asarray(e["n"], float)
+        if n.shape != pct.shape:
+            raise FileFormatError(f"{where}: n must be one number or a list as long as percent", path)
         curves.append(pd.DataFrame({"band": str(e.get("band", "")), "side": str(e.get("side", "")),
                                     "variable": str(need(e, "variable", where)), "component": str(e.get("component", "")),
                                     "unit": str(e.get("unit", "")), "percent": pct, "mean": mean, "sd": sd,
-                                    "n": float(e.get("n", np.nan))}))
+                                    "n": n}))
     params = pd.DataFrame([(str(e.get("band", "")), str(e.get("side", "")), str(need(e, "parameter", "[[parameters]]")),
                             str(e.get("variable", "")), str(e.get("component", "")), str(e.get("unit", "")),
                             float(need(e, "mean", "[[parameters]]")), float(e.get("sd", np.nan)),

@@ -838,6 +838,32 @@ def _score_norms(curves: pd.DataFrame, norms: Norms, band: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=SCORE_NORM_COLUMNS)
 
 
+def compare_parameters(parameters: pd.DataFrame, norms: Norms) -> pd.DataFrame:
+    """``parameters`` (a parameters, clinical or parameters-summary table: side, parameter, variable,
+    component, unit and ``value`` or ``mean``) with the norms' ``norm_mean``, ``norm_sd``, ``norm_n``
+    (band '' of ``norms``: :meth:`Norms.select` a band first) and ``z`` = (value - norm_mean) / norm_sd.
+    The norm of the same side is used when the norms have one, else the pooled one; rows match on
+    unit too, so a parameter in another unit gets no norm (NaN)."""
+    value = "value" if "value" in parameters.columns else "mean"
+    keys = ["parameter", "variable", "component", "unit"]
+    p = parameters.copy()
+    for k in keys:
+        p[k] = p[k].fillna("").astype(str)
+    n = norms.parameters[norms.parameters["band"] == ""].copy()
+    for k in keys:
+        n[k] = n[k].fillna("").astype(str)
+    n = n.rename(columns={"mean": "norm_mean", "sd": "norm_sd", "n": "norm_n"})
+    cols = ["norm_mean", "norm_sd", "norm_n"]
+    sided = p.merge(n[n["side"] != ""][["side", *keys, *cols]], on=["side", *keys], how="left")
+    pooled = p.merge(n[n["side"] == ""][[*keys, *cols]], on=keys, how="left")
+    use_sided = sided["norm_mean"].notna().to_numpy()
+    for c in cols:
+        p[c] = np.where(use_sided, sided[c].to_numpy(float), pooled[c].to_numpy(float))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p["z"] = (p[value].to_numpy(float) - p["norm_mean"]) / p["norm_sd"].where(p["norm_sd"] > 0)
+    return p
+
+
 def parse_age_range(text: str) -> list[float]:
     """'6-12' -> [6.0, 12.0] (years)."""
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*-\s*(\d+(?:\.\d+)?)\s*", text or "")

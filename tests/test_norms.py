@@ -497,3 +497,26 @@ def test_real_trials_build_norms_and_score():
         gps = s[(s["score"] == "GPS") & (s["side"] == "Overall")]["value"].iloc[0]
         gdi = s[s["score"] == "GDI"]["value"]
         assert 1 < gps < 20 and gdi.between(40, 160).all(), (r.name, gps, gdi.tolist())
+
+
+def test_compare_parameters_with_norms(sample):
+    from gaitid.clinical import result_clinical_parameters
+    from gaitid.norms import compare_parameters
+
+    norms = build_norms(_perturbed(sample))
+    clin = result_clinical_parameters(sample)
+    cmp = compare_parameters(clin, norms)
+    row = cmp[(cmp["parameter"] == "knee flexion, swing, peak") & (cmp["side"] == "Left")].iloc[0]
+    p = norms.parameters
+    ref = p[(p["parameter"] == "knee flexion, swing, peak") & (p["side"] == "Left") & (p["band"] == "")].iloc[0]
+    assert row["norm_mean"] == ref["mean"] and row["norm_sd"] == ref["sd"]
+    assert row["z"] == pytest.approx((row["value"] - ref["mean"]) / ref["sd"])
+    # a parameter in another unit finds no norm
+    other = compare_parameters(clin.assign(unit="rad"), norms)
+    assert other["norm_mean"].isna().all() and other["z"].isna().all()
+    # pooled norms serve when the norms have no per-side ones
+    pooled = Norms(curves=norms.curves, parameters=p[p["side"] == ""], source="pooled")
+    row2 = compare_parameters(clin, pooled)
+    row2 = row2[(row2["parameter"] == "knee flexion, swing, peak") & (row2["side"] == "Left")].iloc[0]
+    ref2 = p[(p["parameter"] == "knee flexion, swing, peak") & (p["side"] == "") & (p["band"] == "")].iloc[0]
+    assert row2["norm_mean"] == ref2["mean"]

@@ -122,11 +122,11 @@ class Norms:
                        bands=self.bands.iloc[0:0], meta={**self.meta, "band": band}, warnings=self.warnings)
 
     def band_for_speed(self, speed: float) -> str:
-        """The band holding ``speed`` (m/s, lower bound inclusive); '' when there are no bands or the
-        speed is unknown or outside them."""
+        """The band holding ``speed`` (m/s, lower bound inclusive); '' (all speeds) when there are no
+        bands, the speed is unknown, or no control walked in that band."""
         if self.bands.empty or not np.isfinite(speed):
             return ""
-        b = self.bands
+        b = self.bands[self.bands["band"].isin(set(self.curves["band"]))]  # bands that hold controls
         hit = b[(b["speed_min_m_s"] <= speed) & (speed < b["speed_max_m_s"])]
         return str(hit["band"].iloc[0]) if len(hit) else ""
 
@@ -141,14 +141,17 @@ class Norms:
                 return resample(sel["mean"].to_numpy(float), sel["percent"].to_numpy(float), percent)
         return None
 
-    def score_reference(self) -> tuple[np.ndarray, list[str]]:
-        """(9, 51) reference mean curves of the GPS variables (pooled over sides) and a note per
-        variable ('' when present)."""
+    def score_reference(self, side: str = "") -> tuple[np.ndarray, list[str]]:
+        """(9, 51) reference mean curves of the GPS variables and a note per variable ('' when
+        present): pooled over sides (as Baker et al. use one reference for both), or ``side``'s
+        when the norms have no pooled curve."""
         ref = np.full((len(GPS_VARIABLES), SCORE_PERCENT.size), np.nan)
         notes = []
         for j, (var, comp, _) in enumerate(GPS_VARIABLES):
             unit = self._unit(var, comp)
-            m = self.mean_curve(var, comp)
+            m = self.mean_curve(var, comp, "")
+            if m is None and side:
+                m = self.mean_curve(var, comp, side)
             if m is None:
                 notes.append(f"the norms have no {var} {comp}")
             elif unit not in ("", "deg"):
@@ -810,12 +813,12 @@ def _score_norms(curves: pd.DataFrame, norms: Norms, band: str) -> pd.DataFrame:
     """The controls' own scores against ``norms``, each control trial scored as a subject is
     (:func:`gaitid.scores.gait_scores`: mean curve per side): mean, SD and n of each GVS (both
     sides), of the side GPS and of the overall GPS."""
-    reference, _ = norms.score_reference()
     gvs_rows, gps_side, gps_overall = [], [], []
     for _, trial in curves.groupby("trial", sort=False):
         per_side = {}
         for side in ("Left", "Right"):
             kin, keys = kinematic_curves(trial, side)
+            reference, _ = norms.score_reference(side)
             per_side[side] = gait_variable_scores(kin.mean(axis=0), reference) if keys else np.full(9, np.nan)
             if np.isfinite(per_side[side]).all():
                 gvs_rows.append(per_side[side])

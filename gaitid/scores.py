@@ -195,10 +195,10 @@ def gait_scores(source, norms, band: str | None = "auto") -> pd.DataFrame:
         speed = subject_speed(results if results else pd.DataFrame())
         band = norms.band_for_speed(speed)
     ref = norms.select(band or "")
-    reference, notes = ref.score_reference()
     rows = []
     gvs_side = {}
     for side in ("Left", "Right"):
+        reference, notes = ref.score_reference(side)
         kin, keys = kinematic_curves(curves, side)
         n = len(keys)
         mean = np.nanmean(kin, axis=0) if n else np.full((len(GPS_VARIABLES), SCORE_PERCENT.size), np.nan)

@@ -520,3 +520,19 @@ def test_compare_parameters_with_norms(sample):
     row2 = row2[(row2["parameter"] == "knee flexion, swing, peak") & (row2["side"] == "Left")].iloc[0]
     ref2 = p[(p["parameter"] == "knee flexion, swing, peak") & (p["side"] == "") & (p["band"] == "")].iloc[0]
     assert row2["norm_mean"] == ref2["mean"]
+
+
+def test_per_side_norms_serve_when_there_is_no_pooled_reference():
+    pooled = _reference_norms().curves
+    sided = pd.concat([pooled.assign(side="Left"), pooled.assign(side="Right", mean=pooled["mean"] + 1.0)])
+    norms = Norms(curves=sided.reset_index(drop=True), source="sided")
+    scores = gait_scores(_subject_curves({"Left": [0.0] * 9, "Right": [0.0] * 9}), norms)
+    gvs = scores[scores["score"] == "GVS"]
+    np.testing.assert_allclose(gvs[gvs["side"] == "Left"]["value"], 0.0, atol=1e-12)
+    np.testing.assert_allclose(gvs[gvs["side"] == "Right"]["value"], 1.0, atol=1e-12)  # its own reference
+
+
+def test_speed_band_without_controls_falls_back_to_all_speeds(sample):
+    norms = build_norms(_perturbed(sample, speeds=[1.3] * 4), speed_bands=[1.0])
+    assert norms.band_for_speed(0.5) == "" and norms.band_for_speed(1.3) == ">=1.00 m/s"
+    assert any("no control cycles" in line for line in norms.describe())

@@ -53,9 +53,7 @@ BAND_COLUMNS = ["band", "speed_min_m_s", "speed_max_m_s"]
 MEANING = ("convention", "normalise", "frame")  # settings that change what a curve's numbers mean
 
 
-def is_norm_variable(variable: str) -> bool:
-    """The curves a norm keeps: joint angles, moments, powers and the ground reaction force."""
-    return variable.endswith(("Angles", "Moment", "Power")) or variable == "GroundReactionForce"
+NORM_SUFFIXES = ("Angles", "Moment", "Power")  # the curves a norm keeps, with the ground reaction force
 
 
 @dataclass
@@ -771,7 +769,7 @@ def build_norms(controls, *, speed_bands=None, meta: dict | None = None, n_featu
 def _curve_norms(curves: pd.DataFrame, band: str) -> pd.DataFrame:
     """Mean, SD and n at every 2 % per side and pooled; each point from the cycles that have it."""
     v = curves["variable"].astype(str)
-    keep = v.str.endswith(("Angles", "Moment", "Power")) | (v == "GroundReactionForce")
+    keep = v.str.endswith(NORM_SUFFIXES) | (v == "GroundReactionForce")
     kinetic = curves["kinetic"].astype(bool) if "kinetic" in curves else pd.Series(False, index=curves.index)
     curves = curves[(keep & (v.str.endswith("Angles") | kinetic)).to_numpy()]
     out = []

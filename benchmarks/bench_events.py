@@ -17,13 +17,14 @@ import warnings
 from pathlib import Path
 
 from gaitid.contacts import assign_contacts
-from gaitid.cycles import cycle_curves, gait_cycles, model_output_curves
+from gaitid.cycles import cycle_curves, cycles_table, gait_cycles, model_output_curves
 from gaitid.events import gait_events
 from gaitid.io.c3d import read_c3d
 from gaitid.loads import foot_loads
 from gaitid.model.gait_markers import gait_markers
 from gaitid.model.markerset import load_model
-from gaitid.parameters import kinetic_parameters, spatiotemporal_parameters
+from gaitid.clinical import clinical_table
+from gaitid.parameters import spatiotemporal_parameters
 
 FILES = [
     "btkdata/FunctionalWalk.c3d", "btkdata/PiG_Motion-FlatFoot-Full.c3d", "btkdata/PiG_Motion3_FF.c3d",
@@ -56,8 +57,8 @@ def main(root: Path) -> None:
         def tables():
             cyc = gait_cycles(choice.events, contacts)
             curves, units = model_output_curves(trial)
-            return (spatiotemporal_parameters(trial, cyc, markers), kinetic_parameters(curves, trial.time, cyc, units),
-                    cycle_curves(curves, trial.time, cyc, units))
+            table = cycle_curves(curves, trial.time, cyc, units)
+            return spatiotemporal_parameters(trial, cyc, markers), clinical_table(table, cycles_table(cyc)), table
 
         t_cy, _ = best_of(tables)
         for k, v in enumerate((t_ev, t_as, t_ld, t_cy)):

@@ -16,37 +16,20 @@ from the opposite heel at its strike to this heel at the closing strike); stance
 opposite foot off and strike (%); double and single support (%). Over a treadmill
 the lengths measure foot displacement over the belt, not walking distance.
 
-Kinetic parameters: for every moment curve (name ending in 'Moment') and component,
-its maximum and minimum over the cycle and their timing (% cycle). Power bursts of
-the joint power (for an (n, 3) power curve the components are added: Plug-in Gait
-stores the total in Z with X = Y = 0), named after Winter (1991) and Eng & Winter
-(1995, J Biomech 28:753), searched in windows scaled by the foot-off percentage
-``FO`` (about 60 %): extremum of the expected sign, NaN when the curve has none
-of that sign in the window.
-
-========  ======  ===========================  ==================================
-burst     sign    window (% cycle)             meaning
-========  ======  ===========================  ==================================
-A2        max +   FO/2 .. FO+5                 ankle plantarflexor push-off
-K1        min -   0 .. 0.3 FO                  knee extensors absorb, loading response
-K2        max +   0.15 FO .. 0.6 FO            knee extensors generate, mid-stance
-K3        min -   0.7 FO .. FO+0.25(100-FO)    knee extensors absorb, pre-swing
-K4        min -   FO+0.5(100-FO) .. 100        knee flexors absorb, terminal swing
-H1        max +   0 .. 0.5 FO                  hip extensors generate, early stance
-H2        min -   0.3 FO .. FO                 hip flexors absorb, mid/late stance
-H3        max +   0.75 FO .. FO+0.5(100-FO)    hip flexors generate, pull-off
-========  ======  ===========================  ==================================
+Kinetic and clinical parameters (moment peaks in their phase of stance, power bursts,
+swing and stance angles): :mod:`gaitid.clinical`. The whole-cycle maximum and minimum of each
+moment are not reported: a moment's largest value over the cycle may lie in swing (the knee
+flexor moment at 91-94 %), which is not the clinical parameter.
 """
 
 from __future__ import annotations
 
-from typing import Mapping
 
 import numpy as np
 import pandas as pd
 from scipy.interpolate import interp1d
 
-from gaitid.cycles import N_POINTS, Cycle, components, time_normalise
+from gaitid.cycles import Cycle
 from gaitid.errors import DataError, SettingsError
 from gaitid.model.gait_markers import GaitMarkers
 from gaitid.progression import progression_direction
@@ -115,69 +98,6 @@ def spatiotemporal_parameters(trial: Trial, cycles: list[Cycle], markers: GaitMa
             _row(c, "double_support", o_off + (stance - o_str), "%"),
             _row(c, "single_support", o_str - o_off, "%"),
         ]
-    return pd.DataFrame(rows, columns=_PARAM_COLS)
-
-
-BURSTS = (
-    ("A2", "AnklePower", +1, lambda fo: (fo / 2, fo + 5)),
-    ("K1", "KneePower", -1, lambda fo: (0.0, 0.3 * fo)),
-    ("K2", "KneePower", +1, lambda fo: (0.15 * fo, 0.6 * fo)),
-    ("K3", "KneePower", -1, lambda fo: (0.7 * fo, fo + 0.25 * (100 - fo))),
-    ("K4", "KneePower", -1, lambda fo: (fo + 0.5 * (100 - fo), 100.0)),
-    ("H1", "HipPower", +1, lambda fo: (0.0, 0.5 * fo)),
-    ("H2", "HipPower", -1, lambda fo: (0.3 * fo, fo)),
-    ("H3", "HipPower", +1, lambda fo: (0.75 * fo, fo + 0.5 * (100 - fo))),
-)
-
-
-def power_burst(power: np.ndarray, pct: np.ndarray, sign: int, lo: float, hi: float) -> tuple[float, float]:
-    """(value, timing %) of the extremum of the given sign of a normalised power curve in [lo, hi] %,
-    (NaN, NaN) when the curve has no value of that sign there."""
-    w = (pct >= lo) & (pct <= hi) & np.isfinite(power)
-    if not w.any():
-        return np.nan, np.nan
-    idx = np.flatnonzero(w)
-    k = idx[np.argmax(sign * power[idx])]
-    if sign * power[k] <= 0:
-        return np.nan, np.nan
-    return float(power[k]), float(pct[k])
-
-
-def kinetic_parameters(curves: Mapping[str, Mapping[str, np.ndarray]], time: np.ndarray, cycles: list[Cycle],
-                       units: Mapping[str, str] | None = None, kinetic_only: bool = True,
-                       n_points: int = N_POINTS) -> pd.DataFrame:
-    """Peak moments (max/min per component, with timing) and the A2, K1-K4, H1-H3 power bursts.
-
-    ``curves``: {side: {variable: array}}, e.g. from :func:`model_output_curves`.
-    ``kinetic_only``: only the kinetic cycles (default).
-    """
-    units = units or {}
-    pct = np.linspace(0.0, 100.0, n_points)
-    rows = []
-    for c in cycles:
-        if kinetic_only and not c.kinetic:
-            continue
-        side_curves = curves.get(c.side, {})
-        for name, arr in side_curves.items():
-            if not name.endswith("Moment"):
-                continue
-            for comp, col in components(arr):
-                v = time_normalise(col, time, c.start_time, c.end_time, n_points)
-                if not np.isfinite(v).any():
-                    continue
-                for kind, k in (("max", np.nanargmax(v)), ("min", np.nanargmin(v))):
-                    rows.append(_row(c, f"{name} {kind}", v[k], units.get(name, ""), name, comp, pct[k]))
-        fo = c.foot_off_pct
-        for burst, name, sign, window in BURSTS:
-            if name not in side_curves:
-                continue
-            p = np.asarray(side_curves[name], float)
-            if p.ndim == 2:
-                p = np.where(np.isnan(p).all(axis=1), np.nan, np.nansum(p, axis=1))
-            v = time_normalise(p, time, c.start_time, c.end_time, n_points)
-            lo, hi = window(fo)
-            val, at = power_burst(v, pct, sign, lo, hi)
-            rows.append(_row(c, burst, val, units.get(name, ""), name, "", at))
     return pd.DataFrame(rows, columns=_PARAM_COLS)
 
 

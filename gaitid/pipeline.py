@@ -31,8 +31,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from gaitid.clinical import clinical_table
 from gaitid.contacts import FootContact, assign_contacts
-from gaitid.cycles import Cycle, cycle_curves, gait_cycles
+from gaitid.cycles import Cycle, cycle_curves, cycles_table, gait_cycles
 from gaitid.dynamics import inverse_dynamics
 from gaitid.dynamics.types import JointLoads
 from gaitid.errors import GaitIDError
@@ -43,7 +44,7 @@ from gaitid.model.gait_markers import GaitMarkers, gait_markers
 from gaitid.model.markerset import Model, load_model
 from gaitid.model.trial_markers import require_markers
 from gaitid.outputs import Outputs, output_curves
-from gaitid.parameters import kinetic_parameters, spatiotemporal_parameters, summarise
+from gaitid.parameters import spatiotemporal_parameters, summarise
 from gaitid.result import Result
 from gaitid.settings import Settings
 from gaitid.subjects import SubjectData, subject_data
@@ -97,12 +98,15 @@ def joint_loads(kinematics: ModelKinematics, loads: dict[str, FootLoad], setting
     return out
 
 
-def cycle_tables(trial: Trial, outputs: Outputs, cycles: list[Cycle], markers: GaitMarkers):
-    """The cycles stage: 0-100 % curves of every cycle and the discrete parameters, with their
-    mean and SD (None when there is no cycle)."""
+def cycle_tables(trial: Trial, outputs: Outputs, cycles: list[Cycle], markers: GaitMarkers, settings: Settings):
+    """The cycles stage: 0-100 % curves of every cycle and the discrete parameters (spatio-temporal,
+    and the clinical ones in their phase, :mod:`gaitid.clinical`), with their mean and SD (None
+    when there is no cycle)."""
     curves = cycle_curves(outputs.curves, trial.time, cycles, outputs.units)
-    params = pd.concat([spatiotemporal_parameters(trial, cycles, markers),
-                        kinetic_parameters(outputs.curves, trial.time, cycles, outputs.units)], ignore_index=True)
+    clinical = clinical_table(curves, cycles_table(cycles), convention=settings.convention, frame=settings.frame,
+                              point_rate=trial.point_rate)
+    params = pd.concat([df for df in (spatiotemporal_parameters(trial, cycles, markers), clinical) if not df.empty],
+                       ignore_index=True) if cycles else spatiotemporal_parameters(trial, cycles, markers)
     return (curves, summarise(curves) if not curves.empty else None,
             params, summarise(params) if not params.empty else None)
 
@@ -143,7 +147,7 @@ def process(
     joints = joint_loads(kinematics, loads, settings)
     outputs = output_curves(kinematics, joints, loads, model_def, settings, subj.subject)
     cycles = gait_cycles(choice.events, contacts)
-    curves, curves_summary, params, params_summary = cycle_tables(trial, outputs, cycles, markers)
+    curves, curves_summary, params, params_summary = cycle_tables(trial, outputs, cycles, markers, settings)
     return Result(trial, settings, subj, markers, kinematics, contacts, choice, loads, joints, outputs, cycles,
                   curves, curves_summary, params, params_summary,
                   warnings=collect_warnings(trial, subj, kinematics, choice, cycles, settings))

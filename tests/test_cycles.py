@@ -104,35 +104,36 @@ def _bumps(p, spec):
     return sum(a * np.exp(-(((p - c) / w) ** 2)) for a, c, w in spec)
 
 
-def test_power_bursts_and_peak_moments_on_constructed_curves():
+def test_power_bursts_on_constructed_curves():
     # one cycle 0..1 s sampled at 100 Hz: the normalised grid is the sample grid
+    from gaitid.clinical import clinical_table
+
     t = np.linspace(0.0, 2.0, 201)
     p = 100 * t
     cyc = [C.Cycle("Left", 0, 0.0, 0.6, 1.0, kinetic=True)]
     ankle = _bumps(p, [(3.0, 52, 4), (-0.5, 25, 6)])
     knee = _bumps(p, [(-0.6, 8, 3), (0.4, 20, 3), (-0.9, 58, 3), (-1.2, 92, 3)])
     hip = _bumps(p, [(0.5, 12, 3), (-0.7, 40, 4), (1.1, 64, 4)])
-    moment = np.column_stack([_bumps(p, [(1.4, 47, 6), (-0.2, 5, 2)]), np.zeros_like(p), np.zeros_like(p)])
     hip3 = np.column_stack([np.zeros_like(p), np.zeros_like(p), hip])  # PiG stores the power in Z
-    curves = {"Left": {"AnklePower": ankle, "KneePower": knee, "HipPower": hip3, "AnkleMoment": moment}}
-    df = PM.kinetic_parameters(curves, t, cyc, units={"AnklePower": "W/kg", "AnkleMoment": "N.m/kg"})
-    got = df.set_index("parameter")
+    curves = {"Left": {"AnklePower": ankle, "KneePower": knee, "HipPower": hip3}}
+    units = {"AnklePower": "W/kg"}
+
+    def bursts(curves, cyc):
+        return clinical_table(C.cycle_curves(curves, t, cyc, units), C.cycles_table(cyc))
+
+    got = bursts(curves, cyc).set_index("parameter")
     expected = {"A2": (3.0, 52), "K1": (-0.6, 8), "K2": (0.4, 20), "K3": (-0.9, 58), "K4": (-1.2, 92),
                 "H1": (0.5, 12), "H2": (-0.7, 40), "H3": (1.1, 64)}
     for burst, (value, at) in expected.items():
         assert got.loc[burst, "value"] == pytest.approx(value, abs=2e-3), burst
         assert got.loc[burst, "percent"] == at, burst
     assert got.loc["A2", "unit"] == "W/kg"
-    mx = df[(df.parameter == "AnkleMoment max") & (df.component == "X")].iloc[0]
-    mn = df[(df.parameter == "AnkleMoment min") & (df.component == "X")].iloc[0]
-    assert (mx.value, mx.percent, mn.value, mn.percent) == pytest.approx((1.4, 47, -0.2, 5), abs=1e-3)
     # no positive ankle power in the A2 window: no A2 burst (NaN), and non-kinetic cycles are skipped
     curves["Left"]["AnklePower"] = -np.abs(ankle)
-    df2 = PM.kinetic_parameters(curves, t, cyc).set_index("parameter")
+    df2 = bursts(curves, cyc).set_index("parameter")
     assert np.isnan(df2.loc["A2", "value"]) and np.isnan(df2.loc["A2", "percent"])
     cyc[0].kinetic = False
-    assert PM.kinetic_parameters(curves, t, cyc).empty
-    assert not PM.kinetic_parameters(curves, t, cyc, kinetic_only=False).empty
+    assert bursts(curves, cyc).empty
 
 
 def test_summarise_mean_and_sd():
@@ -199,8 +200,11 @@ def test_real_kinetic_parameters_from_plug_in_gait_outputs():
     tr = _read("biomechzoo/HC030A05.c3d")
     cyc = C.gait_cycles(file_events(tr), P.assign_contacts(tr, markers_for(tr)))
     assert [(c.side, c.kinetic) for c in cyc] == [("Right", True), ("Left", True)]
+    from gaitid.clinical import clinical_table
+
     curves, units = C.model_output_curves(tr)
-    df = PM.kinetic_parameters(curves, tr.time, cyc, units)
+    curves_df = C.cycle_curves(curves, tr.time, cyc, units)
+    df = clinical_table(curves_df, C.cycles_table(cyc), convention="external")  # Plug-in Gait's description
     for side in ("Left", "Right"):
         b = df[df.side == side].set_index("parameter")
         assert 2.0 < b.loc["A2", "value"] < 5.0 and 45 <= b.loc["A2", "percent"] <= 62
@@ -209,8 +213,7 @@ def test_real_kinetic_parameters_from_plug_in_gait_outputs():
         assert b.loc["H2", "percent"] < b.loc["H3", "percent"] and 55 <= b.loc["H3", "percent"] <= 75
         assert b.loc["K4", "percent"] >= 85
         # ankle plantarflexor moment peak (PiG X, N.m/kg) in late stance, as in the stored curve
-        am = b[(b.variable == "AnkleMoment") & (b.component == "X")].loc["AnkleMoment max"]
+        am = b.loc["ankle plantarflexor moment, late stance, peak"]
         assert 1.0 < am["value"] < 1.5 and 40 <= am["percent"] <= 55
-    curves_df = C.cycle_curves(curves, tr.time, cyc, units)
     summary = PM.summarise(curves_df[curves_df.variable == "AnkleMoment"])
     assert len(summary) == 2 * 3 * 101 and summary.n.max() == 1 and (summary.n == 1).mean() > 0.9

@@ -276,7 +276,7 @@ def test_trial_report_files(written, result):
     assert text.count('src="data:image/png;base64,') == 4
     assert "http" not in text.replace("http-equiv", "")  # self-contained: nothing fetched
     assert "72.0 kg" in text and "1.75 m" in text  # subject from the file
-    assert "Ankle moment sagittal min (Dorsiflexor +)" in text  # kinetic parameters carry the sign label
+    assert "ankle plantarflexor moment, late stance, peak" in text  # clinical parameters name their direction
     # the discrete-parameter table shows the cadence mean of the cycles (120 steps/min in the sample)
     cad = result.parameters[result.parameters.parameter == "cadence"]
     left = cad[cad.side == "Left"].value

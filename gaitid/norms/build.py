@@ -173,7 +173,9 @@ def build_norms(controls, *, speed_bands=None, meta: dict | None = None, n_featu
         curves.append(it.curves.assign(trial=i))
         clinical = clinical_table(it.curves, it.cycles, convention=it.settings.get("convention") or "internal",
                                   frame=it.settings.get("frame") or "distal")
-        params.append(pd.concat([it.parameters, clinical[[c for c in it.parameters.columns if c in clinical]]],
+        # the clinical parameters are recomputed from the curves (the tables may predate them)
+        own = it.parameters[~it.parameters["parameter"].isin(clinical["parameter"])]
+        params.append(pd.concat([own, clinical[[c for c in own.columns if c in clinical]]],
                                 ignore_index=True).assign(trial=i))
         speed = it.parameters.loc[it.parameters["parameter"] == "walking_speed", ["side", "cycle", "value"]]
         cycles.append(cyc.merge(speed.rename(columns={"value": "speed"}), on=["side", "cycle"], how="left"))

@@ -1,0 +1,468 @@
+"""The trials of a session or an archive: what each one is, whose it is, which static trial
+calibrates it, and which trials form one session.
+
+- :func:`classify_trial`: static or walking **by content** (markers standing still or moving,
+  plates loaded steadily or in steps, duration); the file name is only a hint, reported as such.
+- :func:`subject_identity`: whose trial it is: the C3D's subject name (SUBJECTS:NAMES), else
+  the one Vicon subject file (``.vsk``/``.mp``) in its folder, else Vicon's database layout (the
+  patient folder holding a ``*.Patient.enf``).
+- :func:`pair_statics`: each walking trial's static trial, by subject first (never another
+  subject's: a different name, or anthropometry stored in both files that differs), then by
+  folder (same folder, else its parent or a subfolder; never a sibling folder, which is
+  another session whose markers were placed anew), then by name (shared words, ignoring
+  words such as "static", "cal", "walk"). A tie or no match is reported with the reason and
+  never broken by file time.
+- :func:`subject_layers`: the subject data a trial will use, from every source, most trusted
+  first (see :mod:`gaitid.model.subject`).
+- :func:`session_key`: trials of one subject in one folder form a session (pooled in a
+  session report); a trial whose subject is unknown and shares no static is its own session.
+"""
+
+from __future__ import annotations
+
+import glob
+import math
+import warnings
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+
+from gaitid.errors import GaitIDError, SettingsError
+from gaitid.trial import Subject, Trial
+
+STILL_M = 0.05  # static: 3/4 of the markers move less than this (m; 2.5-97.5 percentile range)
+MOVING_M = 0.25  # walking: 3/4 of the markers move more than this
+LOADED_N = 20.0  # a plate is loaded above this vertical force (N)
+MIN_MARKER_OVERLAP = 0.5  # a static must carry at least this share of the walking trial's markers
+STATIC_WORDS = {"static", "statics", "stat", "cal", "calib", "calibration", "standing", "stand", "neutral"}
+ROLE_WORDS = STATIC_WORDS | {"walk", "walking", "gait", "motion", "dynamic", "dyn", "trial", "session", "c", "d"}
+SUBJECT_FILES = (".vsk", ".mp")
+ANTHRO = {  # Subject field -> largest difference still taken as the same subject (SI)
+    "mass": 2.0, "height": 0.03, "leg_length_left": 0.02, "leg_length_right": 0.02,
+    "knee_width_left": 0.01, "knee_width_right": 0.01, "ankle_width_left": 0.01, "ankle_width_right": 0.01,
+}
+
+
+# ----------------------------------------------------------------------------- files
+
+
+def find_trials(sources: Iterable[str | os.PathLike]) -> list[Path]:
+    """Every C3D file under the folders / matching the glob patterns, sorted, without duplicates."""
+    found: set[Path] = set()
+    for src in sources:
+        p = Path(src)
+        if p.is_dir():
+            found.update(q for q in p.rglob("*") if q.suffix.lower() == ".c3d" and q.is_file())
+        elif p.is_file():
+            found.add(p)
+        else:
+            matches = [Path(m) for m in glob.glob(str(src), recursive=True)]
+            if not matches:
+                raise SettingsError(f"no file or folder matches {src!r}")
+            found.update(m for m in matches if m.is_file() and m.suffix.lower() == ".c3d")
+    return sorted(q.resolve() for q in found)
+
+
+def name_words(stem: str) -> list[str]:
+    """A file name's words, lower case: ``PiG_Calibration3_FF`` -> pi, g, calibration, 3, ff;
+    ``ClinicalWalk01`` -> clinical, walk, 01 (so 'cal' in 'Clinical' is not a word)."""
+    return [w.lower() for w in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+", stem)]
+
+
+def name_says_static(stem: str) -> bool:
+    """True when a word of the name is static, cal, calibration... (a hint, never a decision)."""
+    return bool(STATIC_WORDS & set(name_words(stem)))
+
+
+# ----------------------------------------------------------------------------- content
+
+
+def marker_motion(trial: Trial) -> dict:
+    """How much the markers move: ``motion_m``, the 75th percentile over markers of each
+    marker's extent (norm of its 97.5 - 2.5 percentile positions over the frames it is seen, m);
+    ``n_markers`` used (seen in a quarter of the frames, else in 10 frames); ``travel_m``, horizontal displacement of the markers' median
+    point from first to last frame."""
+    X = trial.markers
+    out = {"motion_m": math.nan, "n_markers": 0, "travel_m": math.nan}
+    if X.size == 0 or X.shape[0] < 2:
+        return out
+    seen = np.isfinite(X[..., 0]).mean(axis=0)
+    keep = seen >= 0.25
+    if keep.sum() < 3:  # a walkway longer than the capture volume: markers seen briefly
+        keep = np.isfinite(X[..., 0]).sum(axis=0) >= 10
+    if keep.sum() < 3:
+        return out
+    Xk = X[:, keep]
+    with warnings.catch_warnings():  # frames where no marker is seen: NaN, expected
+        warnings.simplefilter("ignore", RuntimeWarning)
+        lo = np.nanpercentile(Xk, 2.5, axis=0)
+        hi = np.nanpercentile(Xk, 97.5, axis=0)
+        centre = np.nanmedian(Xk, axis=1)
+    extent = np.linalg.norm(hi - lo, axis=1)
+    ok = np.flatnonzero(np.isfinite(centre[:, 0]))
+    travel = float(np.linalg.norm(centre[ok[-1], :2] - centre[ok[0], :2])) if ok.size > 1 else math.nan
+    return {"motion_m": float(np.percentile(extent, 75)), "n_markers": int(keep.sum()), "travel_m": travel}
+
+
+def plate_loading(trial: Trial) -> str:
+    """'no force plates', 'no plate loaded', 'plates k steadily loaded (standing)', or
+    'plate loads come and go (steps)'."""
+    if not trial.force_plates:
+        return "no force plates"
+    steady, stepped = [], []
+    for p in trial.force_plates:
+        fz = np.abs(p.point.force[:, 2])
+        loaded = np.isfinite(fz) & (fz > LOADED_N)
+        if not loaded.any():
+            continue
+        lo, mid, hi = np.percentile(fz[loaded], [5, 50, 95])
+        (steady if loaded.mean() >= 0.95 and hi - lo < 0.5 * mid else stepped).append(p.index)
+    if not steady and not stepped:
+        return "no plate loaded"
+    if stepped:
+        return f"plate loads come and go (steps on plate{'s' if len(stepped) > 1 else ''} " \
+               f"{', '.join(map(str, stepped))})"
+    return f"plate{'s' if len(steady) > 1 else ''} {', '.join(map(str, steady))} steadily loaded (standing)"
+
+
+def classify_trial(trial: Trial) -> tuple[str, list[str]]:
+    """('static' | 'walking' | 'unknown', reasons) from the trial's content.
+
+    Static: three quarters of the markers stay within ``STILL_M`` (5 cm) over the trial (a
+    subject standing still). Walking: three quarters move more than ``MOVING_M`` (25 cm):
+    steps, over ground or on a treadmill. In between, or with fewer than three markers seen in
+    10 frames: 'unknown'. Plate loading, duration and the file name are reported as
+    supporting facts; the name never decides."""
+    m = marker_motion(trial)
+    reasons = []
+    stem = trial.path.stem if trial.path is not None else ""
+    hint = name_says_static(stem)
+    plates = plate_loading(trial)
+    facts = [plates, f"{trial.duration:.2f} s"]
+    if hint:
+        facts.append("the name suggests a static trial (a hint only)")
+    if m["n_markers"] < 3:
+        return "unknown", ["fewer than 3 markers seen: cannot tell", *facts]
+    motion = m["motion_m"]
+    if motion < STILL_M:
+        kind = "static"
+        reasons.append(f"markers still: 3/4 of {m['n_markers']} markers move less than {motion * 100:.1f} cm "
+                       f"(static below {STILL_M * 100:g} cm)")
+    elif motion > MOVING_M:
+        kind = "walking"
+        how = (f", travelling {m['travel_m']:.1f} m" if math.isfinite(m["travel_m"]) and m["travel_m"] > 0.5
+               else ", in place (treadmill?)")
+        reasons.append(f"markers moving: 3/4 of {m['n_markers']} markers move more than {motion:.2f} m{how}")
+    else:
+        kind = "unknown"
+        reasons.append(f"3/4 of the markers move up to {motion:.2f} m: neither standing still "
+                       f"(< {STILL_M:g} m) nor walking (> {MOVING_M:g} m)")
+    return kind, reasons + facts
+
+
+# ----------------------------------------------------------------------------- scanned trials
+
+
+@dataclass(frozen=True)
+class TrialInfo:
+    """What pairing and sessions need from one file (read once)."""
+
+    path: Path
+    kind: str  # 'static' | 'walking' | 'unknown'
+    reasons: tuple[str, ...]
+    subject_name: str | None  # SUBJECTS:NAMES
+    anthropometry: dict = field(default_factory=dict)  # Subject field -> SI value (PROCESSING)
+    markers: frozenset = frozenset()
+    error: str = ""  # the file could not be read
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    def as_dict(self) -> dict:
+        return {"path": str(self.path), "kind": self.kind, "reasons": list(self.reasons),
+                "subject_name": self.subject_name, "anthropometry": self.anthropometry,
+                "markers": sorted(self.markers), "error": self.error}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> TrialInfo:
+        return cls(Path(d["path"]), d["kind"], tuple(d["reasons"]), d["subject_name"], dict(d["anthropometry"]),
+                   frozenset(d["markers"]), d.get("error", ""))
+
+
+def trial_info(trial: Trial, path: Path | None = None) -> TrialInfo:
+    kind, reasons = classify_trial(trial)
+    anthro = {f: getattr(trial.subject, f) for f in ANTHRO if getattr(trial.subject, f) is not None}
+    name = (trial.subject.name or "").strip() or None
+    return TrialInfo(Path(path or trial.path), kind, tuple(reasons), name, anthro, frozenset(trial.marker_labels))
+
+
+def scan_trial(path: str | os.PathLike, cop_threshold: float = 10.0) -> TrialInfo:
+    """Read a file and describe it (:class:`TrialInfo`); a file that cannot be read is 'unknown'
+    with the error (it is then processed as a trial, so its error reaches the summary)."""
+    from gaitid.pipeline import load_trial
+
+    path = Path(path)
+    try:
+        trial = load_trial(path, cop_threshold=cop_threshold)
+    except GaitIDError as exc:
+        return TrialInfo(path, "unknown", (f"cannot read: {exc.reason}",), None, {}, frozenset(), str(exc))
+    return trial_info(trial, path)
+
+
+# ----------------------------------------------------------------------------- subjects
+
+
+def subject_files(folder: Path) -> list[Path]:
+    """Vicon subject files (``.vsk``, ``.mp``) in a folder, sorted."""
+    try:
+        return sorted(p for p in folder.iterdir() if p.suffix.lower() in SUBJECT_FILES and p.is_file())
+    except OSError:
+        return []
+
+
+def _patient_folder(folder: Path) -> Path | None:
+    for d in (folder, folder.parent):
+        try:
+            if any(d.glob("*.Patient.enf")):
+                return d
+        except OSError:
+            continue
+    return None
+
+
+def subject_identity(info: TrialInfo) -> tuple[str | None, str, str]:
+    """(key, kind, how) of the trial's subject; key None when nothing says whose it is.
+    kind: 'name' (C3D subject name or subject file, comparable with each other) or 'patient'
+    (Vicon database patient folder)."""
+    if info.subject_name:
+        return info.subject_name.lower(), "name", f"C3D subject '{info.subject_name}'"
+    stems = sorted({p.stem for p in subject_files(info.path.parent)}, key=str.lower)
+    if len(stems) == 1:
+        return stems[0].lower(), "name", f"subject file {stems[0]} in the folder"
+    patient = _patient_folder(info.path.parent)
+    if patient is not None:
+        return str(patient).lower(), "patient", f"Vicon patient folder '{patient.name}'"
+    return None, "", "no subject name in the file, no single subject file in the folder"
+
+
+def compare_anthropometry(a: dict, b: dict) -> tuple[str, str]:
+    """('same' | 'different' | 'unknown', detail) from the values both store (SI)."""
+    common = [f for f in ANTHRO if f in a and f in b]
+    if not common:
+        return "unknown", "no anthropometry stored in both"
+    diff = [f for f in common if abs(a[f] - b[f]) > ANTHRO[f] + 1e-9]
+    if diff:
+        f = diff[0]
+        unit, k = ("kg", 1.0) if f == "mass" else ("mm", 1000.0)
+        return "different", f"{f.replace('_', ' ')} {a[f] * k:g} vs {b[f] * k:g} {unit}"
+    if len(common) >= 3:
+        return "same", f"same anthropometry ({len(common)} values)"
+    return "unknown", f"only {', '.join(common)} stored in both"
+
+
+def same_subject(w: TrialInfo, s: TrialInfo) -> tuple[str, str]:
+    """('same' | 'different' | 'unknown', why) for a walking trial and a static trial."""
+    kw, kind_w, how_w = subject_identity(w)
+    ks, kind_s, how_s = subject_identity(s)
+    anthro, detail = compare_anthropometry(w.anthropometry, s.anthropometry)
+    if kw is not None and ks is not None and kind_w == kind_s:
+        if kw != ks:
+            return "different", f"another subject ({how_s}, this trial: {how_w})"
+        if anthro == "different":
+            return "different", f"same subject name but different anthropometry ({detail})"
+        return "same", f"same subject ({how_w})"
+    if anthro == "different":
+        return "different", f"another subject's anthropometry ({detail})"
+    if anthro == "same":
+        return "same", detail
+    parts = ([how_w] if kw is None else []) + [detail]
+    return "unknown", f"subject not confirmed ({'; '.join(parts)})"
+
+
+def _folder_rank(trial: Path, static: Path) -> int | None:
+    """0 same folder, 1 parent or subfolder, None otherwise (another session)."""
+    a, b = trial.parent, static.parent
+    if a == b:
+        return 0
+    if a.parent == b or b.parent == a:
+        return 1
+    return None
+
+
+def _name_score(a: str, b: str) -> int:
+    wa = {w for w in name_words(a) if w not in ROLE_WORDS and not w.isdigit()}
+    wb = {w for w in name_words(b) if w not in ROLE_WORDS and not w.isdigit()}
+    return len(wa & wb)
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """A walking trial's static trial (or None) and why."""
+
+    trial: Path
+    static: Path | None
+    reason: str
+    candidates: tuple[Path, ...] = ()  # the tied candidates when there is a tie
+
+
+def folder_subjects(infos: Iterable[TrialInfo]) -> dict[Path, set[str]]:
+    """The known subjects (identity keys) of each folder's trials."""
+    out: dict[Path, set[str]] = {}
+    for i in infos:
+        key = subject_identity(i)[0]
+        out.setdefault(i.path.parent, set())
+        if key is not None:
+            out[i.path.parent].add(key)
+    return out
+
+
+def pair_static(w: TrialInfo, statics: list[TrialInfo], subjects_by_folder: dict[Path, set[str]] | None = None
+                ) -> Pairing:
+    """The static trial of walking trial ``w`` among ``statics`` (see the module docstring).
+    ``subjects_by_folder`` (:func:`folder_subjects` of every trial): where a folder holds
+    several known subjects, a trial whose subject is unknown is paired by name only."""
+    subjects_by_folder = subjects_by_folder or {}
+    eligible, rejected = [], []
+    for s in statics:
+        rank = _folder_rank(w.path, s.path)
+        if rank is None:
+            continue
+        verdict, why = same_subject(w, s)
+        if verdict == "different":
+            rejected.append(f"{s.name}: {why}")
+            continue
+        known = subjects_by_folder.get(w.path.parent, set()) | subjects_by_folder.get(s.path.parent, set())
+        if verdict == "unknown" and len(known) > 1 and _name_score(w.path.stem, s.path.stem) == 0:
+            rejected.append(f"{s.name}: {why}, in a folder with trials of {len(known)} subjects and no "
+                            "shared name word")
+            continue
+        if w.markers and s.markers:
+            share = len(w.markers & s.markers) / len(w.markers)
+            if share < MIN_MARKER_OVERLAP:
+                rejected.append(f"{s.name}: another marker set (has {share:.0%} of this trial's markers)")
+                continue
+        eligible.append(((verdict == "same", -rank, _name_score(w.path.stem, s.path.stem)), s, why))
+    if not eligible:
+        if rejected:
+            return Pairing(w.path, None, "no static trial of this subject: " + "; ".join(rejected))
+        return Pairing(w.path, None, "no static trial in its folder (or the folder above or below)")
+    best = max(e[0] for e in eligible)
+    top = [e for e in eligible if e[0] == best]
+    if len(top) > 1:
+        names = ", ".join(e[1].name for e in top)
+        return Pairing(w.path, None, f"tie between {names} (equally plausible: "
+                                     f"{'same subject' if best[0] else 'subject not confirmed'}, "
+                                     f"{'same folder' if best[1] == 0 else 'folder above/below'}, names equally "
+                                     "similar); not broken by file time: name the static with --pairing or --static",
+                       tuple(e[1].path for e in top))
+    key, s, why = top[0]
+    parts = [why, "same folder" if key[1] == 0 else "folder above/below"]
+    if key[2] and len(eligible) > 1:
+        parts.append(f"{key[2]} shared name word(s)")
+    reason = ", ".join(parts) + (f"; not: {'; '.join(rejected)}" if rejected else "")
+    return Pairing(w.path, s.path, reason)
+
+
+def pair_statics(walks: list[TrialInfo], statics: list[TrialInfo]) -> dict[Path, Pairing]:
+    """:func:`pair_static` for every walking trial, by path."""
+    by_folder = folder_subjects([*walks, *statics])
+    return {w.path: pair_static(w, statics, by_folder) for w in walks}
+
+
+def check_static(walk: TrialInfo, static: TrialInfo) -> list[str]:
+    """Problems with a static trial the user named for a walking trial: it is not a static
+    (by content), or it is another subject's. Empty when none."""
+    out = []
+    if static.kind == "walking":
+        out.append(f"{static.path.name} is a walking trial, not a static one ({'; '.join(static.reasons[:2])})")
+    elif static.kind == "unknown":
+        out.append(f"{static.path.name} may not be a static trial ({'; '.join(static.reasons[:2])})")
+    verdict, why = same_subject(walk, static)
+    if verdict == "different":
+        out.append(f"{static.path.name} is {why}")
+    return out
+
+
+# ----------------------------------------------------------------------------- subject data
+
+
+def beside_subject_files(info: TrialInfo) -> tuple[list[Path], str]:
+    """The ``.vsk`` / ``.mp`` files beside a trial that are its subject's: those named after its
+    C3D subject; without a subject name, the files of the folder's only subject. Returns the
+    files and a note when some were not used."""
+    files = subject_files(info.path.parent)
+    if not files:
+        return [], ""
+    stems = {p.stem.lower() for p in files}
+    if info.subject_name:
+        mine = [p for p in files if p.stem.lower() == info.subject_name.lower()]
+        if not mine:
+            return [], (f"subject file(s) {', '.join(p.name for p in files)} beside the trial not used: "
+                        f"the trial's subject is '{info.subject_name}'")
+        return mine, ""
+    if len(stems) == 1:
+        return files, ""
+    return [], (f"subject files of {len(stems)} subjects beside the trial ({', '.join(p.name for p in files)}) "
+                "and no subject name in it: none used")
+
+
+def subject_layers(info: TrialInfo, trial_subject: Subject, *, cli: Subject | dict | None = None,
+                   subject_file: str | os.PathLike | None = None) -> tuple[list[tuple[str, Subject]], list[str]]:
+    """The layers of subject data for one trial, most trusted first (the precedence of
+    :mod:`gaitid.model.subject`), and notes on sources not used. ``cli``: values typed on the
+    command line; ``subject_file``: the ``--subject`` file (a table with several subjects gives
+    the row named as the trial's subject)."""
+    from gaitid.model.subject import as_subject, read_subject, read_subjects, select_subject
+
+    layers: list[tuple[str, Subject]] = []
+    notes: list[str] = []
+    if cli:
+        layers.append(("command line", as_subject(cli, "command line")))
+    if subject_file is not None:
+        sf = Path(subject_file)
+        subjects = read_subjects(sf)
+        key, kind, _ = subject_identity(info)
+        names = [info.subject_name] + ([key] if kind == "name" else []) + [p.name for p in info.path.parents[:3]]
+        pick = select_subject(subjects, names)
+        if pick is None and len(subjects) == 1:
+            pick = next(iter(subjects.values()))
+            if info.subject_name and pick.name and pick.name.lower() != info.subject_name.lower() \
+                    and sf.suffix.lower() in (".vsk", ".mp"):
+                notes.append(f"--subject {sf.name} is named '{pick.name}' but the trial's subject is "
+                             f"'{info.subject_name}'; used as given")
+        if pick is None:
+            raise SettingsError(f"{sf}: no subject for {info.path.name} (looked for "
+                                f"{', '.join(repr(n) for n in names if n)}; the file has {', '.join(subjects)})")
+        layers.append((f"--subject {sf.name}" + (f" [{pick.name}]" if len(subjects) > 1 else ""), pick))
+    layers.append(("C3D PROCESSING", trial_subject))
+    files, note = beside_subject_files(info)
+    if note:
+        notes.append(note)
+    for p in sorted(files, key=lambda q: (q.suffix.lower() != ".vsk", q.name)):
+        try:
+            layers.append((f"{p.name} beside the trial", read_subject(p)))
+        except GaitIDError as exc:
+            notes.append(f"{p.name} beside the trial not used: {exc.reason}")
+    return layers, notes
+
+
+# ----------------------------------------------------------------------------- sessions
+
+
+def session_key(info: TrialInfo, pairing: Pairing | None) -> tuple[str, str]:
+    """(key, label) of the session a walking trial belongs to: its subject in its folder; a
+    trial whose subject is unknown joins the trials calibrated by the same static, else stands
+    alone. ``label`` is a readable name for file names (``flatFoot_btkdata``)."""
+    key, kind, _ = subject_identity(info)
+    folder = info.path.parent
+    if key is not None:
+        shown = info.subject_name or (key if kind == "name" else Path(key).name)
+        return f"{kind}:{key}@{folder}", f"{shown}_{folder.name}"
+    if pairing is not None and pairing.static is not None:
+        return f"static:{pairing.static}", f"{pairing.static.stem}_{folder.name}"
+    return f"trial:{info.path}", f"{info.path.stem}_{folder.name}"

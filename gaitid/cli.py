@@ -39,18 +39,109 @@ def _mass(text: str):
     if text == "plates":
         return text
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a mass in kg (or 'plates')") from None
+    from gaitid.errors import SettingsError
+    from gaitid.model.subject import check_plausible
+
+    try:
+        return check_plausible("mass", value, "--mass")
+    except SettingsError as exc:
+        raise argparse.ArgumentTypeError(exc.reason) from None
+
+
+def _mass_kg(text: str) -> float:
+    if text == "plates":
+        raise argparse.ArgumentTypeError("'plates' is not accepted here: give the mass in kg")
+    return _mass(text)
+
+
+_LENGTH = {"m": 1.0, "cm": 1e-2, "mm": 1e-3}
+
+
+def _lengths(field: str, option: str, sided: bool):
+    """An argparse type: a length with an optional unit (m by default; '920mm', '92cm',
+    '0.92'), or for ``sided`` options 'L,R' (one value for both sides; a unit written once,
+    '920,915mm', applies to both)."""
+    import re
+
+    def parse(text: str):
+        from gaitid.errors import SettingsError
+        from gaitid.model.subject import check_plausible
+
+        parts = [p.strip() for p in text.split(",")]
+        if not sided and len(parts) != 1 or sided and len(parts) not in (1, 2):
+            raise argparse.ArgumentTypeError(f"{option} {text!r}: give {'L,R or one value' if sided else 'one value'}")
+        units = [re.fullmatch(r"([-+0-9.eE]+)\s*(m|cm|mm)?", p) for p in parts]
+        if not all(units):
+            raise argparse.ArgumentTypeError(f"{option} {text!r}: a length such as 0.92, 920mm or 92cm")
+        given = {u.group(2) for u in units if u.group(2)}
+        if len(given) > 1:
+            raise argparse.ArgumentTypeError(f"{option} {text!r}: one unit for both values")
+        unit = given.pop() if given else None
+        values = []
+        for u in units:
+            v = float(u.group(1)) * _LENGTH[u.group(2) or unit or "m"]
+            try:
+                values.append(check_plausible(field, v, option, "" if unit else
+                                              f"write the unit, e.g. {u.group(1)}mm"))
+            except SettingsError as exc:
+                raise argparse.ArgumentTypeError(exc.reason) from None
+        return values * (2 if sided and len(values) == 1 else 1) if sided else values[0]
+
+    return parse
+
+
+def add_subject_arguments(parser: argparse.ArgumentParser, plates: bool = True) -> None:
+    """Subject data: values that fill what the trial's file does not store (the file's own
+    values are kept unless a value is typed here)."""
+    g = parser.add_argument_group(
+        "subject (command line > --subject file > the C3D's PROCESSING > .vsk/.mp beside the trial)")
+    g.add_argument("--subject", metavar="FILE",
+                   help="subject file: Vicon .vsk or .mp, or a table (.csv/.json/.toml, one row per subject, "
+                        "picked by the trial's subject name)")
+    g.add_argument("--mass", type=_mass if plates else _mass_kg,
+                   metavar="KG", help="body mass in kg" + (", or 'plates' to estimate it from the force plates"
+                                                           if plates else ""))
+    g.add_argument("--height", type=_lengths("height", "--height", False), metavar="M",
+                   help="height (m, or with a unit: 1760mm, 176cm)")
+    g.add_argument("--leg-length", type=_lengths("leg_length", "--leg-length", True), metavar="L,R",
+                   help="leg lengths ASIS-medial malleolus, left,right (m, or 920mm,915mm; one value for both)")
+    g.add_argument("--knee-width", type=_lengths("knee_width", "--knee-width", True), metavar="L,R",
+                   help="knee widths, left,right (m, or 105mm,104mm)")
+    g.add_argument("--ankle-width", type=_lengths("ankle_width", "--ankle-width", True), metavar="L,R",
+                   help="ankle widths, left,right (m, or 70mm,68mm)")
+
+
+def subject_from_args(args: argparse.Namespace):
+    """:class:`gaitid.batch.SubjectOptions` from the subject options."""
+    from pathlib import Path
+
+    from gaitid.batch import SubjectOptions
+
+    values: dict = {}
+    mass = getattr(args, "mass", None)
+    if mass is not None and mass != "plates":
+        values["mass"] = mass
+    if getattr(args, "height", None) is not None:
+        values["height"] = args.height
+    for name in ("leg_length", "knee_width", "ankle_width"):
+        v = getattr(args, name, None)
+        if v is not None:
+            values[f"{name}_left"], values[f"{name}_right"] = v
+    file = Path(args.subject) if getattr(args, "subject", None) else None
+    if file is not None:
+        from gaitid.model.subject import read_subjects
+
+        read_subjects(file)  # a bad file is reported once, before any trial
+    return SubjectOptions(values or None, file, mass == "plates")
 
 
 def add_settings_arguments(parser: argparse.ArgumentParser) -> None:
     """Options that map onto :class:`gaitid.settings.Settings` (defaults there and in the README)."""
     g = parser.add_argument_group("processing settings (defaults: see the README)")
     g.add_argument("--model", help="model name (see 'gaitid models') or a model .toml file (default plugin-gait)")
-    g.add_argument("--mass", type=_mass, metavar="KG",
-                   help="body mass in kg, or 'plates' to estimate it from the force plates "
-                        "(default: the file's PROCESSING:Bodymass)")
     g.add_argument("--bsip", help="body-segment parameter table (default: the model's; dempster, de_leva_1996_male...)")
     g.add_argument("--cutoff", type=float, metavar="HZ", help="marker low-pass cutoff in Hz (default 6; 0 = unfiltered)")
     g.add_argument("--force-cutoff", metavar="HZ",
@@ -102,25 +193,76 @@ def settings_from_args(args: argparse.Namespace):
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("trial", help="walking trial (.c3d, or OpenSim .trc with its _grf.mot beside it)")
     parser.add_argument("-o", "--outdir", required=True, help="folder for the results and the report")
-    parser.add_argument("--static", help="static (calibration) trial")
+    parser.add_argument("--static", metavar="STATIC_OR_auto",
+                        help="static (calibration) trial, or 'auto': the one batch would pair with the trial")
+    parser.add_argument("--force", action="store_true",
+                        help="use a --static that looks like a walking trial or another subject's (with a warning)")
     parser.add_argument("--suffix", default="", help="suffix for the result points in the C3D copy (e.g. _gid)")
     parser.add_argument("--no-report", action="store_true", help="skip the PDF/HTML report")
     parser.add_argument("--excel", action="store_true", help="also write an Excel workbook")
     parser.add_argument("--parquet", action="store_true", help="also write Parquet tables")
     parser.add_argument("--opensim", action="store_true", help="also write OpenSim GRF .mot and joint moments .sto")
+    add_subject_arguments(parser)
     add_settings_arguments(parser)
+
+
+def resolve_static(trial_path, info, static: str | None, force: bool):
+    """(static path or None, warnings) for ``run``: a named static is checked by content and
+    subject (an error unless ``force``); 'auto' pairs as batch does."""
+    from pathlib import Path
+
+    from gaitid.errors import SettingsError
+    from gaitid.session import check_static, find_trials, pair_static, scan_trial
+
+    if static is None:
+        return None, []
+    if static == "auto":
+        folder = Path(trial_path).resolve().parent
+        candidates = [p for p in find_trials([folder]) if p != Path(trial_path).resolve()]
+        statics = [i for i in (scan_trial(p) for p in candidates) if i.kind == "static"]
+        pairing = pair_static(info, statics)
+        if pairing.static is None:
+            return None, [f"--static auto: no static trial: {pairing.reason}"]
+        return pairing.static, [f"--static auto: {pairing.static.name} ({pairing.reason})"]
+    sinfo = scan_trial(static)
+    if sinfo.error:
+        raise SettingsError(f"--static {static}: {sinfo.error}")
+    problems = check_static(info, sinfo)
+    if problems and not force:
+        raise SettingsError(f"--static {static} for {Path(trial_path).name}: {'; '.join(problems)}; "
+                            "give the right static trial, or --force to use this one anyway")
+    return Path(static), [f"--static {Path(static).name} used despite: {p} (--force)" for p in problems]
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Process one trial and write its tables, a C3D copy with the results and the report."""
     from pathlib import Path
 
-    from gaitid.pipeline import process
+    from gaitid.batch import check_subject, explain_markers, prepare_subject
+    from gaitid.errors import ModelError
+    from gaitid.io.atomic import atomic_path
+    from gaitid.model.subject import subject_table
+    from gaitid.pipeline import load_trial, process
+    from gaitid.session import trial_info
 
     settings = settings_from_args(args)
-    result = process(args.trial, subject=args.mass, static=args.static, settings=settings)
+    opts = subject_from_args(args)
+    trial = load_trial(args.trial, cop_threshold=settings.cop_threshold_n)
+    info = trial_info(trial, Path(args.trial).resolve())
+    static, notes = resolve_static(args.trial, info, args.static, args.force)
+    merged, more = prepare_subject(trial, info, opts)
+    trial.subject = merged
+    trial.warnings.extend([*notes, *more])
+    check_subject(trial, settings, static is not None)
+    try:
+        result = process(trial, subject="plates" if opts.plates else None, static=static, settings=settings)
+    except ModelError as exc:
+        raise explain_markers(exc, trial, static is not None) from None
     out = Path(args.outdir)
     written = result.to_csv(out)
+    with atomic_path(out / f"{result.name}_subject.csv") as tmp:
+        subject_table(result.trial.subject).to_csv(tmp, index=False)
+    written.append(out / f"{result.name}_subject.csv")
     if args.trial.lower().endswith(".c3d"):
         written.append(result.to_c3d(out / f"{result.name}_results.c3d", suffix=args.suffix))
     if args.parquet:
@@ -132,6 +274,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     reports = [] if args.no_report else result.report(out)
     kinetic = sum(c.kinetic for c in result.cycles)
     print(f"{result.name}: {len(result.cycles)} gait cycles ({kinetic} with kinetics), {len(written)} files in {out}")
+    s = result.trial.subject
+    body = [f"{k} {getattr(s, k):g}{' kg' if k == 'mass' else ' m'} ({s.sources.get(k, '?')})"
+            for k in ("mass", "height") if getattr(s, k) is not None]
+    print(f"  subject {s.name or ''}: {'; '.join(body)}; every value and its source in {result.name}_subject.csv")
     for w in result.warnings:
         print(f"  warning: {w}")
     for r in reports:
@@ -147,8 +293,16 @@ def add_batch_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--outdir", required=True, help="output folder (one subfolder per trial)")
     parser.add_argument("--jobs", type=int, default=1, metavar="N", help="trials processed in parallel here (default 1)")
     parser.add_argument("--scheduler", metavar="ADDRESS", help="Dask distributed scheduler, e.g. tcp://host:8786")
-    parser.add_argument("--force", action="store_true", help="reprocess trials whose outputs are up to date")
-    parser.add_argument("--no-report", action="store_true", help="skip the per-trial reports")
+    parser.add_argument("--force", action="store_true",
+                        help="reprocess trials whose outputs are up to date (and retry those that failed)")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print each trial's static, session and subject data (with sources); process nothing")
+    parser.add_argument("--pairing", metavar="CSV",
+                        help="static trials to use: a table with columns path (or trial) and static, "
+                             "e.g. an edited batch_summary.csv")
+    parser.add_argument("--no-report", action="store_true", help="skip the per-trial and session reports")
+    parser.add_argument("--parquet", action="store_true", help="also write the combined tables as Parquet")
+    add_subject_arguments(parser)
     add_settings_arguments(parser)
 
 
@@ -156,13 +310,23 @@ def cmd_batch(args: argparse.Namespace) -> int:
     """Process every trial of a session or archive; exit 1 when some trial failed."""
     from pathlib import Path
 
-    from gaitid.batch import run_batch
+    from gaitid.batch import describe_plan, plan, run_batch
 
-    summary = run_batch(args.sources, args.outdir, settings_from_args(args), jobs=args.jobs, scheduler=args.scheduler,
-                        mass=args.mass, report=not args.no_report, force=args.force)
+    settings = settings_from_args(args)
+    opts = subject_from_args(args)
+    if args.dry_run:
+        jobs = plan(args.sources, args.outdir, pairing=args.pairing, cache=False)
+        print(describe_plan(jobs, opts, settings))
+        print(f"{len(jobs)} trials to process (dry run: nothing processed)")
+        return EXIT_OK
+    summary = run_batch(args.sources, args.outdir, settings, jobs=args.jobs, scheduler=args.scheduler,
+                        subject=opts, pairing=args.pairing, report=not args.no_report,
+                        parquet=args.parquet, force=args.force)
     counts = summary["status"].value_counts().to_dict()
+    again = summary.attrs.get("up_to_date_failures", 0)
     print(f"{len(summary)} trials: {counts.get('ok', 0)} ok, {counts.get('skipped', 0)} up to date, "
-          f"{counts.get('failed', 0)} failed; summary in {Path(args.outdir) / 'batch_summary.csv'}")
+          f"{counts.get('failed', 0)} failed{f' ({again} unchanged since the last run: --force retries)' if again else ''}"
+          f"; summary in {Path(args.outdir) / 'batch_summary.csv'}")
     for _, row in summary[summary["status"] == "failed"].iterrows():
         print(f"  failed: {row['path']}: {row['error']}", file=sys.stderr)
     return EXIT_FAILURE if counts.get("failed", 0) else EXIT_OK
@@ -176,20 +340,49 @@ def add_models_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_models(args: argparse.Namespace) -> int:
-    """List the models and the markers each needs."""
-    from gaitid.model.markerset import list_models, load_model, required_markers
+    """List the models, the markers and the subject parameters each needs."""
+    from gaitid.model.markerset import list_models, load_model, model_parameters, required_markers
 
     for name in [args.name] if args.name else list_models():
         model = load_model(name)
         need = required_markers(model)
-        print(f"{model.name}: {getattr(model, 'description', '') or ''}".rstrip())
-        print(f"  required: {' '.join(need['required'])}")
+        print(f"{model.name}: {getattr(model, 'title', '') or ''}".rstrip())
+        print(f"  markers required: {' '.join(need['required'])}")
         if need["one_of"]:
             print(f"  one of:   {' | '.join('+'.join(group) for group in need['one_of'])}")
         if need["optional"]:
             print(f"  optional: {' '.join(need['optional'])}")
         if need["from_static"]:
             print(f"  rebuilt from the static trial (not needed in walking trials): {' '.join(need['from_static'])}")
+        print("  subject: mass (--mass KG) always; height only for --normalise bw-height (--height M)")
+        params = model_parameters(model)
+        for p in params:
+            if not p["required"]:
+                continue
+            sides = [("left", "L"), ("right", "R")] if p["per_side"] else [("left", "")]
+            vicon = sorted({x.replace("{S}", model.sides[side]) for x in p["sources"] if x[:1].isupper() or "{S}" in x
+                            for side, _ in sides})
+            si = sorted({x.replace("{side}", side) for x in p["sources"] if x[:1].islower() for side, _ in sides})
+            how = p["option"] or "--subject FILE"
+            print(f"  needs {p['name']}{' per side' if p['per_side'] else ''}: {how}, or "
+                  f"{'/'.join(vicon)} (C3D PROCESSING, .vsk, .mp; mm)"
+                  + (f", or {'/'.join(si)} (a --subject table; m)" if si else ""))
+        optional = []
+        for p in params:
+            if p["required"]:
+                continue
+            d = p["default"]
+            if isinstance(d, str) and d.startswith("markers:"):
+                dflt = f"measured {d[8:].replace(',', '-')}"
+            elif p["static"]:
+                dflt = "from the static trial, else the file's, else 0"
+            elif d is None:
+                dflt = "the model computes it when not given"
+            else:
+                dflt = f"default {d:g}"
+            optional.append(f"{p['name']} ({dflt})")
+        if optional:
+            print(f"  optional parameters: {'; '.join(optional)}")
     return EXIT_OK
 
 
@@ -199,7 +392,7 @@ def cmd_models(args: argparse.Namespace) -> int:
 def add_validate_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="+", metavar="FILE_OR_DIR", help="C3D files with Plug-in Gait outputs, or folders")
     parser.add_argument("--json", action="store_true", help="print JSON records instead of the table")
-    parser.add_argument("--mass", type=float, metavar="KG", help="body mass for files that store none")
+    add_subject_arguments(parser, plates=False)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -208,7 +401,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     from gaitid.validate import format_table, validate
 
-    records = validate(args.paths, mass=args.mass)
+    opts = subject_from_args(args)
+    records = validate(args.paths, subject=opts.values, subject_file=opts.file)
     if args.json:  # strict JSON: NaN (metric undefined) becomes null, numpy scalars plain numbers
         print(json.dumps(_jsonable(records), indent=1, allow_nan=False))
     else:
@@ -240,7 +434,8 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callab
     "run": ("process one trial: joint kinetics, tables, C3D with results, report", add_run_arguments, cmd_run),
     "batch": ("process a session or an archive (folders or globs), in parallel or on a Dask cluster",
               add_batch_arguments, cmd_batch),
-    "models": ("list the models and the markers each needs", add_models_arguments, cmd_models),
+    "models": ("list the models, the markers and the subject parameters each needs", add_models_arguments,
+               cmd_models),
     "validate": ("compare gaitid with the Plug-in Gait kinetics stored in C3D files", add_validate_arguments, cmd_validate),
 }
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from gaitid.batch import plan, run_batch, static_for
+from gaitid.batch import plan, run_batch
 from gaitid.model.subject import read_subject
 from gaitid.resources import sample_data_dir
 
@@ -33,8 +33,9 @@ def session(tmp_path: Path) -> Path:
 def test_plan_pairs_each_walk_with_the_static_trial(session):
     jobs = plan([session], session.parent / "out")
     assert [j.path.name for j in jobs] == ["broken.c3d", "walk01.c3d", "walk02.c3d"]
-    assert all(j.static is not None and j.static.name == "walk_static.c3d" for j in jobs)
-    assert static_for(session / "walk01.c3d", []) is None
+    assert [j.static.name if j.static else None for j in jobs] == [None, "walk_static.c3d", "walk_static.c3d"]
+    assert "could not be read" in jobs[0].pairing
+    assert "same subject" in jobs[1].pairing and "same folder" in jobs[1].pairing
 
 
 def test_read_vicon_mp(tmp_path):
@@ -83,12 +84,14 @@ def test_batch_writes_a_session_report_including_skipped_trials(session, tmp_pat
     out = tmp_path / "out"
     run_batch([session / "walk01.c3d", session / "walk02.c3d", session / "walk_static.c3d"], out,
               progress=lambda r: None)
-    html = out / "session_session_report.html"
-    assert html.exists() and (out / "session_session_report.pdf").exists()
+    html = out / "session_synthetic_session_report.html"  # subject 'synthetic' in folder 'session'
+    assert html.exists() and (out / "session_synthetic_session_report.pdf").exists()
     assert (out / "walk01" / "walk01_report.pdf").exists()
+    assert (out / "walk01" / "gaitid-result.pkl").stat().st_size < 1_500_000  # the session report's input, slim
     first = html.stat().st_mtime_ns
+    text = html.read_text()
+    assert "walk01" in text and "walk02" in text
     again = run_batch([session / "walk01.c3d", session / "walk02.c3d", session / "walk_static.c3d"], out,
                       progress=lambda r: None)
     assert set(again["status"]) == {"skipped"}
-    text = html.read_text()
-    assert html.stat().st_mtime_ns >= first and "walk01" in text and "walk02" in text
+    assert html.stat().st_mtime_ns == first  # nothing changed: the session report is not rebuilt

@@ -30,7 +30,7 @@ Conventions (documented in the README and docs/sessions.md):
 - One failing trial is recorded with its error and never stops the batch.
 - Session reports: with reports on, the trials of one subject in one folder
   (:func:`gaitid.session.session_key`) get ``OUTDIR/session_<subject>_<folder>_report.pdf/.html``
-  pooling their cycles, read from ``OUTDIR/<trial>/gaitid-result.pkl``: the trial's cycles,
+  pooling their cycles (a session of one trial gets none: its trial report is the same), read from ``OUTDIR/<trial>/gaitid-result.pkl``: the trial's cycles,
   curves, parameters, contacts, ground reactions and the few markers that give the direction
   of progression (a few hundred kB; written by the same gaitid version, rebuilt with --force).
 - Parallel: ``jobs`` worker processes on this machine, or a Dask distributed scheduler
@@ -70,7 +70,7 @@ from gaitid.session import (
     scan_trial,
     session_key,
     subject_files,
-    subject_identity,
+    subject_label,
 )
 from gaitid.settings import Settings
 from gaitid.trial import Subject
@@ -217,7 +217,6 @@ def plan(sources: Iterable[str | os.PathLike], outdir: str | os.PathLike, *,
         p = pairs.get(w.path) or Pairing(w.path, None, "not paired: the file could not be read")
         if table:
             p = _apply_pairing(w, table, by_path, p)
-        key, _, how = subject_identity(w)
         skey, label = session_key(w, p)
         notes = []
         if w.kind == "unknown" and not w.error:
@@ -226,7 +225,7 @@ def plan(sources: Iterable[str | os.PathLike], outdir: str | os.PathLike, *,
         if p.static is None:
             notes.append(f"no static trial: {p.reason}")
         jobs.append(Job(w.path, p.static, outdir / name, p.reason,
-                        w.subject_name or (how if key else ""), skey, _safe(label), tuple(notes), w))
+                        subject_label(w) or "", skey, _safe(label), tuple(notes), w))
     return jobs
 
 
@@ -361,10 +360,6 @@ def unpack_result(data: bytes):
 def run_job(job: Job, settings: Settings, mass: float | str | None = None, report: bool = True,
             force: bool = False, subject: SubjectOptions | None = None) -> dict:
     """Process one trial and write its outputs; never raises (the error goes in the row)."""
-    from gaitid.model.subject import subject_table
-    from gaitid.pipeline import load_trial, process
-    from gaitid.session import trial_info
-
     subject = subject or SubjectOptions()
     if mass is not None:  # the older keyword: a mass in kg or 'plates'
         extra = SubjectOptions.from_mass(mass)
@@ -392,6 +387,10 @@ def run_job(job: Job, settings: Settings, mass: float | str | None = None, repor
                                n_kinetic_cycles=old.get("n_kinetic_cycles", 0),
                                subject_sources=old.get("subject_sources", ""))
                 return row
+        from gaitid.model.subject import subject_table
+        from gaitid.pipeline import load_trial, process
+        from gaitid.session import trial_info
+
         trial = load_trial(job.path, cop_threshold=settings.cop_threshold_n)
         info = job.info or trial_info(trial, job.path)
         merged, notes = prepare_subject(trial, info, subject)
@@ -604,9 +603,8 @@ def _up_to_date(stamp_path: Path, digest: dict, outputs: list[Path]) -> bool:
 
 def _session_reports(todo: list[Job], summary: pd.DataFrame, outdir: Path, force: bool = False) -> None:
     """One report per session (a subject in a folder), from the saved results of its
-    processed trials; rebuilt only when one of its trials changed."""
-    from gaitid.report import write_report
-
+    processed trials; rebuilt only when one of its trials changed. A session of one trial has
+    no session report: the trial's own report is it."""
     done = set(summary.loc[summary["status"].isin(["ok", "skipped"]), "path"])
     sessions: dict[str, list[Job]] = {}
     for job in todo:
@@ -614,6 +612,8 @@ def _session_reports(todo: list[Job], summary: pd.DataFrame, outdir: Path, force
             sessions.setdefault(job.session, []).append(job)
     notes = []
     for key, jobs in sessions.items():
+        if len(jobs) < 2:
+            continue
         name = f"session_{jobs[0].session_label}"
         stamp = outdir / f"{name}_report.json"
         digest = {"trials": [[str(j.path), _stamp_of(j)] for j in jobs], "gaitid": gaitid.__version__}
@@ -628,6 +628,8 @@ def _session_reports(todo: list[Job], summary: pd.DataFrame, outdir: Path, force
                 notes.append(f"{job.path.name}: no saved result for the session report (rerun with --force)")
         if not results:
             continue
+        from gaitid.report import write_report  # (imports matplotlib: only when a report is due)
+
         subject = jobs[0].subject or "subject unknown"
         try:
             write_report(results, outdir, name=name,

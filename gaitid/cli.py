@@ -158,7 +158,6 @@ def add_settings_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def settings_from_args(args: argparse.Namespace):
-    from gaitid.plates import parse_plate_overrides
     from gaitid.settings import Settings
 
     base = Settings.plugin_gait() if args.plugin_gait else Settings()
@@ -183,6 +182,8 @@ def settings_from_args(args: argparse.Namespace):
         if getattr(args, name):
             changes[name] = getattr(args, name)
     if args.plates:
+        from gaitid.plates import parse_plate_overrides  # (imports scipy.signal: only when needed)
+
         changes["plates"] = {k: v.lower() for k, v in parse_plate_overrides(args.plates).items()}
     return base.replace(**changes) if changes else base
 
@@ -328,7 +329,9 @@ def cmd_batch(args: argparse.Namespace) -> int:
           f"{counts.get('failed', 0)} failed{f' ({again} unchanged since the last run: --force retries)' if again else ''}"
           f"; summary in {Path(args.outdir) / 'batch_summary.csv'}")
     for _, row in summary[summary["status"] == "failed"].iterrows():
-        print(f"  failed: {row['path']}: {row['error']}", file=sys.stderr)
+        error = str(row["error"])
+        print(f"  failed: {error if error.startswith(str(row['path'])) else row['path'] + ': ' + error}",
+              file=sys.stderr)
     return EXIT_FAILURE if counts.get("failed", 0) else EXIT_OK
 
 

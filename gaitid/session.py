@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import glob
 import math
-import warnings
 import os
 import re
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
@@ -239,15 +239,26 @@ def subject_identity(info: TrialInfo) -> tuple[str | None, str, str]:
     """(key, kind, how) of the trial's subject; key None when nothing says whose it is.
     kind: 'name' (C3D subject name or subject file, comparable with each other) or 'patient'
     (Vicon database patient folder)."""
+    key, kind, how, _ = _identity(info)
+    return key, kind, how
+
+
+def subject_label(info: TrialInfo) -> str | None:
+    """The subject's name as the files spell it (C3D name, subject file stem or patient
+    folder), or None."""
+    return _identity(info)[3]
+
+
+def _identity(info: TrialInfo) -> tuple[str | None, str, str, str | None]:
     if info.subject_name:
-        return info.subject_name.lower(), "name", f"C3D subject '{info.subject_name}'"
+        return info.subject_name.lower(), "name", f"C3D subject '{info.subject_name}'", info.subject_name
     stems = sorted({p.stem for p in subject_files(info.path.parent)}, key=str.lower)
     if len(stems) == 1:
-        return stems[0].lower(), "name", f"subject file {stems[0]} in the folder"
+        return stems[0].lower(), "name", f"subject file {stems[0]} in the folder", stems[0]
     patient = _patient_folder(info.path.parent)
     if patient is not None:
-        return str(patient).lower(), "patient", f"Vicon patient folder '{patient.name}'"
-    return None, "", "no subject name in the file, no single subject file in the folder"
+        return str(patient).lower(), "patient", f"Vicon patient folder '{patient.name}'", patient.name
+    return None, "", "no subject name in the file, no single subject file in the folder", None
 
 
 def compare_anthropometry(a: dict, b: dict) -> tuple[str, str]:
@@ -461,8 +472,7 @@ def session_key(info: TrialInfo, pairing: Pairing | None) -> tuple[str, str]:
     key, kind, _ = subject_identity(info)
     folder = info.path.parent
     if key is not None:
-        shown = info.subject_name or (key if kind == "name" else Path(key).name)
-        return f"{kind}:{key}@{folder}", f"{shown}_{folder.name}"
+        return f"{kind}:{key}@{folder}", f"{subject_label(info)}_{folder.name}"
     if pairing is not None and pairing.static is not None:
         return f"static:{pairing.static}", f"{pairing.static.stem}_{folder.name}"
     return f"trial:{info.path}", f"{info.path.stem}_{folder.name}"

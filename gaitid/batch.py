@@ -662,8 +662,7 @@ def write_combined_tables(todo: list[Job], summary: pd.DataFrame, outdir: Path, 
         ident = {"subject": j.subject, "session": j.session_label, "trial": j.path.stem, "path": str(j.path)}
         c = _read_table(j.outdir / f"{j.path.stem}_curves.csv")
         if c is not None and not c.empty:
-            wide = c.pivot_table(index=["side", "cycle", "kinetic", "variable", "component", "unit"],
-                                 columns="percent", values="value", aggfunc="first", dropna=False)
+            wide = c.set_index([*_CURVE_KEYS, "percent"])["value"].unstack("percent")
             wide.columns = [f"pct_{p:g}" for p in wide.columns]
             wide = wide.reset_index()
             curves.append(wide.assign(**ident)[[*ident, *wide.columns]])

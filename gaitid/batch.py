@@ -263,6 +263,7 @@ def prepare_subject(trial, info: TrialInfo, subject: SubjectOptions) -> tuple[Su
 
     layers, notes = subject_layers(info, trial.subject, cli=subject.values, subject_file=subject.file)
     merged, _ = merge_subject(layers)
+    merged.name = trial.subject.name or merged.name  # whose trial it is: the file says, not a subject file
     notes += [f"subject values differ between sources: {d}" for d in subject_disagreements(layers)]
     if subject.plates:
         merged.sources["mass"] = "estimated from the force plates (--mass plates)"

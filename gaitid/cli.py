@@ -276,9 +276,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     kinetic = sum(c.kinetic for c in result.cycles)
     print(f"{result.name}: {len(result.cycles)} gait cycles ({kinetic} with kinetics), {len(written)} files in {out}")
     s = result.trial.subject
-    body = [f"{k} {getattr(s, k):g}{' kg' if k == 'mass' else ' m'} ({s.sources.get(k, '?')})"
-            for k in ("mass", "height") if getattr(s, k) is not None]
-    print(f"  subject {s.name or ''}: {'; '.join(body)}; every value and its source in {result.name}_subject.csv")
+    body = [f"mass {s.mass:.1f} kg ({s.sources.get('mass', '?')})" if s.mass else "",
+            f"height {s.height:.3f} m ({s.sources.get('height', '?')})" if s.height else ""]
+    print(f"  subject{' ' + s.name if s.name else ''}: {'; '.join(b for b in body if b)}; every value and its "
+          f"source in {result.name}_subject.csv")
     for w in result.warnings:
         print(f"  warning: {w}")
     for r in reports:

@@ -37,7 +37,7 @@ def test_a_trial_without_anthropometry_runs_with_a_real_vsk(tmp_path, capsys):
     assert s["leg_length_left"] == (pytest.approx(0.8), "m", src)
     assert s["knee_width_right"] == (pytest.approx(0.12), "m", src)
     assert s["LAsisTrocanterDistance"][0] == pytest.approx(0.05448)  # an expression, evaluated
-    assert "mass 65 kg (--subject 59993_Frame_SM.vsk)" in out
+    assert "subject 42798: mass 65.0 kg (--subject 59993_Frame_SM.vsk)" in out
     # the vsk is another subject's: said, not hidden
     assert "named '59993_Frame_SM' but the trial's subject is '42798'" in out
 

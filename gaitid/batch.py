@@ -62,6 +62,7 @@ import gaitid
 from gaitid.errors import GaitIDError, ModelError, SettingsError
 from gaitid.io.atomic import atomic_path
 from gaitid.session import (
+    RULES_VERSION,
     Pairing,
     TrialInfo,
     check_static,
@@ -124,7 +125,7 @@ def _scan_all(files: list[Path], cache_path: Path | None) -> list[TrialInfo]:
     if cache_path is not None and cache_path.is_file():
         try:
             data = json.loads(cache_path.read_text())
-            if data.get("gaitid") == gaitid.__version__:
+            if data.get("gaitid") == gaitid.__version__ and data.get("rules") == RULES_VERSION:
                 cache = data.get("files", {})
         except (ValueError, OSError):
             cache = {}
@@ -147,7 +148,7 @@ def _scan_all(files: list[Path], cache_path: Path | None) -> list[TrialInfo]:
         try:
             cache_path.parent.mkdir(parents=True, exist_ok=True)
             with atomic_path(cache_path) as tmp:
-                tmp.write_text(json.dumps({"gaitid": gaitid.__version__, "files": fresh}))
+                tmp.write_text(json.dumps({"gaitid": gaitid.__version__, "rules": RULES_VERSION, "files": fresh}))
         except OSError:
             pass
     return infos

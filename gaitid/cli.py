@@ -195,7 +195,8 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("trial", help="walking trial (.c3d, or OpenSim .trc with its _grf.mot beside it)")
     parser.add_argument("-o", "--outdir", required=True, help="folder for the results and the report")
     parser.add_argument("--static", metavar="STATIC_OR_auto",
-                        help="static (calibration) trial, or 'auto': the one batch would pair with the trial")
+                        help="static (calibration) trial, or 'auto': the one batch would pair with the trial "
+                             "(looked for in its folder, the folder above and the subfolders)")
     parser.add_argument("--force", action="store_true",
                         help="use a --static that looks like a walking trial or another subject's (with a warning)")
     parser.add_argument("--suffix", default="", help="suffix for the result points in the C3D copy (e.g. _gid)")
@@ -213,13 +214,14 @@ def resolve_static(trial_path, info, static: str | None, force: bool):
     from pathlib import Path
 
     from gaitid.errors import SettingsError
-    from gaitid.session import check_static, find_trials, pair_static, scan_trial
+    from gaitid.session import check_static, pair_static, scan_trial
 
     if static is None:
         return None, []
     if static == "auto":
-        folder = Path(trial_path).resolve().parent
-        candidates = [p for p in find_trials([folder]) if p != Path(trial_path).resolve()]
+        me = Path(trial_path).resolve()
+        near = [*me.parent.glob("*"), *me.parent.glob("*/*"), *me.parent.parent.glob("*")]  # where pairing looks
+        candidates = sorted({p for p in near if p.suffix.lower() == ".c3d" and p.is_file() and p != me})
         statics = [i for i in (scan_trial(p) for p in candidates) if i.kind == "static"]
         pairing = pair_static(info, statics)
         if pairing.static is None:

@@ -34,6 +34,7 @@ import numpy as np
 from gaitid.errors import GaitIDError, SettingsError
 from gaitid.trial import Subject, Trial
 
+RULES_VERSION = 1  # bump when classification or identity rules change (invalidates scan caches)
 STILL_M = 0.05  # static: 3/4 of the markers move less than this (m; 2.5-97.5 percentile range)
 MOVING_M = 0.25  # walking: 3/4 of the markers move more than this
 LOADED_N = 20.0  # a plate is loaded above this vertical force (N)

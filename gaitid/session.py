@@ -361,8 +361,8 @@ def pair_static(w: TrialInfo, statics: list[TrialInfo], subjects_by_folder: dict
         eligible.append(((verdict == "same", -rank, _name_score(w.path.stem, s.path.stem)), s, why))
     if not eligible:
         if rejected:
-            return Pairing(w.path, None, "no static trial of this subject: " + "; ".join(rejected))
-        return Pairing(w.path, None, "no static trial in its folder (or the folder above or below)")
+            return Pairing(w.path, None, "none fits: " + "; ".join(rejected))
+        return Pairing(w.path, None, "none in its folder, the folder above or a subfolder")
     best = max(e[0] for e in eligible)
     top = [e for e in eligible if e[0] == best]
     if len(top) > 1:

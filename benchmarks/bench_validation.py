@@ -17,13 +17,18 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from gaitid.io.atomic import atomic_path  # noqa: E402
-from gaitid.validate import MODES, PLANES, _stance_mask, find_output, format_table, validate  # noqa: E402
+from gaitid.validate import (  # noqa: E402
+    MODES,
+    PLANES,
+    _stance_mask,
+    find_output,
+    format_table,
+    validate,
+)
 
 FIGURE_TRIALS = ["c3d-parser/MH0222_BP06.c3d", "btkdata/PiG_Motion3_FF.c3d", "biomechzoo/HC030A05.c3d",
                  "btkdata/FunctionalWalk.c3d"]
@@ -35,15 +40,17 @@ def overlay(path: Path, out: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from gaitid.batch import find_trials, is_static, static_for
     from gaitid.io.c3d import read_c3d
     from gaitid.pipeline import process
     from gaitid.settings import Settings
 
     trial = read_c3d(path)
     settings = Settings.plugin_gait(marker_cutoff_hz=None)
-    statics = [f for f in find_trials([path.parent]) if is_static(f)]
-    static = static_for(path.resolve(), statics)
+    from gaitid.pairing import pair_static
+    from gaitid.session import find_trials, scan_trial
+
+    statics = [i for i in (scan_trial(f) for f in find_trials([path.parent])) if i.kind == "static"]
+    static = pair_static(scan_trial(path.resolve()), statics).static
     runs = {mode: process(trial, model=model, settings=settings, static=static if mode == "markers" else None)
             for mode, model in MODES.items()}
     fig, axes = plt.subplots(3, 6, figsize=(18, 8), sharex=True)

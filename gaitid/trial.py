@@ -95,6 +95,7 @@ class Subject:
     inter_asis_distance: float | None = None
     marker_diameter: float | None = None
     extra: dict = field(default_factory=dict)  # any other PROCESSING values, SI where the unit is known
+    sources: dict = field(default_factory=dict)  # field or extra name -> where its value came from (merge_subject)
 
 
 # Vicon anthropometry name (C3D PROCESSING group, .vsk, .mp) -> (Subject field, scale to SI)

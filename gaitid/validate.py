@@ -9,8 +9,9 @@ two modes:
 - ``pig-segments``: the segment frames and joint centres Plug-in Gait wrote in the file
   (``models/plugin-gait-segments.toml``): isolates the solver, the parameters and the plates;
 - ``markers``: gaitid's own Plug-in Gait model from the raw markers
-  (``models/plugin-gait.toml``), with the static trial beside the file when there is one
-  (:func:`gaitid.batch.static_for`).
+  (``models/plugin-gait.toml``), with the file's own static trial when there is one: the static
+  of the same subject beside it (:func:`gaitid.pairing.pair_static`; none for a trial whose
+  subject no static matches).
 
 It compares, per side, joint and plane, over the stance phases Plug-in Gait computed: frames
 where its moment is finite and non-zero and its vertical GRF for that side exceeds the contact
@@ -187,10 +188,17 @@ def _compare_result(file: str, mode: str, trial, result) -> list[dict]:
 
 
 def validate_file(path: str | os.PathLike, *, modes: Iterable[str] = tuple(MODES), mass: float | None = None,
-                  static: str | os.PathLike | None = None, settings: Settings | None = None) -> list[dict]:
-    """Records (see :func:`validate`) for one C3D file."""
+                  static: str | os.PathLike | None = None, settings: Settings | None = None,
+                  subject: dict | None = None, subject_file: str | os.PathLike | None = None) -> list[dict]:
+    """Records (see :func:`validate`) for one C3D file. ``mass`` (kg), ``subject`` (SI values,
+    e.g. ``{'leg_length_left': 0.9}``) and ``subject_file`` fill what the file does not store
+    (:func:`gaitid.pairing.subject_layers`)."""
     from gaitid.io.c3d import read_c3d
+    from gaitid.model.markerset import load_model
+    from gaitid.model.subject import describe_missing, merge_subject, missing_parameters
+    from gaitid.pairing import subject_layers
     from gaitid.pipeline import process
+    from gaitid.session import trial_info
 
     path = Path(path)
     file = path.name
@@ -201,14 +209,26 @@ def validate_file(path: str | os.PathLike, *, modes: Iterable[str] = tuple(MODES
     moments = [find_output(trial.model_outputs, f"{s}{j.capitalize()}Moment") for s in "LR" for j in JOINTS]
     if not any(moments):
         return [{"file": file, "reason": "no Plug-in Gait joint moments stored (LAnkleMoment, RKneeMoment...)"}]
+    values = {**(subject or {}), **({"mass": float(mass)} if mass is not None else {})}
+    if values or subject_file is not None:
+        try:
+            layers, _ = subject_layers(trial_info(trial, path), trial.subject, cli=values or None,
+                                       subject_file=subject_file)
+        except GaitIDError as exc:
+            return [{"file": file, "reason": f"subject data: {exc}"}]
+        trial.subject = merge_subject(layers)[0]
     settings = settings or Settings.plugin_gait(marker_cutoff_hz=None)
-    subject = mass
+    subject = None  # the mass is in trial.subject when given
     mass_note = ""
     records: list[dict] = []
     for mode in modes:
         if mode not in MODES:
             raise ValueError(f"mode {mode!r}: one of {', '.join(MODES)}")
         stat = static if mode == "markers" else None
+        missing = missing_parameters(load_model(MODES[mode]), trial.subject)
+        if missing:
+            records.append({"file": file, "mode": mode, "reason": describe_missing(load_model(MODES[mode]), missing)})
+            continue
         try:
             if subject is None and not (trial.subject.mass and trial.subject.mass > 0):
                 # no stored mass: run once at a nominal mass to read the plates, then estimate it
@@ -217,7 +237,7 @@ def validate_file(path: str | os.PathLike, *, modes: Iterable[str] = tuple(MODES
                 if subject is None:
                     records.append({"file": file, "mode": mode,
                                     "reason": "body mass unknown (none stored, no Plug-in Gait GRF to estimate "
-                                              "it from): give mass=KG"})
+                                              "it from): give --mass KG"})
                     continue
                 mass_note = f"mass {subject:.1f} kg estimated from plate Fz / Plug-in Gait GRF"
             result = process(trial, model=MODES[mode], subject=subject, static=stat, settings=settings)
@@ -246,35 +266,43 @@ def validate_file(path: str | os.PathLike, *, modes: Iterable[str] = tuple(MODES
 
 
 def validate(paths: str | os.PathLike | Iterable[str | os.PathLike], *, modes: Iterable[str] = tuple(MODES),
-             mass: float | None = None, settings: Settings | None = None) -> list[dict]:
+             mass: float | None = None, settings: Settings | None = None, subject: dict | None = None,
+             subject_file: str | os.PathLike | None = None) -> list[dict]:
     """Compare gaitid with the Plug-in Gait kinetics stored in C3D files.
 
-    ``paths``: files and/or folders (searched recursively for ``*.c3d``; static trials, named
-    ``*static*``/``*cal*``, are used as the static of the trials beside them, not compared).
-    ``modes``: 'pig-segments' and/or 'markers' (see the module docstring). ``mass``: body mass
-    (kg) for files storing none (else estimated from the plates and Plug-in Gait's GRF).
+    ``paths``: files and/or folders (searched recursively for ``*.c3d``; static trials,
+    recognised by their content (:func:`gaitid.session.classify_trial`), calibrate the trials of
+    their subject beside them and are not compared). ``modes``: 'pig-segments' and/or 'markers'
+    (see the module docstring). ``mass``: body mass (kg) for files storing none (else estimated
+    from the plates and Plug-in Gait's GRF); ``subject`` / ``subject_file``: other subject
+    values for files storing none (see :func:`validate_file`).
 
     Returns one record per file, mode, side, joint, quantity and plane:
     ``{file, side, joint, plane, mode, quantity, unit, label, rms, r, n_cycles, n_frames,
-    peak_diff, peak_shift_ms, static}`` (rms and peak_diff in ``unit``: N.m/kg for moments),
-    and ``{file, reason}`` (plus ``mode`` when only one mode failed) for what could not be
-    compared.
+    peak_diff, peak_shift_ms, static, pairing}`` (rms and peak_diff in ``unit``: N.m/kg for
+    moments), and ``{file, reason}`` (plus ``mode`` when only one mode failed) for what could
+    not be compared.
     """
-    from gaitid.batch import find_trials, is_static, static_for
+    from gaitid.pairing import pair_statics
+    from gaitid.session import find_trials, scan_trial
 
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     files = find_trials(paths)
-    statics = [f for f in files if is_static(f)]
-    folder_statics = {}
+    beside = {q.resolve() for f in files for q in f.parent.glob("*") if q.suffix.lower() == ".c3d" and q.is_file()}
+    infos = {p: scan_trial(p) for p in sorted(set(files) | beside)}
+    statics = [i for i in infos.values() if i.kind == "static"]
+    walks = [infos[f] for f in files if infos[f].kind != "static"]
+    pairs = pair_statics(walks, statics)
     records: list[dict] = []
-    for f in files:
-        if is_static(f):
-            continue
-        if f.parent not in folder_statics:  # statics beside a file given alone
-            folder_statics[f.parent] = [q for q in f.parent.glob("*") if q.suffix.lower() == ".c3d" and is_static(q)]
-        st = static_for(f, sorted(set(statics) | set(folder_statics[f.parent])))
-        records.extend(validate_file(f, modes=modes, mass=mass, static=st, settings=settings))
+    for w in walks:
+        pairing = pairs[w.path]
+        recs = validate_file(w.path, modes=modes, mass=mass, static=pairing.static, settings=settings,
+                             subject=subject, subject_file=subject_file)
+        for r in recs:
+            if r.get("mode", "markers") == "markers" and "reason" not in r:
+                r["pairing"] = pairing.reason
+        records.extend(recs)
     return records
 
 

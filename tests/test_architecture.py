@@ -97,7 +97,7 @@ LAYERS = [  # lowest first; docs/architecture.md states the same list
     ["progression", "contacts", "events", "loads", "bodymass", "subjects", "cycles", "parameters", "outputs",
      "clinical", "scores", "norms"],
     ["result", "pipeline"],
-    ["export", "report", "validate", "crosscheck", "batch", "info", "synthetic", "cli"],
+    ["export", "report", "validate", "crosscheck", "session", "pairing", "batch", "info", "synthetic", "cli"],
 ]
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from gaitid.batch import plan, run_batch, static_for
-from gaitid.model.subject import read_subject
+from gaitid.batch import plan, run_batch
+from gaitid.model.subject_files import read_subject
 from gaitid.resources import sample_data_dir
 
 pytestmark = pytest.mark.slow
@@ -33,8 +33,9 @@ def session(tmp_path: Path) -> Path:
 def test_plan_pairs_each_walk_with_the_static_trial(session):
     jobs = plan([session], session.parent / "out")
     assert [j.path.name for j in jobs] == ["broken.c3d", "walk01.c3d", "walk02.c3d"]
-    assert all(j.static is not None and j.static.name == "walk_static.c3d" for j in jobs)
-    assert static_for(session / "walk01.c3d", []) is None
+    assert [j.static.name if j.static else None for j in jobs] == [None, "walk_static.c3d", "walk_static.c3d"]
+    assert "could not be read" in jobs[0].pairing
+    assert "same subject" in jobs[1].pairing and "same folder" in jobs[1].pairing
 
 
 def test_read_vicon_mp(tmp_path):
@@ -83,12 +84,74 @@ def test_batch_writes_a_session_report_including_skipped_trials(session, tmp_pat
     out = tmp_path / "out"
     run_batch([session / "walk01.c3d", session / "walk02.c3d", session / "walk_static.c3d"], out,
               progress=lambda r: None)
-    html = out / "session_session_report.html"
-    assert html.exists() and (out / "session_session_report.pdf").exists()
+    html = out / "session_synthetic_session_report.html"  # subject 'synthetic' in folder 'session'
+    assert html.exists() and (out / "session_synthetic_session_report.pdf").exists()
     assert (out / "walk01" / "walk01_report.pdf").exists()
+    assert (out / "walk01" / "gaitid-result.pkl").stat().st_size < 1_500_000  # the session report's input, slim
     first = html.stat().st_mtime_ns
+    text = html.read_text()
+    assert "walk01" in text and "walk02" in text
     again = run_batch([session / "walk01.c3d", session / "walk02.c3d", session / "walk_static.c3d"], out,
                       progress=lambda r: None)
     assert set(again["status"]) == {"skipped"}
-    text = html.read_text()
-    assert html.stat().st_mtime_ns >= first and "walk01" in text and "walk02" in text
+    assert html.stat().st_mtime_ns == first  # nothing changed: the session report is not rebuilt
+
+
+def test_failed_trials_are_not_retried_until_their_input_changes(session, tmp_path):
+    out = tmp_path / "out"
+    run_batch([session / "broken.c3d"], out, report=False, progress=lambda r: None)
+    again = run_batch([session / "broken.c3d"], out, report=False, progress=lambda r: None)
+    row = again.iloc[0]
+    assert row["status"] == "failed" and "broken.c3d" in row["error"] and row["seconds"] == 0.0
+    assert again.attrs["up_to_date_failures"] == 1
+    (session / "broken.c3d").write_bytes(b"\x02\x50" + b"\x00" * 400)  # changed: tried again
+    third = run_batch([session / "broken.c3d"], out, report=False, progress=lambda r: None)
+    assert third.attrs["up_to_date_failures"] == 0 and third.iloc[0]["status"] == "failed"
+
+
+def test_combined_cycle_table_across_trials(session, tmp_path):
+    out = tmp_path / "out"
+    summary = run_batch([session / "walk01.c3d", session / "walk02.c3d", session / "walk_static.c3d"], out,
+                        report=False, parquet=True, progress=lambda r: None)
+    assert summary["subject"].tolist() == ["synthetic", "synthetic"]
+    assert summary["session"].tolist() == ["synthetic_session", "synthetic_session"]
+    assert summary["static"].str.endswith("walk_static.c3d").all()
+    assert summary["subject_sources"].str.contains("mass: C3D PROCESSING").all()
+    table = pd.read_csv(out / "batch_cycles.csv", keep_default_na=False, na_values=[""])
+    assert pd.read_parquet(out / "batch_cycles.parquet").shape == table.shape
+    assert list(table.columns[:10]) == ["subject", "session", "trial", "path", "side", "cycle", "kinetic", "variable",
+                                        "component", "unit"]
+    assert list(table.columns[10:]) == [f"pct_{p}" for p in range(101)]
+    # one row per trial, side, cycle, variable and component
+    assert not table.duplicated(["trial", "side", "cycle", "variable", "component"]).any()
+    long = pd.read_csv(out / "walk01" / "walk01_curves.csv", keep_default_na=False, na_values=[""])
+    one = long[(long["side"] == "Left") & (long["variable"] == "KneeMoment") & (long["component"] == "X")
+               & (long["cycle"] == long["cycle"].min())]
+    row = table[(table["trial"] == "walk01") & (table["side"] == "Left") & (table["variable"] == "KneeMoment")
+                & (table["component"] == "X") & (table["cycle"] == one["cycle"].iloc[0])]
+    assert len(row) == 1
+    assert row.iloc[0][[f"pct_{p}" for p in range(101)]].to_numpy(float) == pytest.approx(
+        one.sort_values("percent")["value"].to_numpy(float), nan_ok=True)
+    n_per_trial = table.groupby("trial").size()
+    assert n_per_trial["walk01"] == n_per_trial["walk02"] > 0
+    params = pd.read_csv(out / "batch_parameters.csv")
+    assert set(params["trial"]) == {"walk01", "walk02"} and "subject" in params.columns
+    stamp = (out / "batch_cycles.csv").stat().st_mtime_ns
+    run_batch([session / "walk01.c3d", session / "walk02.c3d", session / "walk_static.c3d"], out, report=False,
+              parquet=True, progress=lambda r: None)
+    assert (out / "batch_cycles.csv").stat().st_mtime_ns == stamp  # nothing changed: not rewritten
+
+
+def test_session_report_input_round_trips_the_curves():
+    from gaitid.batch import pack_result, unpack_result
+    from gaitid.pipeline import process
+
+    result = process(sample_data_dir() / "walk_synthetic.c3d", static=sample_data_dir() / "static_synthetic.c3d")
+    data = pack_result(result)
+    back = unpack_result(data)
+    keys = ["side", "cycle", "variable", "component", "percent"]
+    a = result.curves.sort_values(keys).reset_index(drop=True)
+    b = back.curves.sort_values(keys).reset_index(drop=True)
+    pd.testing.assert_frame_equal(a, b)
+    assert len(data) < len(__import__("pickle").dumps(result)) / 10
+    assert back.frames["variable"].unique().tolist() == ["GroundReactionForce"]

@@ -479,14 +479,13 @@ def test_cli_norms_build_show_score(sample, tmp_path, capsys):
 def test_real_trials_build_norms_and_score():
     """The shared real trials with a body mass (6 trials, children and adults): norms build, with a
     GDI basis (>= 15 strides); each trial scored against them gets finite GPS and GDI."""
-    from gaitid.batch import find_trials, is_static, static_for
-    from gaitid.pipeline import process_safely
-
     from conftest import realdata_path
 
-    found = find_trials([realdata_path("")])
-    statics = [p for p in found if is_static(p)]
-    results = [process_safely(p, static=static_for(p, statics)) for p in found if not is_static(p)]
+    from gaitid.pairing import walking_trials
+    from gaitid.pipeline import process_safely
+
+    walks, pairing = walking_trials([realdata_path("")])
+    results = [process_safely(p, static=pairing[p].static) for p in walks]
     results = [r for r in results if not isinstance(r, Exception) and r.cycles]
     assert len(results) >= 5
     norms = build_norms(results, meta={"source": "real trials smoke test"})

@@ -265,7 +265,7 @@ def test_each_stage_is_callable_on_its_own_and_the_result_keeps_its_output():
     np.testing.assert_array_equal(outputs.curves["Right"]["AnkleMoment"], r.outputs.curves["Right"]["AnkleMoment"])
     assert [c.start_time for c in cycles] == [c.start_time for c in r.cycles]
     assert [c.plates for c in contacts] == [c.plates for c in r.foot_contacts] == [(1,), (2,)]
-    assert r.markers == markers and r.subject.sources["mass"] == "file"
+    assert r.markers == markers and r.subject.sources["mass"] == "C3D PROCESSING"
     assert r.joint_loads["Left"].frame == "distal" and r.joint_loads["Left"].convention == "internal"
     np.testing.assert_array_equal(r.curve("Left", "KneeMoment"), r.outputs.curves["Left"]["KneeMoment"])
     # the long table is a view of the same arrays

@@ -346,3 +346,53 @@ def _validate(model: Model) -> None:
                 raise err(f"{where}.{key}", "must be a list of three numbers")
         if sorted(spec.get("outputs", [1, 2, 3])) != [1, 2, 3]:
             raise err(f"{where}.outputs", "must be a permutation of [1, 2, 3]")
+
+
+def model_parameters(model: str | Path | Model) -> list[dict]:
+    """The subject parameters a model uses, for ``gaitid models`` and error messages: one dict
+    per parameter with ``name``, ``required`` (bool), ``sources`` (Subject fields and Vicon
+    names looked for, ``{S}``/``{side}`` kept), ``default`` (None, a number in SI/rad, or
+    ``'markers:A,B'``: measured between two markers), ``static`` (calibrated from a static
+    trial), ``option`` (the command-line option that supplies it, or None)."""
+    from gaitid.model.subject import option_for
+
+    m = model if isinstance(model, Model) else load_model(model)
+    out = []
+    for name, spec in m.parameters.items():
+        srcs = list(spec.get("from", []))
+        resolved = [s.replace("{side}", side_key(SIDES[0])).replace("{S}", m.sides[SIDES[0]]) for s in srcs]
+        out.append({"name": name, "required": bool(spec.get("required")), "sources": srcs,
+                    "default": spec.get("default"), "static": bool(spec.get("static")),
+                    "per_side": any("{side}" in s or "{S}" in s for s in srcs),
+                    "option": option_for(resolved)})
+    return out
+
+
+def missing_markers(model: str | Path | Model, labels, static: bool = False) -> list[str]:
+    """The labels (or groups) a model needs that ``labels`` lack, aliases allowed; landmarks a
+    technical cluster rebuilds count as present when ``static`` (a static trial is given)."""
+    need = required_markers(model)
+    have = set(labels)
+    aliases = need["aliases"]
+
+    def present(lab: str) -> bool:
+        return lab in have or any(a in have for a in aliases.get(lab, []))
+
+    rebuilt = set(need["from_static"]) if static else set()
+    missing = [lab for lab in need["required"] if lab not in rebuilt and not present(lab)]
+    groups = need["one_of"]
+    if groups and not any(all(present(lab) for lab in g) for g in groups):
+        missing.append(" or ".join("+".join(g) for g in groups))
+    return missing
+
+
+def models_fitting(labels, static: bool = False) -> list[str]:
+    """Installed models (``models/*.toml``) whose markers the trial's ``labels`` have."""
+    out = []
+    for name in list_models():
+        try:
+            if not missing_markers(name, labels, static):
+                out.append(name)
+        except ModelError:
+            continue
+    return out

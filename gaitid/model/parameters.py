@@ -126,9 +126,9 @@ def measure_defaults(params: dict, pts: dict, model: Model, trial: Trial) -> Non
 
 def split_subject(subject: Subject | dict | None, trial: Trial) -> tuple[Subject, dict | None]:
     """(Subject, model-parameter overrides): a dict may also carry ``mass`` (kg) and ``height`` (m);
-    a path is a subject file (``.vsk`` or ``.toml``, :func:`gaitid.model.subject.read_subject`)."""
+    a path is a subject file (``.vsk`` or ``.toml``, :func:`gaitid.model.subject_files.read_subject`)."""
     if isinstance(subject, (str, Path)):
-        from gaitid.model.subject import read_subject
+        from gaitid.model.subject_files import read_subject
 
         subject = read_subject(subject)
     if isinstance(subject, Subject):

@@ -1,0 +1,279 @@
+"""One trial of a batch: its subject data, its processing and outputs, and what a session report keeps of it (see :mod:`gaitid.batch`)."""
+
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import pickle
+import time
+import traceback
+from pathlib import Path
+
+import numpy as np
+
+import gaitid
+from gaitid.batch.plan import Job, SubjectOptions
+from gaitid.errors import GaitIDError, ModelError
+from gaitid.io.atomic import atomic_path
+from gaitid.pairing import (
+    subject_files,
+)
+from gaitid.session import TrialInfo
+from gaitid.settings import Settings
+from gaitid.trial import Subject
+
+
+def _file_stats(paths) -> list:
+    out = []
+    for p in paths:
+        try:
+            s = Path(p).stat()
+            out.append([str(p), s.st_size, s.st_mtime_ns])
+        except OSError:
+            out.append([str(p), None, None])
+    return out
+
+
+def _fingerprint(job: Job, settings: Settings, extra: dict, subject: SubjectOptions) -> dict:
+    inputs = [job.path] + ([job.static] if job.static else [])
+    subject_inputs = ([subject.file] if subject.file else []) + subject_files(job.path.parent)
+    return {"input": _file_stats(inputs), "subject_files": _file_stats(subject_inputs),
+            "subject": {"values": subject.values, "plates": subject.plates}, "settings": settings.as_dict(),
+            "options": extra, "gaitid": gaitid.__version__}
+
+
+def prepare_subject(trial, info: TrialInfo, subject: SubjectOptions) -> tuple[Subject, list[str]]:
+    """The trial's merged Subject (sources recorded) and notes (sources not used, values on
+    which sources disagree)."""
+    from gaitid.model.subject import merge_subject, subject_disagreements
+    from gaitid.pairing import subject_layers
+
+    layers, notes = subject_layers(info, trial.subject, cli=subject.values, subject_file=subject.file)
+    merged, _ = merge_subject(layers)
+    merged.name = trial.subject.name or merged.name  # whose trial it is: the file says, not a subject file
+    notes += [f"subject values differ between sources: {d}" for d in subject_disagreements(layers)]
+    if subject.plates:
+        merged.sources["mass"] = "estimated from the force plates (--mass plates)"
+    return merged, notes
+
+
+def check_subject(trial, settings: Settings, static: bool = False) -> None:
+    """Before processing: a ModelError when the trial lacks the model's markers (naming the
+    installed models its markers fit) or a required subject parameter (naming the option that
+    gives it)."""
+    from gaitid.model.markerset import load_model, missing_markers
+    from gaitid.model.subject import describe_missing, missing_parameters
+
+    model = load_model(settings.model)
+    lacking = missing_markers(model, [*trial.marker_labels, *trial.virtual_labels], static)
+    if lacking:
+        raise explain_markers(ModelError(f"trial lacks marker(s) {', '.join(lacking)} needed by model "
+                                         f"'{model.name}'", trial.path), trial, static)
+    missing = missing_parameters(model, trial.subject)
+    if missing:
+        raise ModelError(describe_missing(model, missing, trial.path), trial.path)
+
+
+def explain_markers(exc: ModelError, trial, static: bool) -> ModelError:
+    """``exc`` (a trial lacking a model's markers) with the installed models the trial's
+    markers do fit."""
+    from gaitid.model.markerset import models_fitting
+
+    if "lacks marker" not in exc.reason:
+        return exc
+    fits = models_fitting(list(trial.marker_labels) + list(trial.virtual_labels), static)
+    hint = (f"; the trial's markers fit: {', '.join(fits)} (--model {fits[0]})" if fits
+            else "; no installed model fits its markers (gaitid models lists what each needs; "
+                 "--model FILE.toml takes your own)")
+    return ModelError(exc.reason + hint, exc.path)
+
+
+def slim_result(result):
+    """What a session report needs of a Result, to store beside the trial's outputs: cycles,
+    curves, parameters, contacts, ground reactions, and the trial without its analogs,
+    plates, model outputs and all markers but the gait markers (the direction of progression)."""
+    from gaitid.outputs import Outputs
+
+    t, gm = result.trial, result.markers
+    wanted = {gm.left.heel, gm.left.toe, gm.left.ankle, gm.right.heel, gm.right.toe, gm.right.ankle, *gm.pelvis,
+              *gm.pelvis_front, *gm.pelvis_back}
+    keep = [i for i, lab in enumerate(t.marker_labels) if lab in wanted]
+    trial = dataclasses.replace(t, markers=t.markers[:, keep], marker_labels=[t.marker_labels[i] for i in keep],
+                                virtual_labels=[], virtual_points=None, model_outputs={}, analogs=None,
+                                force_plates=[])
+    grf = Outputs({side: {k: v for k, v in curves.items() if k == "GroundReactionForce"}
+                   for side, curves in result.outputs.curves.items()},
+                  {k: v for k, v in result.outputs.units.items() if k == "GroundReactionForce"})
+    return dataclasses.replace(result, trial=trial, outputs=grf, kinematics=None, joint_loads={}, loads={},
+                               curves_summary=None, parameters_summary=None)
+
+
+CURVE_KEYS = ["side", "cycle", "kinetic", "variable", "component", "unit"]
+
+
+def pack_result(result) -> bytes:
+    """:func:`slim_result` pickled, its cycle curves stored as one row of values per curve
+    (the long table rebuilt by :func:`unpack_result`): a few hundred kB per trial."""
+    slim = slim_result(result)
+    c = slim.curves
+    packed = ("long", c)
+    if c is not None and not c.empty and set(CURVE_KEYS) <= set(c.columns):
+        pct = np.sort(c["percent"].unique())
+        g = c.sort_values([*CURVE_KEYS, "percent"], kind="stable")
+        n = len(pct)
+        if len(g) % n == 0 and (g["percent"].to_numpy().reshape(-1, n) == pct).all():
+            packed = ("wide", list(c.columns), g[CURVE_KEYS].iloc[::n].reset_index(drop=True), pct,
+                      g["value"].to_numpy(float).reshape(-1, n))
+    return pickle.dumps({"result": dataclasses.replace(slim, curves=None), "curves": packed},
+                        protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def unpack_result(data: bytes):
+    """The Result stored by :func:`pack_result`."""
+    stored = pickle.loads(data)
+    packed = stored["curves"]
+    if packed[0] == "long":
+        curves = packed[1]
+    else:
+        _, columns, index, pct, values = packed
+        curves = index.loc[index.index.repeat(len(pct))].reset_index(drop=True)
+        curves["percent"] = np.tile(pct, len(index))
+        curves["value"] = values.reshape(-1)
+        curves = curves[columns]
+    return dataclasses.replace(stored["result"], curves=curves)
+
+
+def run_job(job: Job, settings: Settings, mass: float | str | None = None, report: bool = True,
+            force: bool = False, subject: SubjectOptions | None = None) -> dict:
+    """Process one trial and write its outputs; never raises (the error goes in the row)."""
+    subject = subject or SubjectOptions()
+    if mass is not None:  # the older keyword: a mass in kg or 'plates'
+        extra = SubjectOptions.from_mass(mass)
+        subject = dataclasses.replace(subject, values={**(subject.values or {}), **(extra.values or {})},
+                                      plates=subject.plates or extra.plates)
+    t0 = time.perf_counter()
+    row = {"trial": job.outdir.name, "path": str(job.path), "subject": job.subject, "session": job.session_label,
+           "static": str(job.static or ""), "pairing": job.pairing, "status": "ok", "error": "", "seconds": 0.0,
+           "n_cycles": 0, "n_kinetic_cycles": 0, "subject_sources": "", "outdir": str(job.outdir)}
+    stamp = job.outdir / "gaitid-run.json"
+    fp = None
+    try:
+        fp = json.loads(json.dumps(_fingerprint(job, settings, {"report": report}, subject), default=str))
+        if not force and stamp.exists():
+            try:
+                old = json.loads(stamp.read_text())
+            except ValueError:
+                old = None
+            if old is not None and old.get("fingerprint") == fp:
+                if old.get("status", "ok") == "failed":
+                    row.update(status="failed", error=old.get("error", ""), subject_sources=old.get("subject_sources", ""))
+                    row["up_to_date"] = True
+                else:
+                    row.update(status="skipped", n_cycles=old.get("n_cycles", 0),
+                               n_kinetic_cycles=old.get("n_kinetic_cycles", 0),
+                               subject_sources=old.get("subject_sources", ""))
+                return row
+        from gaitid.model.subject import subject_table
+        from gaitid.pipeline import load_trial, process
+        from gaitid.session import trial_info
+
+        trial = load_trial(job.path, cop_threshold=settings.cop_threshold_n)
+        info = job.info or trial_info(trial, job.path)
+        merged, notes = prepare_subject(trial, info, subject)
+        trial.subject = merged
+        row["subject_sources"] = "; ".join(f"{k}: {v}" for k, v in merged.sources.items()
+                                           if k in ("mass", "height") or k.startswith(("leg_", "knee_", "ankle_")))
+        trial.warnings.extend([*job.notes, *notes])
+        check_subject(trial, settings, job.static is not None)
+        try:
+            result = process(trial, subject="plates" if subject.plates else None, static=job.static,
+                             settings=settings)
+        except ModelError as exc:
+            raise explain_markers(exc, trial, job.static is not None) from None
+        result.to_csv(job.outdir)
+        with atomic_path(job.outdir / f"{result.name}_subject.csv") as tmp:
+            subject_table(result.trial.subject).to_csv(tmp, index=False)
+        result.to_c3d(job.outdir / f"{result.name}_results.c3d")
+        if report:
+            result.report(job.outdir)
+            with atomic_path(job.outdir / "gaitid-result.pkl") as tmp:  # for the session report
+                tmp.write_bytes(pack_result(result))
+        row["n_cycles"] = len(result.cycles)
+        row["n_kinetic_cycles"] = sum(c.kinetic for c in result.cycles)
+    except GaitIDError as exc:
+        row.update(status="failed", error=str(exc))
+    except Exception as exc:  # a bug in gaitid: record it, keep the batch going
+        last = traceback.extract_tb(exc.__traceback__)[-1]
+        row.update(status="failed", error=f"internal error {type(exc).__name__}: {exc} "
+                                          f"({Path(last.filename).name}:{last.lineno})")
+    row["seconds"] = round(time.perf_counter() - t0, 3)
+    if fp is not None and not row["error"].startswith("internal error"):  # a bug is retried next time
+        try:
+            job.outdir.mkdir(parents=True, exist_ok=True)
+            with atomic_path(stamp) as tmp:
+                tmp.write_text(json.dumps({"fingerprint": fp, "status": row["status"], "error": row["error"],
+                                           "n_cycles": row["n_cycles"], "n_kinetic_cycles": row["n_kinetic_cycles"],
+                                           "subject_sources": row["subject_sources"], "static": row["static"],
+                                           "pairing": row["pairing"]}, indent=1))
+        except OSError:
+            pass
+    return row
+
+
+def describe_subject(subject: Subject) -> list[str]:
+    """The subject's anthropometry grouped by source: ``C3D PROCESSING: mass 74 kg, height
+    1760 mm, leg length 920/920 mm (L/R), ...``."""
+    from gaitid.model.subject import NUMERIC_FIELDS, field_unit
+
+    by_source: dict[str, list[str]] = {}
+    done = set()
+    for f in NUMERIC_FIELDS:
+        v = getattr(subject, f)
+        if v is None or f in done:
+            continue
+        src = subject.sources.get(f, "?")
+        text = f"{v:g} kg" if field_unit(f) == "kg" else f"{v * 1000:g} mm"
+        name = f.replace("_", " ")
+        if f.endswith("_left"):
+            other = f[:-5] + "_right"
+            w = getattr(subject, other)
+            if w is not None and subject.sources.get(other, "?") == src:
+                done.add(other)
+                name, text = f[:-5].replace("_", " "), f"{v * 1000:g}/{w * 1000:g} mm (L/R)"
+        by_source.setdefault(src, []).append(f"{name} {text}")
+    return [f"{src}: {', '.join(items)}" for src, items in by_source.items()]
+
+
+def describe_plan(jobs: list[Job], subject: SubjectOptions | None = None, settings: Settings | None = None) -> str:
+    """What a batch will do, trial by trial: the static and why, the session, and the subject
+    data each trial will use with the source of each value (``batch --dry-run``)."""
+    from gaitid.pipeline import load_trial
+
+    subject = subject or SubjectOptions()
+    lines = []
+    for job in jobs:
+        lines.append(f"{job.path}")
+        lines.append(f"  static:  {job.static.name if job.static else 'none'} ({job.pairing})")
+        lines.append(f"  subject: {job.subject or 'unknown'}; session: {job.session_label}")
+        try:
+            trial = load_trial(job.path)
+            merged, notes = prepare_subject(trial, job.info, subject)
+        except GaitIDError as exc:
+            lines.append(f"  subject data: cannot be gathered: {exc}")
+            continue
+        groups = describe_subject(merged)
+        if subject.plates:
+            groups.insert(0, "mass: estimated from the force plates (--mass plates)")
+        lines += [f"  subject data: {g}" for g in groups] or ["  subject data: none"]
+        try:
+            trial.subject = merged
+            check_subject(trial, settings or Settings(), job.static is not None)
+        except ModelError as exc:
+            lines.append(f"  cannot run: {exc.reason}")
+        if merged.mass is None and not subject.plates:
+            lines.append("  cannot run: the body mass is unknown (--mass KG, or --mass plates)")
+        for n in (*job.notes, *notes):
+            if not n.startswith("no static trial:"):
+                lines.append(f"  note: {n}")
+    return "\n".join(lines)

@@ -1,0 +1,5 @@
+import sys
+
+from gaitid.cli import main
+
+sys.exit(main())

@@ -1,0 +1,61 @@
+"""``gaitid batch``: a session or an archive."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from gaitid.cli.options import (
+    EXIT_FAILURE,
+    EXIT_OK,
+    add_settings_arguments,
+    add_subject_arguments,
+    settings_from_args,
+    subject_from_args,
+)
+
+
+def add_batch_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("sources", nargs="+", metavar="DIR_OR_GLOB", help="folders (searched recursively) or glob patterns")
+    parser.add_argument("-o", "--outdir", required=True, help="output folder (one subfolder per trial)")
+    parser.add_argument("--jobs", type=int, default=1, metavar="N", help="trials processed in parallel here (default 1)")
+    parser.add_argument("--scheduler", metavar="ADDRESS", help="Dask distributed scheduler, e.g. tcp://host:8786")
+    parser.add_argument("--force", action="store_true",
+                        help="reprocess trials whose outputs are up to date (and retry those that failed)")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print each trial's static, session and subject data (with sources); process nothing")
+    parser.add_argument("--pairing", metavar="CSV",
+                        help="static trials to use: a table with columns path (or trial) and static, "
+                             "e.g. an edited batch_summary.csv")
+    parser.add_argument("--no-report", action="store_true", help="skip the per-trial and session reports")
+    parser.add_argument("--parquet", action="store_true", help="also write the combined tables as Parquet")
+    add_subject_arguments(parser)
+    add_settings_arguments(parser)
+
+
+def cmd_batch(args: argparse.Namespace) -> int:
+    """Process every trial of a session or archive; exit 1 when some trial failed."""
+    from pathlib import Path
+
+    from gaitid.batch import describe_plan, plan, run_batch
+
+    settings = settings_from_args(args)
+    opts = subject_from_args(args)
+    if args.dry_run:
+        jobs = plan(args.sources, args.outdir, pairing=args.pairing, cache=False)
+        print(describe_plan(jobs, opts, settings))
+        print(f"{len(jobs)} trials to process (dry run: nothing processed)")
+        return EXIT_OK
+    summary = run_batch(args.sources, args.outdir, settings, jobs=args.jobs, scheduler=args.scheduler,
+                        subject=opts, pairing=args.pairing, report=not args.no_report,
+                        parquet=args.parquet, force=args.force)
+    counts = summary["status"].value_counts().to_dict()
+    again = summary.attrs.get("up_to_date_failures", 0)
+    print(f"{len(summary)} trials: {counts.get('ok', 0)} ok, {counts.get('skipped', 0)} up to date, "
+          f"{counts.get('failed', 0)} failed{f' ({again} unchanged since the last run: --force retries)' if again else ''}"
+          f"; summary in {Path(args.outdir) / 'batch_summary.csv'}")
+    for _, row in summary[summary["status"] == "failed"].iterrows():
+        error = str(row["error"])
+        print(f"  failed: {error if error.startswith(str(row['path'])) else row['path'] + ': ' + error}",
+              file=sys.stderr)
+    return EXIT_FAILURE if counts.get("failed", 0) else EXIT_OK

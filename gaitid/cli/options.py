@@ -1,0 +1,174 @@
+"""Command-line options shared by several commands: processing settings and subject data."""
+
+from __future__ import annotations
+
+import argparse
+
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
+_LENGTH = {"m": 1.0, "cm": 1e-2, "mm": 1e-3}
+
+
+def _mass(text: str):
+    if text == "plates":
+        return text
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a mass in kg (or 'plates')") from None
+    from gaitid.errors import SettingsError
+    from gaitid.model.subject import check_plausible
+
+    try:
+        return check_plausible("mass", value, "--mass")
+    except SettingsError as exc:
+        raise argparse.ArgumentTypeError(exc.reason) from None
+
+
+def _mass_kg(text: str) -> float:
+    if text == "plates":
+        raise argparse.ArgumentTypeError("'plates' is not accepted here: give the mass in kg")
+    return _mass(text)
+
+
+def _lengths(field: str, option: str, sided: bool):
+    """An argparse type: a length with an optional unit (m by default; '920mm', '92cm',
+    '0.92'), or for ``sided`` options 'L,R' (one value for both sides; a unit written once,
+    '920,915mm', applies to both)."""
+    import re
+
+    def parse(text: str):
+        from gaitid.errors import SettingsError
+        from gaitid.model.subject import check_plausible
+
+        parts = [p.strip() for p in text.split(",")]
+        if not sided and len(parts) != 1 or sided and len(parts) not in (1, 2):
+            raise argparse.ArgumentTypeError(f"{option} {text!r}: give {'L,R or one value' if sided else 'one value'}")
+        units = [re.fullmatch(r"([-+0-9.eE]+)\s*(m|cm|mm)?", p) for p in parts]
+        if not all(units):
+            raise argparse.ArgumentTypeError(f"{option} {text!r}: a length such as 0.92, 920mm or 92cm")
+        given = {u.group(2) for u in units if u.group(2)}
+        if len(given) > 1:
+            raise argparse.ArgumentTypeError(f"{option} {text!r}: one unit for both values")
+        unit = given.pop() if given else None
+        values = []
+        for u in units:
+            v = float(u.group(1)) * _LENGTH[u.group(2) or unit or "m"]
+            try:
+                values.append(check_plausible(field, v, option, "" if unit else
+                                              f"write the unit, e.g. {u.group(1)}mm"))
+            except SettingsError as exc:
+                raise argparse.ArgumentTypeError(exc.reason) from None
+        return values * (2 if sided and len(values) == 1 else 1) if sided else values[0]
+
+    return parse
+
+
+def add_subject_arguments(parser: argparse.ArgumentParser, plates: bool = True) -> None:
+    """Subject data: values that fill what the trial's file does not store (the file's own
+    values are kept unless a value is typed here)."""
+    g = parser.add_argument_group(
+        "subject (command line > --subject file > the C3D's PROCESSING > .vsk/.mp beside the trial)")
+    g.add_argument("--subject", metavar="FILE",
+                   help="subject file: Vicon .vsk or .mp, or a table (.csv/.json/.toml, one row per subject, "
+                        "picked by the trial's subject name)")
+    g.add_argument("--mass", type=_mass if plates else _mass_kg,
+                   metavar="KG", help="body mass in kg" + (", or 'plates' to estimate it from the force plates"
+                                                           if plates else ""))
+    g.add_argument("--height", type=_lengths("height", "--height", False), metavar="M",
+                   help="height (m, or with a unit: 1760mm, 176cm)")
+    g.add_argument("--leg-length", type=_lengths("leg_length", "--leg-length", True), metavar="L,R",
+                   help="leg lengths ASIS-medial malleolus, left,right (m, or 920mm,915mm; one value for both)")
+    g.add_argument("--knee-width", type=_lengths("knee_width", "--knee-width", True), metavar="L,R",
+                   help="knee widths, left,right (m, or 105mm,104mm)")
+    g.add_argument("--ankle-width", type=_lengths("ankle_width", "--ankle-width", True), metavar="L,R",
+                   help="ankle widths, left,right (m, or 70mm,68mm)")
+
+
+def subject_from_args(args: argparse.Namespace):
+    """:class:`gaitid.batch.SubjectOptions` from the subject options."""
+    from pathlib import Path
+
+    from gaitid.batch import SubjectOptions
+
+    values: dict = {}
+    mass = getattr(args, "mass", None)
+    if mass is not None and mass != "plates":
+        values["mass"] = mass
+    if getattr(args, "height", None) is not None:
+        values["height"] = args.height
+    for name in ("leg_length", "knee_width", "ankle_width"):
+        v = getattr(args, name, None)
+        if v is not None:
+            values[f"{name}_left"], values[f"{name}_right"] = v
+    file = Path(args.subject) if getattr(args, "subject", None) else None
+    if file is not None:
+        from gaitid.model.subject_files import read_subjects
+
+        read_subjects(file)  # a bad file is reported once, before any trial
+    return SubjectOptions(values or None, file, mass == "plates")
+
+
+def trial_with_subject(path, opts, settings):
+    """The trial read from ``path`` with its subject merged from every source (command-line
+    values, ``--subject`` file, C3D PROCESSING, subject files beside it; sources recorded) and
+    the notes the merge made: the trial ``run`` and ``norms`` process."""
+    from pathlib import Path
+
+    from gaitid.batch import prepare_subject
+    from gaitid.pipeline import load_trial
+    from gaitid.session import trial_info
+
+    trial = load_trial(path, cop_threshold=settings.cop_threshold_n)
+    info = trial_info(trial, Path(path).resolve())
+    merged, notes = prepare_subject(trial, info, opts)
+    trial.subject = merged  # our own Trial, just read
+    return trial, info, notes
+
+
+def add_settings_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options that map onto :class:`gaitid.settings.Settings` (defaults there and in the README)."""
+    g = parser.add_argument_group("processing settings (defaults: see the README)")
+    g.add_argument("--model", help="model name (see 'gaitid models') or a model .toml file (default plugin-gait)")
+    g.add_argument("--bsip", help="body-segment parameter table (default: the model's; dempster, de_leva_1996_male...)")
+    g.add_argument("--cutoff", type=float, metavar="HZ", help="marker low-pass cutoff in Hz (default 6; 0 = unfiltered)")
+    g.add_argument("--force-cutoff", metavar="HZ",
+                   help="force-plate cutoff in Hz, 'markers' (default: same as the markers) or 0 (unfiltered)")
+    g.add_argument("--frame", choices=["distal", "proximal", "lab"], help="frame of the joint moments (default distal)")
+    g.add_argument("--convention", choices=["internal", "external"],
+                   help="internal (muscle) moments (default) or external, as Plug-in Gait reports")
+    g.add_argument("--normalise", choices=["mass", "bw-height", "none"], help="kinetics per kg (default), per BW x height, or raw")
+    g.add_argument("--events", choices=["file", "detected", "merge"],
+                   help="gait events: the file's when it has them (default), detected ones, or both")
+    g.add_argument("--plates", metavar="SPEC", help="plate-to-foot overrides, e.g. '1=Left,2=Invalid,3=Auto'")
+    g.add_argument("--plugin-gait", action="store_true",
+                   help="mirror Plug-in Gait: distal frame, external convention, Dempster, unfiltered plates")
+
+
+def settings_from_args(args: argparse.Namespace):
+    from gaitid.settings import Settings
+    from gaitid.vocabulary import parse_plate_overrides
+
+    base = Settings.plugin_gait() if args.plugin_gait else Settings()
+    changes: dict = {}
+    if args.model:
+        changes["model"] = args.model
+    if args.bsip:
+        changes["bsip"] = args.bsip
+    if args.cutoff is not None:
+        changes["marker_cutoff_hz"] = args.cutoff or None
+    if args.force_cutoff is not None:
+        fc = args.force_cutoff
+        if fc != "markers":
+            try:
+                fc = float(fc) or None
+            except ValueError:
+                from gaitid.errors import SettingsError
+
+                raise SettingsError(f"--force-cutoff {fc!r}: give a frequency in Hz, 'markers' or 0") from None
+        changes["force_cutoff_hz"] = fc
+    for name in ("frame", "convention", "normalise", "events"):
+        if getattr(args, name):
+            changes[name] = getattr(args, name)
+    if args.plates:
+        changes["plates"] = parse_plate_overrides(args.plates)
+    return base.replace(**changes) if changes else base

@@ -1,0 +1,126 @@
+"""``gaitid info`` and ``gaitid run``: one trial."""
+
+from __future__ import annotations
+
+import argparse
+
+from gaitid.cli.options import (
+    EXIT_OK,
+    add_settings_arguments,
+    add_subject_arguments,
+    settings_from_args,
+    subject_from_args,
+    trial_with_subject,
+)
+from gaitid.vocabulary import COP_THRESHOLD_N
+
+
+def add_info_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", help="C3D trial to summarise")
+    parser.add_argument("--cop-threshold", type=float, default=COP_THRESHOLD_N, metavar="N",
+                        help=f"vertical force (N) below which the centre of pressure is undefined (default {COP_THRESHOLD_N:g})")
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    """Print the trial summary of a C3D file."""
+    from gaitid.info import trial_summary
+    from gaitid.io.c3d import read_c3d
+
+    trial = read_c3d(args.file, cop_threshold=args.cop_threshold)
+    print(trial_summary(trial))
+    return EXIT_OK
+
+
+def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("trial", help="walking trial (.c3d, or OpenSim .trc with its _grf.mot beside it)")
+    parser.add_argument("-o", "--outdir", required=True, help="folder for the results and the report")
+    parser.add_argument("--static", metavar="STATIC_OR_auto",
+                        help="static (calibration) trial, or 'auto': the one batch would pair with the trial "
+                             "(looked for in its folder, the folder above and the subfolders)")
+    parser.add_argument("--force", action="store_true",
+                        help="use a --static that looks like a walking trial or another subject's (with a warning)")
+    parser.add_argument("--suffix", default="", help="suffix for the result points in the C3D copy (e.g. _gid)")
+    parser.add_argument("--no-report", action="store_true", help="skip the PDF/HTML report")
+    parser.add_argument("--excel", action="store_true", help="also write an Excel workbook")
+    parser.add_argument("--parquet", action="store_true", help="also write Parquet tables")
+    parser.add_argument("--opensim", action="store_true", help="also write OpenSim GRF .mot and joint moments .sto")
+    add_subject_arguments(parser)
+    add_settings_arguments(parser)
+
+
+def resolve_static(trial_path, info, static: str | None, force: bool):
+    """(static path or None, warnings) for ``run``: a named static is checked by content and
+    subject (an error unless ``force``); 'auto' pairs as batch does."""
+    from pathlib import Path
+
+    from gaitid.errors import SettingsError
+    from gaitid.pairing import check_static, pair_static
+    from gaitid.session import scan_trial
+
+    if static is None:
+        return None, []
+    if static == "auto":
+        me = Path(trial_path).resolve()
+        near = [*me.parent.glob("*"), *me.parent.glob("*/*"), *me.parent.parent.glob("*")]  # where pairing looks
+        candidates = sorted({p for p in near if p.suffix.lower() == ".c3d" and p.is_file() and p != me})
+        statics = [i for i in (scan_trial(p) for p in candidates) if i.kind == "static"]
+        pairing = pair_static(info, statics)
+        if pairing.static is None:
+            return None, [f"--static auto: no static trial: {pairing.reason}"]
+        return pairing.static, [f"--static auto: {pairing.static.name} ({pairing.reason})"]
+    sinfo = scan_trial(static)
+    if sinfo.error:
+        raise SettingsError(f"--static {static}: {sinfo.error}")
+    problems = check_static(info, sinfo)
+    if problems and not force:
+        raise SettingsError(f"--static {static} for {Path(trial_path).name}: {'; '.join(problems)}; "
+                            "give the right static trial, or --force to use this one anyway")
+    return Path(static), [f"--static {Path(static).name} used despite: {p} (--force)" for p in problems]
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """Process one trial and write its tables, a C3D copy with the results and the report."""
+    from pathlib import Path
+
+    from gaitid.batch import check_subject, explain_markers
+    from gaitid.errors import ModelError
+    from gaitid.io.atomic import atomic_path
+    from gaitid.model.subject import subject_table
+    from gaitid.pipeline import process
+
+    settings = settings_from_args(args)
+    opts = subject_from_args(args)
+    trial, info, more = trial_with_subject(args.trial, opts, settings)
+    static, notes = resolve_static(args.trial, info, args.static, args.force)
+    trial.warnings.extend([*notes, *more])
+    check_subject(trial, settings, static is not None)
+    try:
+        result = process(trial, subject="plates" if opts.plates else None, static=static, settings=settings)
+    except ModelError as exc:
+        raise explain_markers(exc, trial, static is not None) from None
+    out = Path(args.outdir)
+    written = result.to_csv(out)
+    with atomic_path(out / f"{result.name}_subject.csv") as tmp:
+        subject_table(result.trial.subject).to_csv(tmp, index=False)
+    written.append(out / f"{result.name}_subject.csv")
+    if args.trial.lower().endswith(".c3d"):
+        written.append(result.to_c3d(out / f"{result.name}_results.c3d", suffix=args.suffix))
+    if args.parquet:
+        written += result.to_parquet(out)
+    if args.excel:
+        written.append(result.to_excel(out / f"{result.name}.xlsx"))
+    if args.opensim:
+        written += result.to_opensim(out)
+    reports = [] if args.no_report else result.report(out)
+    kinetic = sum(c.kinetic for c in result.cycles)
+    print(f"{result.name}: {len(result.cycles)} gait cycles ({kinetic} with kinetics), {len(written)} files in {out}")
+    s = result.trial.subject
+    body = [f"mass {s.mass:.1f} kg ({s.sources.get('mass', '?')})" if s.mass else "",
+            f"height {s.height:.3f} m ({s.sources.get('height', '?')})" if s.height else ""]
+    print(f"  subject{' ' + s.name if s.name else ''}: {'; '.join(b for b in body if b)}; every value and its "
+          f"source in {result.name}_subject.csv")
+    for w in result.warnings:
+        print(f"  warning: {w}")
+    for r in reports:
+        print(f"report: {r}")
+    return EXIT_OK

@@ -1,0 +1,307 @@
+"""Subject files, read into a :class:`gaitid.trial.Subject` (SI).
+
+Sources (each reader returns a Subject in SI: kg, m, rad):
+
+- the C3D's PROCESSING group (read by :func:`gaitid.io.c3d.read_c3d` into ``trial.subject``);
+- a Vicon Nexus subject file ``.vsk`` (:func:`read_vsk`): every ``<StaticParameter>`` and
+  ``<Parameter>``, full Vicon names (``LeftLegLength``), values as stored (mass kg, lengths mm,
+  angles rad; ``QUANTITY`` says which); a parameter given by an ``EXPRESSION`` (``( 0.1288 *
+  LeftLegLength ) - 48.56``) gets the expression's value, computed from the file's other
+  parameters as Nexus does (:func:`evaluate_expression`: + - * / ^ **, parentheses, sin, cos,
+  tan, asin, acos, atan, atan2, sqrt, abs, exp, log, min, max; no ``eval``);
+- a Vicon subject measurement file ``.mp`` (``$LeftLegLength = 920``, same names and units);
+- a table for labs without Vicon, one subject per row or entry: ``.csv`` (header row),
+  ``.json`` (an object, a list of objects, or ``{"subjects": {name: {...}}}``) or ``.toml``
+  (top-level keys, ``[subjects.NAME]`` tables or ``[[subject]]`` entries). Keys: ``name`` (or
+  ``subject``), the Subject fields (``mass``, ``height``, ``leg_length_left``...; ``leg_length``,
+  ``knee_width``, ``ankle_width`` for both sides) in SI, or with the unit in the name
+  (``height_mm``, ``leg_length_left_cm``, ``mass_kg``); Vicon names (``Bodymass``,
+  ``LLegLength``, ``LeftKneeWidth``, ``LTibialTorsion``) in Vicon units (kg, mm, rad); a TOML
+  ``[extra]`` table of Vicon-named values taken as SI. Text columns such as ``date`` or
+  ``group`` are ignored. A value outside the plausible range of its quantity (a height of
+  1760 "m") is an error that names the column and the unit to write.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import json
+import math
+import operator
+import re
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from gaitid.errors import FileFormatError, SettingsError
+from gaitid.model.subject import (
+    SUBJECT_FILE_TYPES,
+    subject_from_mapping,
+    subject_from_vicon,
+    vicon_short_name,
+)
+from gaitid.trial import Subject
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+_BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+           ast.Pow: math.pow}
+
+
+_UNARY = {ast.UAdd: operator.pos, ast.USub: operator.neg}
+
+
+_FUNCTIONS = {"sin": math.sin, "cos": math.cos, "tan": math.tan, "asin": math.asin, "acos": math.acos,
+              "atan": math.atan, "atan2": math.atan2, "sqrt": math.sqrt, "abs": abs, "exp": math.exp,
+              "log": math.log, "log10": math.log10, "min": min, "max": max, "pow": math.pow}
+
+
+def evaluate_expression(text: str, lookup) -> float:
+    """Value of an arithmetic expression such as ``( 0.1288 * LeftLegLength ) - 48.56``.
+
+    ``lookup(name) -> float`` gives a named value (a KeyError for an unknown name). Only
+    numbers, names, + - * / ^ ** (^ is a power, as Vicon writes it), unary signs, parentheses
+    and the functions sin, cos, tan, asin, acos, atan, atan2, sqrt, abs, exp, log, log10, min,
+    max, pow (case-insensitive) are allowed; anything else is a ValueError. Nothing is
+    executed: the text is parsed with :mod:`ast` and the tree walked here."""
+    try:
+        tree = ast.parse(text.strip().replace("^", "**"), mode="eval")  # Vicon writes powers as ^
+    except SyntaxError:
+        raise ValueError(f"not an arithmetic expression: {text!r}") from None
+
+    def walk(node) -> float:
+        if isinstance(node, ast.Expression):
+            return walk(node.body)
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+            return float(node.value)
+        if isinstance(node, ast.Name):
+            return float(lookup(node.id))
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+            return float(_BINARY[type(node.op)](walk(node.left), walk(node.right)))
+        if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
+            return float(_UNARY[type(node.op)](walk(node.operand)))
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords
+                and node.func.id.lower() in _FUNCTIONS):
+            return float(_FUNCTIONS[node.func.id.lower()](*(walk(a) for a in node.args)))
+        raise ValueError(f"{ast.dump(node)[:40]}... is not allowed in a subject-parameter expression")
+
+    try:
+        return walk(tree)
+    except (ZeroDivisionError, OverflowError, TypeError) as exc:
+        raise ValueError(f"cannot evaluate {text!r}: {exc}") from None
+
+
+def _vsk_elements(path: Path) -> list[dict]:
+    try:
+        root = ET.parse(path).getroot()
+    except (ET.ParseError, OSError) as exc:
+        raise FileFormatError(f"not a readable Vicon subject (XML) file: {exc}", path) from None
+    out = [dict(el.attrib) for el in root.iter() if el.tag in ("StaticParameter", "Parameter") and el.get("NAME")]
+    if not out:
+        raise FileFormatError("no <StaticParameter> or <Parameter NAME=... VALUE=...> entries: "
+                              "not a Vicon subject file", path)
+    return out
+
+
+def vsk_parameters(path: str | Path) -> dict[str, float]:
+    """Every parameter of a Vicon ``.vsk`` by its Vicon name, in Vicon units as Nexus shows
+    them (Bodymass kg, lengths mm, angles rad): ``VALUE``, or for a parameter with an
+    ``EXPRESSION`` the expression's value from the other parameters (Nexus recomputes these;
+    the stored VALUE may be stale, e.g. 0). A parameter with neither a number nor a computable
+    expression is left out."""
+    return _vsk_values(Path(path))[0]
+
+
+def _vsk_values(path: Path) -> tuple[dict[str, float], dict[str, str]]:
+    elements = _vsk_elements(path)
+    raw: dict[str, dict] = {}
+    for el in elements:
+        raw.setdefault(el["NAME"], el)  # first definition wins (StaticParameter precedes Parameter)
+    values: dict[str, float] = {}
+    failed: set[str] = set()
+    busy: set[str] = set()
+
+    def stored(el) -> float | None:
+        try:
+            return float(el.get("VALUE"))
+        except (TypeError, ValueError):
+            if el.get("VALUE") not in (None, "") and not el.get("EXPRESSION"):
+                raise FileFormatError(f"parameter '{el['NAME']}' has a non-numeric VALUE {el.get('VALUE')!r}",
+                                      path) from None
+            return None
+
+    def value(name: str) -> float:
+        if name in values:
+            return values[name]
+        if name not in raw or name in failed:
+            raise KeyError(name)
+        if name in busy:
+            raise ValueError(f"circular expression through '{name}'")
+        el = raw[name]
+        busy.add(name)
+        try:
+            if el.get("EXPRESSION"):
+                try:
+                    v = evaluate_expression(el["EXPRESSION"], value)
+                except (KeyError, ValueError):
+                    v = stored(el)  # an expression we cannot compute: keep what Nexus stored
+            else:
+                v = stored(el)
+        finally:
+            busy.discard(name)
+        if v is None or not math.isfinite(v):
+            failed.add(name)
+            raise KeyError(name)
+        values[name] = v
+        return v
+
+    for name in raw:
+        try:
+            value(name)
+        except (KeyError, ValueError):
+            pass
+    quantities = {name: (el.get("QUANTITY") or "").lower() for name, el in raw.items() if el.get("QUANTITY")}
+    return {n: values[n] for n in raw if n in values}, quantities
+
+
+def read_vsk(path: str | Path) -> Subject:
+    """A Subject from a Vicon Nexus ``.vsk`` (see :func:`vsk_parameters`); the name is the
+    file's stem, as Nexus names subject files."""
+    path = Path(path)
+    values, quantities = _vsk_values(path)
+    return subject_from_vicon(values, name=path.stem, quantities=quantities)
+
+
+def _read_mp(path: Path) -> Subject:
+    """``$Name = value`` lines; ``$LeftLegLength`` is the PROCESSING group's ``LLegLength``."""
+    text = _text(path)
+    values = {}
+    for line in text.splitlines():
+        m = re.match(r"\s*\$(\w+)\s*=\s*([-+0-9.eE]+)\s*$", line)
+        if m:
+            try:
+                values[vicon_short_name(m.group(1))] = float(m.group(2))
+            except ValueError:
+                continue
+    if not values:
+        raise FileFormatError("no '$Name = value' lines: not a Vicon subject measurement (.mp) file", path)
+    return subject_from_vicon(values, name=path.stem)
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8-sig", errors="replace")
+    except OSError as exc:
+        raise FileFormatError(f"cannot read the file: {exc.strerror or exc}", path) from None
+
+
+def _rows_csv(path: Path) -> list[tuple[str, dict]]:
+    text = _text(path)
+    try:
+        dialect = csv.Sniffer().sniff(text.splitlines()[0] if text else ",", delimiters=",;\t")
+    except csv.Error:
+        dialect = csv.excel
+    reader = csv.DictReader(text.splitlines(), dialect=dialect)
+    if not reader.fieldnames:
+        raise FileFormatError("empty table: expected a header row (name, mass, height_mm, ...)", path)
+    return [(f"row {i + 2}", row) for i, row in enumerate(reader) if any((v or "").strip() for v in row.values())]
+
+
+def _rows_json(path: Path) -> list[tuple[str, dict]]:
+    try:
+        data = json.loads(_text(path))
+    except ValueError as exc:
+        raise FileFormatError(f"not valid JSON: {exc}", path) from None
+    return _rows_nested(data, path)
+
+
+def _rows_toml(path: Path) -> list[tuple[str, dict]]:
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except (tomllib.TOMLDecodeError, OSError) as exc:
+        raise FileFormatError(f"not valid TOML: {exc}", path) from None
+    if isinstance(data.get("subject"), list):
+        return [(f"[[subject]] {i + 1}", dict(e)) for i, e in enumerate(data["subject"]) if isinstance(e, dict)]
+    return _rows_nested(data, path)
+
+
+def _rows_nested(data, path: Path) -> list[tuple[str, dict]]:
+    if isinstance(data, list):
+        if not all(isinstance(e, dict) for e in data):
+            raise FileFormatError("a list of subjects must hold objects ({\"name\": ..., \"mass\": ...})", path)
+        return [(f"entry {i + 1}", e) for i, e in enumerate(data)]
+    if not isinstance(data, dict):
+        raise FileFormatError("expected an object (one subject) or a list of objects", path)
+    subjects = data.get("subjects")
+    if isinstance(subjects, dict):
+        rows = []
+        for name, entry in subjects.items():
+            if not isinstance(entry, dict):
+                raise FileFormatError(f"subjects.{name} must be a table of values", path)
+            rows.append((f"subjects.{name}", {"name": name, **entry}))
+        return rows
+    return [("", data)]
+
+
+def read_subjects(path: str | Path) -> dict[str, Subject]:
+    """Every subject of a subject file, by name (see the module docstring for the formats).
+    A ``.vsk`` / ``.mp`` holds one subject named after the file; a table row without a name
+    is named ``<file stem>`` (one row) or ``<file stem>#<row>``."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileFormatError("subject file not found", path)
+    suffix = path.suffix.lower()
+    if suffix == ".vsk":
+        s = read_vsk(path)
+        return {s.name: s}
+    if suffix == ".mp":
+        s = _read_mp(path)
+        return {s.name: s}
+    readers = {".csv": _rows_csv, ".json": _rows_json, ".toml": _rows_toml}
+    if suffix not in readers:
+        raise FileFormatError(f"unknown subject file type '{path.suffix}' (expected "
+                              f"{', '.join(SUBJECT_FILE_TYPES)})", path)
+    rows = readers[suffix](path)
+    if not rows:
+        raise FileFormatError("no subject in the file", path)
+    out: dict[str, Subject] = {}
+    for i, (where, row) in enumerate(rows):
+        try:
+            s = subject_from_mapping(row, where or "values")
+        except SettingsError as exc:
+            raise FileFormatError(exc.reason, path) from None
+        if s.name is None:
+            s.name = path.stem if len(rows) == 1 else f"{path.stem}#{i + 1}"
+        if s.name in out:
+            raise FileFormatError(f"subject '{s.name}' appears twice", path)
+        out[s.name] = s
+    return out
+
+
+def read_subject(path: str | Path, name: str | None = None) -> Subject:
+    """One subject from a subject file: the only one, or the one called ``name``
+    (case-insensitive) in a table of several."""
+    subjects = read_subjects(path)
+    if name is None:
+        if len(subjects) == 1:
+            return next(iter(subjects.values()))
+        raise FileFormatError(f"{len(subjects)} subjects in the file ({', '.join(subjects)}): say which", path)
+    pick = select_subject(subjects, [name])
+    if pick is None:
+        raise FileFormatError(f"no subject '{name}' in the file (it has {', '.join(subjects)})", path)
+    return pick
+
+
+def select_subject(subjects: dict[str, Subject], names) -> Subject | None:
+    """The subject whose name matches the first of ``names`` (case-insensitive) found."""
+    lower = {k.lower(): v for k, v in subjects.items() if k}
+    for n in names:
+        if n and n.lower() in lower:
+            return lower[n.lower()]
+    return None

@@ -1,0 +1,131 @@
+"""Subject data and static trials from the command line: --subject (a real Nexus .vsk),
+single-value options with units, errors that name the option to use, --static checked by
+content and subject, batch --dry-run, and `gaitid models` listing subject parameters."""
+
+from __future__ import annotations
+
+import shutil
+
+import pandas as pd
+import pytest
+
+from gaitid.cli import main
+from gaitid.resources import sample_data_dir
+from tests.conftest import realdata_path
+
+WALK = str(sample_data_dir() / "walk_synthetic.c3d")
+STATIC = str(sample_data_dir() / "static_synthetic.c3d")
+
+pytestmark = pytest.mark.slow
+
+
+def subject_csv(folder, name) -> dict:
+    t = pd.read_csv(folder / f"{name}_subject.csv", keep_default_na=False)
+    return {r.parameter: (r.value, r.unit, r.source) for r in t.itertuples()}
+
+
+@pytest.mark.realdata
+def test_a_trial_without_anthropometry_runs_with_a_real_vsk(tmp_path, capsys):
+    trial = realdata_path("btkdata/PlugInC3D.c3d")  # stores no mass, leg lengths or widths
+    vsk = realdata_path("pycgm-cadop/59993_Frame_SM.vsk")
+    code = main(["run", str(trial), "--subject", str(vsk), "--no-report", "-o", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    s = subject_csv(tmp_path, "PlugInC3D")
+    src = "--subject 59993_Frame_SM.vsk"
+    assert s["mass"] == (65.0, "kg", src)
+    assert s["leg_length_left"] == (pytest.approx(0.8), "m", src)
+    assert s["knee_width_right"] == (pytest.approx(0.12), "m", src)
+    assert s["LAsisTrocanterDistance"][0] == pytest.approx(0.05448)  # an expression, evaluated
+    assert "subject 42798: mass 65.0 kg (--subject 59993_Frame_SM.vsk)" in out
+    # the vsk is another subject's: said, not hidden
+    assert "named '59993_Frame_SM' but the trial's subject is '42798'" in out
+
+
+@pytest.mark.realdata
+def test_typed_values_win_over_the_file_and_say_so(tmp_path, capsys):
+    trial = realdata_path("btkdata/PlugInC3D.c3d")
+    vsk = realdata_path("pycgm-cadop/59993_Frame_SM.vsk")
+    code = main(["run", str(trial), "--subject", str(vsk), "--leg-length", "960,955mm", "--mass", "66.7",
+                 "--no-report", "-o", str(tmp_path)])
+    assert code == 0, capsys.readouterr()
+    s = subject_csv(tmp_path, "PlugInC3D")
+    assert s["mass"] == (66.7, "kg", "command line")
+    assert (s["leg_length_left"][0], s["leg_length_right"][0]) == pytest.approx((0.96, 0.955))
+    assert s["ankle_width_left"][2] == "--subject 59993_Frame_SM.vsk"
+
+
+@pytest.mark.realdata
+def test_missing_anthropometry_and_markers_name_the_options(tmp_path, capsys):
+    code = main(["run", str(realdata_path("btkdata/PlugInC3D.c3d")), "--mass", "66.7", "-o", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "--leg-length L,R --knee-width L,R --ankle-width L,R" in err and "subject={" not in err
+    code = main(["run", str(realdata_path("ezc3d-testfiles/Qualisys.c3d")), "--mass", "70", "-o", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 1 and "the trial's markers fit: isb, isb-cast, isb-davis (--model isb)" in err
+
+
+def test_length_options_take_units_and_refuse_implausible_values(tmp_path, capsys):
+    assert main(["run", WALK, "-o", str(tmp_path), "--height", "1760"]) == 2
+    assert "write the unit, e.g. 1760mm" in capsys.readouterr().err
+    assert main(["run", WALK, "-o", str(tmp_path), "--knee-width", "105mm,2cm,3"]) == 2
+    assert main(["run", WALK, "-o", str(tmp_path), "--mass", "7000"]) == 2
+    assert main(["validate", WALK, "--mass", "plates"]) == 2
+
+
+def test_static_checked_by_content(tmp_path, capsys):
+    walk2 = tmp_path / "another_walk.c3d"
+    shutil.copy(WALK, walk2)
+    code = main(["run", WALK, "--static", str(walk2), "--no-report", "-o", str(tmp_path / "a")])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "another_walk.c3d is a walking trial" in err and "walk_synthetic.c3d" in err and "--force" in err
+    code = main(["run", WALK, "--static", str(walk2), "--force", "--no-report", "-o", str(tmp_path / "b")])
+    out = capsys.readouterr().out
+    assert code == 0 and "another_walk.c3d used despite" in out
+    code = main(["run", WALK, "--static", "auto", "--no-report", "-o", str(tmp_path / "c")])
+    out = capsys.readouterr().out
+    assert code == 0 and "--static auto: static_synthetic.c3d (same subject" in out
+
+
+@pytest.mark.realdata
+def test_another_subjects_static_is_refused(tmp_path, capsys):
+    code = main(["run", str(realdata_path("btkdata/PiG_Motion3_FF.c3d")), "--static",
+                 str(realdata_path("btkdata/PiG_Calibration-FlatFoot-Full.c3d")), "-o", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 1 and "another subject (C3D subject 'BELT_C', this trial: C3D subject 'flatFoot')" in err
+
+
+def test_models_lists_subject_parameters_and_their_options(capsys):
+    assert main(["models"]) == 0
+    out = capsys.readouterr().out
+    assert "needs leg_length per side: --leg-length L,R, or LLegLength/RLegLength" in out
+    assert "needs knee_width per side: --knee-width L,R" in out
+    isb = out[out.index("isb:"):out.index("isb-cast:")]
+    assert "needs" not in isb and "pelvis_width" in isb  # nothing required beyond the mass
+
+
+@pytest.mark.realdata
+def test_batch_dry_run_prints_pairing_and_subject_data(realdata, tmp_path, capsys):
+    out_dir = tmp_path / "out"
+    assert main(["batch", str(realdata / "btkdata"), "-o", str(out_dir), "--dry-run", "--leg-length", "0.9"]) == 0
+    out = capsys.readouterr().out
+    block = out[out.index("PiG_Motion3_FF.c3d"):out.index("PlugInC3D.c3d")]
+    assert "static:  PiG_Calibration3_FF.c3d (same subject (C3D subject 'flatFoot'), same folder" in block
+    assert "command line: leg length 900/900 mm (L/R)" in block
+    assert "C3D PROCESSING: mass 74 kg, height 1760 mm, knee width 102/102 mm (L/R)" in block
+    assert "6 trials to process (dry run: nothing processed)" in out
+    assert not out_dir.exists()
+
+
+@pytest.mark.realdata
+def test_validate_takes_subject_options(capsys):
+    trial = str(realdata_path("btkdata/PlugInC3D.c3d"))
+    assert main(["validate", trial, "--json"]) == 0
+    first = capsys.readouterr().out
+    assert "needs the subject's leg_length" in first and "--leg-length" in first
+    assert main(["validate", trial, "--json", "--leg-length", "960mm", "--knee-width", "108,112mm",
+                 "--ankle-width", "82,83mm"]) == 0
+    out = capsys.readouterr().out
+    assert '"mode": "markers"' in out and '"rms"' in out and "needs the subject" not in out

@@ -40,8 +40,88 @@ class Fourier:
             raise ValueError("Fourier derivative order must be 0, 1 or 2")
         return val
 
+    def derivs(self, t: np.ndarray, cache: dict | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(f, f', f'') at ``t``, the same numbers as ``self(t, d)`` for d = 0, 1, 2, with the
+        cosines and sines computed once. ``cache`` (a dict kept by the caller for one ``t``)
+        shares them between curves with the same period, shift and number of harmonics."""
+        key = (self.period, self.shift, len(self.a))
+        if cache is not None and key in cache:
+            tt, kw, c, s = cache[key]
+        else:
+            tt = np.asarray(t, float) - self.shift
+            w = 2.0 * np.pi / self.period
+            kw = np.arange(1, len(self.a) + 1) * w
+            ph = np.outer(tt, kw)
+            c, s = np.cos(ph), np.sin(ph)
+            if cache is not None:
+                cache[key] = (tt, kw, c, s)
+        f0 = c @ self.a + s @ self.b + self.a0 + self.slope * tt
+        f1 = (-s * kw) @ self.a + (c * kw) @ self.b + self.slope
+        f2 = (-c * kw**2) @ self.a + (-s * kw**2) @ self.b
+        return f0, f1, f2
+
     def shifted(self, dt: float) -> "Fourier":
         return Fourier(self.period, self.a0, self.a, self.b, self.slope, self.shift + dt)
+
+
+def _smoothstep5(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """S(x) = 6x^5 - 15x^4 + 10x^3 on [0, 1] (0 below, 1 above) and its first two derivatives:
+    a C2 step (S' and S'' vanish at both ends)."""
+    x = np.clip(x, 0.0, 1.0)
+    s = x**3 * (10.0 - 15.0 * x + 6.0 * x**2)
+    ds = 30.0 * x**2 * (1.0 - x) ** 2
+    dds = 60.0 * x * (1.0 - x) * (1.0 - 2.0 * x)
+    return s, ds, dds
+
+
+@dataclass(frozen=True)
+class Ramps:
+    """A C2 staircase: f(t) = sum_k delta_k S((t - start_k) / (end_k - start_k)), S the quintic
+    smoothstep; the ramps must not overlap (sorted by start). Exact first and second derivatives.
+    Evaluated with a binary search, so its cost does not grow with the number of ramps."""
+
+    start: np.ndarray
+    end: np.ndarray
+    delta: np.ndarray
+
+    def __post_init__(self):
+        if np.any(self.end <= self.start) or np.any(self.start[1:] < self.end[:-1]):
+            raise ValueError("ramps must be sorted, of positive duration and not overlap")
+
+    def derivs(self, t: np.ndarray, cache: dict | None = None):
+        t = np.asarray(t, float)
+        if len(self.start) == 0:
+            z = np.zeros_like(t)
+            return z, z.copy(), z.copy()
+        before = np.concatenate([[0.0], np.cumsum(self.delta)])  # value reached before ramp k
+        k = np.searchsorted(self.start, t, side="right") - 1  # last ramp started at or before t
+        kk = np.clip(k, 0, None)
+        dur = self.end[kk] - self.start[kk]
+        s, ds, dds = _smoothstep5((t - self.start[kk]) / dur)
+        on = k >= 0
+        d = np.where(on, self.delta[kk], 0.0)
+        f0 = np.where(on, before[kk] + d * s, 0.0)
+        return f0, np.where(on, d * ds / dur, 0.0), np.where(on, d * dds / dur**2, 0.0)
+
+    def __call__(self, t: np.ndarray, d: int = 0) -> np.ndarray:
+        return self.derivs(t)[d]
+
+
+@dataclass(frozen=True)
+class CurveSum:
+    """f(t) = sum of curves (each with ``derivs``); used to add per-step modulations to a Fourier curve."""
+
+    parts: tuple
+
+    def derivs(self, t: np.ndarray, cache: dict | None = None):
+        out = [np.zeros(np.shape(t)) for _ in range(3)]
+        for part in self.parts:
+            for i, v in enumerate(part.derivs(t, cache)):
+                out[i] = out[i] + v
+        return tuple(out)
+
+    def __call__(self, t: np.ndarray, d: int = 0) -> np.ndarray:
+        return self.derivs(t)[d]
 
 
 def fourier_from_samples(values: np.ndarray, period: float, n_harmonics: int, taper: float | None = None,

@@ -3,6 +3,7 @@ reproducible; ``python -m gaitid.synthetic OUTDIR``."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -10,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from gaitid.synthetic.ground import Plate
-from gaitid.synthetic.params import DISTAL, G, JOINTS, SIDES, GaitParams, davis_hjc, segment_parameters
+from gaitid.synthetic.params import DISTAL, G, JOINTS, MARKERS, SIDES, GaitParams, davis_hjc, segment_parameters
 from gaitid.synthetic.trial import SyntheticTrial, make_gait_trial, make_static_trial
 
 
@@ -28,19 +29,26 @@ def _set(c, group: str, name: str, value) -> None:
         c.add_parameter(group, name, value)
 
 
-def _c3d(markers: dict[str, np.ndarray], p: GaitParams, subject: dict, plates: list[Plate] = (),
-         events: list = ()):
-    """An ezc3d.c3d object: points in mm, type-2 plates in N / N.mm, EVENT, PROCESSING, SUBJECTS, TRIAL."""
+def _c3d(markers: dict[str, np.ndarray] | list[str], p: GaitParams, subject: dict, plates: list = (),
+         events: list = (), *, points: np.ndarray | None = None, analogs: np.ndarray | None = None):
+    """An ezc3d.c3d object: points in mm, type-2 plates in N / N.mm, EVENT, PROCESSING, SUBJECTS, TRIAL.
+
+    ``markers``: label -> (n, 3) m; or the labels, with ``points`` the (4, n_markers, n) array in mm
+    as ezc3d takes it. ``plates``: objects with ``corners`` and ``origin`` (and ``analog`` (n, 6),
+    unless ``analogs`` gives all channels as ezc3d takes them, (1, 6 x n_plates, n_analog))."""
     import ezc3d
 
     labels = list(markers)
-    n = next(iter(markers.values())).shape[0]
     c = ezc3d.c3d()
     c["parameters"]["POINT"]["RATE"]["value"] = np.array([p.point_rate])
     c["parameters"]["POINT"]["LABELS"]["value"] = labels
     c["parameters"]["POINT"]["UNITS"]["value"] = ["mm"]
-    pts = np.ones((4, len(labels), n))
-    pts[:3] = np.stack([markers[m].T * 1000.0 for m in labels], axis=1)
+    if points is None:
+        n = next(iter(markers.values())).shape[0]
+        pts = np.ones((4, len(labels), n))
+        pts[:3] = np.stack([markers[m].T * 1000.0 for m in labels], axis=1)
+    else:
+        n, pts = points.shape[2], points
     c["data"]["points"] = pts
     ratio = int(round(p.analog_rate / p.point_rate))
     if plates:
@@ -51,8 +59,10 @@ def _c3d(markers: dict[str, np.ndarray], p: GaitParams, subject: dict, plates: l
             units += ["N"] * 3 + ["Nmm"] * 3
         c["parameters"]["ANALOG"]["LABELS"]["value"] = ch_labels
         c["parameters"]["ANALOG"]["UNITS"]["value"] = units
-        an = np.concatenate([pl.analog for pl in plates], axis=1)
-        c["data"]["analogs"] = an.T[None, :, : n * ratio]
+        if analogs is None:
+            an = np.concatenate([pl.analog for pl in plates], axis=1)
+            analogs = an.T[None, :, : n * ratio]
+        c["data"]["analogs"] = analogs
         _set(c, "FORCE_PLATFORM", "USED", np.array([len(plates)]))
         _set(c, "FORCE_PLATFORM", "TYPE", np.array([2] * len(plates)))
         _set(c, "FORCE_PLATFORM", "ZERO", np.array([1, 0]))
@@ -69,7 +79,9 @@ def _c3d(markers: dict[str, np.ndarray], p: GaitParams, subject: dict, plates: l
         _set(c, "EVENT", "ICON_IDS", np.array([1 if e[0] == "Foot Strike" else 2 for e in events]))
         _set(c, "EVENT", "GENERIC_FLAGS", np.array([0] * len(events)))
     _set(c, "TRIAL", "ACTUAL_START_FIELD", np.array([1, 0]))
-    _set(c, "TRIAL", "ACTUAL_END_FIELD", np.array([n, 0]))
+    _set(c, "TRIAL", "ACTUAL_END_FIELD", np.array([n & 0xFFFF, n >> 16]))  # low, high 16-bit words
+    if n > 0xFFFF:  # the header's 16-bit frame count saturates; C3D readers take these instead
+        _set(c, "POINT", "LONG_FRAMES", np.array([float(n)]))
     _set(c, "TRIAL", "CAMERA_RATE", np.array([p.point_rate]))
     _set(c, "SUBJECTS", "NAMES", ["synthetic"])
     _set(c, "SUBJECTS", "MARKER_SETS", ["PlugInGait"])
@@ -169,6 +181,68 @@ def write_sample(outdir: str | Path, p: GaitParams | None = None) -> list[Path]:
     _write_text(paths[2], segments_json(p))
     _write_c3d(_c3d(make_static_trial(p), p, trial.subject), paths[3])
     return paths
+
+
+def write_scenario(scn, path: str | Path, *, truth: bool = True, block_frames: int = 4000) -> list[Path]:
+    """Write a scenario's trial: ``path`` (C3D), ``<stem>_events.csv``, ``<stem>_segments.json`` and,
+    with ``truth``, ``<stem>_truth.csv``; all atomically, the same bytes on every run.
+
+    The frames are generated in blocks of ``block_frames`` (bounded memory apart from the marker and
+    analog arrays the C3D writer takes whole). A C3D holds at most 255 events (one-byte parameter
+    dimensions): a longer trial's C3D has no EVENT group and its events are in the events CSV only."""
+    import pandas as pd
+
+    from gaitid.io.atomic import atomic_path
+    from gaitid.synthetic.scenario import (
+        MAX_C3D_EVENTS,
+        analog_block,
+        blocks,
+        evaluate_block,
+        subject_processing,
+        truth_columns,
+    )
+
+    path = Path(path)
+    p = scn.params
+    n = p.n_frames
+    ratio = int(round(p.analog_rate / p.point_rate))
+    stem = path.with_suffix("")
+    events = scn.events()
+    points = np.ones((4, len(MARKERS), n))
+    analogs = np.zeros((1, 6 * len(scn.plates), n * ratio))
+    labels = None
+    written = [path]
+    with contextlib.ExitStack() as stack:
+        truth_file = None
+        if truth:
+            truth_path = Path(f"{stem}_truth.csv")
+            truth_file = stack.enter_context(open(stack.enter_context(atomic_path(truth_path)), "wb"))
+            written.append(truth_path)
+        for start, stop in blocks(n, block_frames):
+            blk = evaluate_block(scn, np.arange(start, stop, dtype=float))
+            labels = list(blk.markers)
+            points[:3, :, start:stop] = np.stack([blk.markers[m].T * 1000.0 for m in labels], axis=1)
+            if scn.plates:
+                analogs[0, :, start * ratio: stop * ratio] = analog_block(
+                    scn, np.arange(start * ratio, stop * ratio, dtype=float)).T
+            if truth_file is not None:
+                df = pd.DataFrame(truth_columns(scn, blk, start))
+                truth_file.write(df.to_csv(index=False, header=start == 0, float_format="%.10g",
+                                           lineterminator="\n").encode("utf-8"))
+            del blk
+    c = _c3d(labels, p, subject_processing(p), scn.plates, events if len(events) <= MAX_C3D_EVENTS else (),
+             points=points, analogs=analogs)
+    _set(c, "TRIAL", "DESCRIPTION", [scn.name])
+    del points, analogs
+    _write_c3d(c, path)
+    del c
+    ev = pd.DataFrame({"label": [e[0] for e in events], "context": [e[1] for e in events],
+                       "time_s": [e[2] for e in events],
+                       "frame": [int(round(e[2] * p.point_rate)) + 1 for e in events]})
+    ev_path, seg_path = Path(f"{stem}_events.csv"), Path(f"{stem}_segments.json")
+    _write_text(ev_path, ev.to_csv(index=False, float_format="%.10g", lineterminator="\n"))
+    _write_text(seg_path, segments_json(p))
+    return written + [ev_path, seg_path]
 
 
 def main(argv: list[str] | None = None) -> int:

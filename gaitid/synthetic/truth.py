@@ -110,9 +110,12 @@ def _joint_coordinates(p: GaitParams, t: np.ndarray, curves: dict[str, Fourier],
             (f"{side}_hip_flex", -1.0), (f"{side}_hip_add", -s), (f"{side}_hip_rot", -s),
             (f"{side}_knee_flex", 1.0), (f"{side}_knee_var", -s), (f"{side}_knee_rot", -s),
             (f"{side}_ankle_dorsi", -1.0), (f"{side}_ankle_inv", -s), (f"{side}_ankle_add", -s)]
+    cache: dict = {}
+    pos = path.derivs(t, cache)
+    vals = [curves[name].derivs(t, cache) for name, _ in spec]
     out = []
     for d in (0, 1, 2):
-        cols = [path(t, d)] + [sign * curves[name](t, d)[:, None] for name, sign in spec]
+        cols = [pos[d]] + [sign * v[d][:, None] for (_, sign), v in zip(spec, vals)]
         out.append(np.concatenate(cols, axis=1))
     return out
 

@@ -24,6 +24,8 @@ import numpy as np
 from gaitid.synthetic.body import Frame, PelvisPath, body_kinematics, marker_trajectories
 from gaitid.synthetic.ground import GRF_AIM_OFFSET, GRF_C3, FREE_MOMENT, GroundReaction
 from gaitid.synthetic.loads import (
+    PATCH_HALF_LENGTH,
+    PATCH_HALF_WIDTH,
     SOLE_FRONT,
     SOLE_REAR,
     PlateOutline,
@@ -41,9 +43,9 @@ ANGLE_NAMES = ("hip_flex", "hip_add", "hip_rot", "knee_flex", "knee_var", "knee_
 MAX_C3D_EVENTS = 255  # a C3D parameter dimension is one byte: EVENT:LABELS holds at most 255 entries
 
 
-def linear_cop(start: float = COP_START, end: float = COP_END) -> Callable[[np.ndarray], np.ndarray]:
+def linear_cop(start: float = COP_START, end: float = COP_END) -> Callable[[np.ndarray, str], np.ndarray]:
     """COP travel along the sole (foot-frame x, m) linear in stance progress, as in the walk."""
-    return lambda s: start + (end - start) * s
+    return lambda s, side: start + (end - start) * s
 
 
 @dataclass(frozen=True)
@@ -54,13 +56,13 @@ class GroundModel:
     feet's vertical impulse is BW x stride time (c2 moves load between the halves of stance and
     has no impulse); the force points from the COP at ``aim_offset`` (m, lab) from the mid-point
     of the hip joint centres; free moment Tz = -s_side free_moment BW sin(2 pi s) (N.m, s_side
-    +1 left); COP at foot-frame x = ``cop_x(s)`` (m) along the sole, on the support surface."""
+    +1 left); COP at foot-frame x = ``cop_x(s, side)`` (m) along the sole, on the support surface."""
 
     c2: float = 0.0
     c3: float = GRF_C3
     aim_offset: tuple = tuple(GRF_AIM_OFFSET)
     free_moment: float = FREE_MOMENT
-    cop_x: Callable[[np.ndarray], np.ndarray] = field(default_factory=linear_cop)
+    cop_x: Callable[[np.ndarray, str], np.ndarray] = field(default_factory=linear_cop)
 
     def c1(self, stance_fraction: float) -> float:
         return float(np.pi / 2.0 * (1.0 / (2.0 * stance_fraction) - 2.0 * self.c3 / (3.0 * np.pi)))
@@ -137,7 +139,7 @@ class Scenario:
                    + gm.c3 * np.sin(3 * np.pi * sz))
         sup = self.support(t, kin, side)
         height = np.where(on, sup.height, np.nan)
-        x_sole = gm.cop_x(sz)
+        x_sole = gm.cop_x(sz, side)
         local = np.column_stack([x_sole, np.zeros_like(sz), np.full_like(sz, -p.ankle_height)])
         cop = foot.o + np.einsum("nij,nj->ni", foot.R, local)
         cop[:, 2] = np.where(on, height, 0.0)
@@ -156,10 +158,12 @@ class Scenario:
             pt = foot.o + np.einsum("nij,j->ni", foot.R, np.array([x, 0.0, -p.ankle_height]))
             ends.append(np.einsum("ni,ni->n", pt[:, :2] - np.nan_to_num(cop[:, :2]), heading))
         rear, front = ends
-        if sup.tread is not None:
-            lo, hi = _tread_limits(np.nan_to_num(cop[:, :2]), heading, sup.tread)
-            rear, front = np.maximum(rear, lo), np.minimum(front, hi)
-        half = np.clip(np.minimum(np.minimum(-rear, front), 0.11), 0.0, None)
+        if sup.tread is not None:  # both long edges of the patch must stay on the tread
+            across = np.column_stack([-heading[:, 1], heading[:, 0]])
+            for off in (-PATCH_HALF_WIDTH, PATCH_HALF_WIDTH):
+                lo, hi = _tread_limits(np.nan_to_num(cop[:, :2]) + off * across, heading, sup.tread)
+                rear, front = np.maximum(rear, lo), np.minimum(front, hi)
+        half = np.clip(np.minimum(np.minimum(-rear, front), PATCH_HALF_LENGTH), 0.0, None)
         patch = pressure_patch(np.nan_to_num(cop), heading, np.where(on, half, 0.0))
         patch[~on] = 0.0
         return FootLoad(grf, height, patch)

@@ -164,17 +164,24 @@ def split_load(force: np.ndarray, cop: np.ndarray, free_moment: np.ndarray, patc
 
     ``patch`` (n, 4, 2) the pressure patch (lab), ``support_height`` (n,) m: the height of the surface
     the foot stands on (only plates at that height can carry it). Returns the shares per plate and
-    the share (n,) of the load that is on no plate (not measured)."""
+    the share (n,) of the load that is on no plate (not measured). Shares are geometric (the patch's
+    area), so they are defined in stance even where the load is zero (at foot strike and foot off).
+    ``cop`` is NaN in swing."""
     n = len(force)
     area, _ = polygon_area_centroid(patch)
-    loaded = np.abs(force[:, 2]) > 0.0
+    stance = ~np.isnan(cop[:, 0])
+    point = area <= 0.0  # a patch of no area: the COP alone decides
     out, total = [], np.zeros(n)
     for pl in plates:
         xmin, xmax, ymin, ymax = pl.bounds
         px, py = patch[..., 0], patch[..., 1]
         inside = ((px >= xmin) & (px <= xmax) & (py >= ymin) & (py <= ymax)).all(axis=1)
         outside = (px <= xmin).all(axis=1) | (px >= xmax).all(axis=1) | (py <= ymin).all(axis=1) | (py >= ymax).all(axis=1)
-        level = loaded & (area > 0) & (np.abs(support_height - pl.height) < 1e-9)
+        level = stance & (np.abs(support_height - pl.height) < 1e-9)
+        cx, cy = cop[:, 0], cop[:, 1]
+        on_point = (cx >= xmin) & (cx <= xmax) & (cy >= ymin) & (cy <= ymax)
+        inside = np.where(point, on_point, inside)
+        outside = np.where(point, ~on_point, outside)
         w = np.where(level & inside, 1.0, 0.0)
         c = np.where(inside[:, None], cop[:, :2], np.nan)
         cut = level & ~inside & ~outside  # only patches across an edge are clipped
@@ -189,7 +196,7 @@ def split_load(force: np.ndarray, cop: np.ndarray, free_moment: np.ndarray, patc
         pc[on, :2] = c[on]
         pc[on, 2] = pl.height
         out.append(PlateShare(force * w[:, None], pc, free_moment * w[:, None], w))
-    off = np.where(loaded, np.clip(1.0 - total, 0.0, None), 0.0)
+    off = np.where(stance, np.clip(1.0 - total, 0.0, None), 0.0)
     off = np.where(off > SHARE_EPS, off, 0.0)
     return out, off
 

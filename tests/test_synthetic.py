@@ -129,20 +129,10 @@ def test_truth_equals_plain_newton_euler(trial):
 
 def test_truth_equals_block_solver(trial):
     """gaitid.dynamics.inverse_dynamics (seed 000) fed the exact kinematics gives the truth."""
-    from gaitid.dynamics import ExternalLoad, SegmentMotion, inverse_dynamics
+    from gaitid.dynamics import ExternalLoad, inverse_dynamics
 
-    sp = trial.segments
     for side in S.SIDES:
-        segs = []
-        for seg in ("foot", "shank", "thigh"):
-            fr = trial.kinematics[f"{side}_{seg}"]
-            com, _, acc = fr.point(sp[seg]["com_seg"])
-            Rt = np.swapaxes(fr.R, 1, 2)
-            distal = {"foot": np.full_like(com, np.nan), "shank": trial.kinematics[f"{side}_foot"].o,
-                      "thigh": trial.kinematics[f"{side}_shank"].o}[seg]
-            segs.append(SegmentMotion(seg, sp[seg]["mass"], sp[seg]["inertia_seg"], fr.R, com, acc,
-                                      np.einsum("nij,nj->ni", Rt, fr.omega), np.einsum("nij,nj->ni", Rt, fr.alpha),
-                                      fr.o, distal))
+        segs = S.segment_motions(trial.params, trial.kinematics, side)
         g = trial.grf[side]
         load = ExternalLoad(0, g.force, np.where(np.isnan(g.cop), 0.0, g.cop), g.free_moment)
         for method in ("recursive", "block"):

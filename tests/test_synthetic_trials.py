@@ -291,21 +291,11 @@ def test_stairs_truth_equals_newton_euler(stair_trial):
 
 def test_stairs_truth_equals_block_solver(stair_trial):
     """gaitid.dynamics' block solver fed the exact kinematics gives the stair truth too."""
-    from gaitid.dynamics import ExternalLoad, SegmentMotion, inverse_dynamics
+    from gaitid.dynamics import ExternalLoad, inverse_dynamics
 
-    sp = S.segment_parameters(stair_trial.params)
     b = stair_trial.block
     for side in S.SIDES:
-        segs = []
-        for seg in ("foot", "shank", "thigh"):
-            fr = b.kinematics[f"{side}_{seg}"]
-            com, _, acc = fr.point(sp[seg]["com_seg"])
-            Rt = np.swapaxes(fr.R, 1, 2)
-            distal = {"foot": np.full_like(com, np.nan), "shank": b.kinematics[f"{side}_foot"].o,
-                      "thigh": b.kinematics[f"{side}_shank"].o}[seg]
-            segs.append(SegmentMotion(seg, sp[seg]["mass"], sp[seg]["inertia_seg"], fr.R, com, acc,
-                                      np.einsum("nij,nj->ni", Rt, fr.omega), np.einsum("nij,nj->ni", Rt, fr.alpha),
-                                      fr.o, distal))
+        segs = S.segment_motions(stair_trial.params, b.kinematics, side)
         g = b.grf[side]
         load = ExternalLoad(0, g.force, np.where(np.isnan(g.cop), 0.0, g.cop), g.free_moment)
         out = inverse_dynamics(segs, [load], gravity_lab=S.GRAVITY_LAB, frame="lab", method="block", contributions=False)

@@ -80,7 +80,7 @@ from gaitid.synthetic.params import (
     segment_parameters,
 )
 from gaitid.synthetic.trial import SyntheticTrial, gait_events, make_gait_trial, make_static_trial
-from gaitid.synthetic.truth import LegLoads, newton_euler_leg, rnea_leg, screw_chain_leg
+from gaitid.synthetic.truth import LegLoads, newton_euler_leg, rnea_leg, screw_chain_leg, segment_motions
 from gaitid.synthetic.loads import PlateOutline, PlateShare, split_load
 from gaitid.synthetic.scenario import GeneratedTrial, GroundModel, Scenario, generate
 from gaitid.synthetic.files import write_scenario
@@ -100,5 +100,5 @@ __all__ = [
     "GeneratedTrial", "GroundModel", "PlateOutline", "PlateShare", "Scenario", "StairParams", "TreadmillParams",
     "WalkwayParams", "generate", "make_stair_trial", "make_treadmill_trial", "make_walkway_trial", "split_load",
     "stair_scenario", "treadmill_scenario", "walkway_scenario", "write_scenario", "write_stairs",
-    "write_treadmill", "write_walkway",
+    "write_treadmill", "write_walkway", "segment_motions",
 ]

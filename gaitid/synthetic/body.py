@@ -37,9 +37,12 @@ class Frame:
     alpha: np.ndarray
 
     def point(self, r_seg: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Position, velocity, acceleration (lab) of the point fixed at ``r_seg`` (3,) in this frame."""
+        """Position, velocity, acceleration (lab) of the point fixed at ``r_seg`` (3,) in this frame
+        (velocity and acceleration None for a pose-only frame)."""
         r = self.R @ r_seg
         w = self.omega
+        if w is None:
+            return self.o + r, None, None
         return (self.o + r, self.v + np.cross(w, r),
                 self.a + np.cross(self.alpha, r) + np.cross(w, np.cross(w, r)))
 
@@ -50,9 +53,10 @@ class Frame:
         o, v, a = self.point(r_seg)
         R, w, al = self.R, self.omega, self.alpha
         for axis, q, qd, qdd in rotations:
-            u = R[:, :, axis]
-            al = al + u * qdd[:, None] + np.cross(w, u) * qd[:, None]
-            w = w + u * qd[:, None]
+            if w is not None:
+                u = R[:, :, axis]
+                al = al + u * qdd[:, None] + np.cross(w, u) * qd[:, None]
+                w = w + u * qd[:, None]
             R = R @ elementary_rotation(axis, q)
         return Frame(R, o, v, a, w, al)
 
@@ -84,10 +88,12 @@ class PelvisPath:
         return tuple(np.column_stack([q[d] for q in parts]) for d in range(3))
 
 
-def body_kinematics(p: GaitParams, t: np.ndarray, curves: dict[str, Fourier], path: PelvisPath | None) -> dict[str, Frame]:
+def body_kinematics(p: GaitParams, t: np.ndarray, curves: dict[str, Fourier], path: PelvisPath | None,
+                    derivatives: bool = True) -> dict[str, Frame]:
     """Exact frames of pelvis and ``{side}_{thigh,shank,foot}`` at times ``t`` (s).
 
-    ``path`` None puts the pelvis origin at the lab origin (used to fit the path)."""
+    ``path`` None puts the pelvis origin at the lab origin (used to fit the path).
+    ``derivatives`` False: poses only (R, o; the same numbers), velocities and accelerations None."""
     n = len(t)
     zero = np.zeros((n, 3))
     cache: dict = {}
@@ -95,6 +101,8 @@ def body_kinematics(p: GaitParams, t: np.ndarray, curves: dict[str, Fourier], pa
         o = v = a = zero
     else:
         o, v, a = path.derivs(t, cache)
+    if not derivatives:
+        v = a = zero = None
     lab = Frame(np.broadcast_to(np.eye(3), (n, 3, 3)), o, v, a, zero, zero)
     pelvis = lab.child(np.zeros(3), _pelvis_rotations(curves, t, cache))
     out = {"pelvis": pelvis}

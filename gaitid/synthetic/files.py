@@ -13,6 +13,7 @@ import numpy as np
 from gaitid.synthetic.ground import Plate
 from gaitid.synthetic.params import DISTAL, G, JOINTS, MARKERS, SIDES, GaitParams, davis_hjc, segment_parameters
 from gaitid.synthetic.trial import SyntheticTrial, make_gait_trial, make_static_trial
+from gaitid.synthetic.truth import leg_truth_columns
 
 
 def _set(c, group: str, name: str, value) -> None:
@@ -118,24 +119,7 @@ def truth_table(trial: SyntheticTrial):
     for side in SIDES:
         cols[f"{side}_contact"] = trial.contact[side]
     for side in SIDES:
-        centres = trial.joint_centres(side)
-        for joint in JOINTS:
-            blocks = [("force_lab", trial.truth[side].force_lab[joint], "N"),
-                      ("moment_lab", trial.truth[side].moment_lab[joint], "Nm"),
-                      (f"moment_{DISTAL[joint]}", trial.moment_distal(side, joint), "Nm"),
-                      ("centre_lab", centres[joint], "m")]
-            for name, arr, unit in blocks:
-                for k in range(3):
-                    cols[f"{side}_{joint}_{name}_{xyz[k]}_{unit}"] = arr[:, k]
-        g = trial.grf[side]
-        for k in range(3):
-            cols[f"{side}_grf_lab_{xyz[k]}_N"] = g.force[:, k]
-        for k in range(3):
-            cols[f"{side}_cop_lab_{xyz[k]}_m"] = g.cop[:, k]
-        cols[f"{side}_free_moment_lab_z_Nm"] = g.free_moment[:, 2]
-        for name in ("hip_flex", "hip_add", "hip_rot", "knee_flex", "knee_var", "knee_rot",
-                     "ankle_dorsi", "ankle_inv", "ankle_add"):
-            cols[f"{side}_{name}_deg"] = np.rad2deg(trial.curves[f"{side}_{name}"](trial.time))
+        leg_truth_columns(cols, side, trial.time, trial.kinematics, trial.truth[side], trial.grf[side], trial.curves)
     return pd.DataFrame(cols)
 
 
@@ -183,13 +167,17 @@ def write_sample(outdir: str | Path, p: GaitParams | None = None) -> list[Path]:
     return paths
 
 
-def write_scenario(scn, path: str | Path, *, truth: bool = True, block_frames: int = 4000) -> list[Path]:
+def write_scenario(scn, path: str | Path, *, truth: bool = True, block_frames: int = 4000,
+                   timings: dict | None = None) -> list[Path]:
     """Write a scenario's trial: ``path`` (C3D), ``<stem>_events.csv``, ``<stem>_segments.json`` and,
     with ``truth``, ``<stem>_truth.csv``; all atomically, the same bytes on every run.
 
     The frames are generated in blocks of ``block_frames`` (bounded memory apart from the marker and
     analog arrays the C3D writer takes whole). A C3D holds at most 255 events (one-byte parameter
-    dimensions): a longer trial's C3D has no EVENT group and its events are in the events CSV only."""
+    dimensions): a longer trial's C3D has no EVENT group and its events are in the events CSV only.
+    ``timings`` (a dict) receives the seconds spent generating, writing the truth and writing the C3D."""
+    import time
+
     import pandas as pd
 
     from gaitid.io.atomic import atomic_path
@@ -212,6 +200,7 @@ def write_scenario(scn, path: str | Path, *, truth: bool = True, block_frames: i
     analogs = np.zeros((1, 6 * len(scn.plates), n * ratio))
     labels = None
     written = [path]
+    clock = {"generate_s": 0.0, "truth_csv_s": 0.0}
     with contextlib.ExitStack() as stack:
         truth_file = None
         if truth:
@@ -219,23 +208,31 @@ def write_scenario(scn, path: str | Path, *, truth: bool = True, block_frames: i
             truth_file = stack.enter_context(open(stack.enter_context(atomic_path(truth_path)), "wb"))
             written.append(truth_path)
         for start, stop in blocks(n, block_frames):
+            t0 = time.perf_counter()
             blk = evaluate_block(scn, np.arange(start, stop, dtype=float))
             labels = list(blk.markers)
             points[:3, :, start:stop] = np.stack([blk.markers[m].T * 1000.0 for m in labels], axis=1)
             if scn.plates:
                 analogs[0, :, start * ratio: stop * ratio] = analog_block(
                     scn, np.arange(start * ratio, stop * ratio, dtype=float)).T
+            t1 = time.perf_counter()
+            clock["generate_s"] += t1 - t0
             if truth_file is not None:
                 df = pd.DataFrame(truth_columns(scn, blk, start))
                 truth_file.write(df.to_csv(index=False, header=start == 0, float_format="%.10g",
                                            lineterminator="\n").encode("utf-8"))
+                clock["truth_csv_s"] += time.perf_counter() - t1
             del blk
+    t0 = time.perf_counter()
     c = _c3d(labels, p, subject_processing(p), scn.plates, events if len(events) <= MAX_C3D_EVENTS else (),
              points=points, analogs=analogs)
     _set(c, "TRIAL", "DESCRIPTION", [scn.name])
     del points, analogs
     _write_c3d(c, path)
     del c
+    clock["c3d_write_s"] = time.perf_counter() - t0
+    if timings is not None:
+        timings.update(clock)
     ev = pd.DataFrame({"label": [e[0] for e in events], "context": [e[1] for e in events],
                        "time_s": [e[2] for e in events],
                        "frame": [int(round(e[2] * p.point_rate)) + 1 for e in events]})

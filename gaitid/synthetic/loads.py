@@ -24,13 +24,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gaitid.io.forceplates import plate_frame
+
 PATCH_HALF_LENGTH = 0.11  # m, largest half-length of the pressure patch along the foot
 PATCH_HALF_WIDTH = 0.04  # m, half-width across the foot
 SOLE_REAR, SOLE_FRONT = -0.05, 0.17  # m, foot frame x of the heel and of the metatarsal heads (sole ends)
 SHARE_EPS = 1e-9  # a share of a foot's load below this counts as none (rounding of the clipping)
 
 
-@dataclass(frozen=True)
+@dataclass
 class PlateOutline:
     """A force plate as the C3D stores it: ``corners`` (4, 3) m lab in FORCE_PLATFORM:CORNERS order
     (plate x = c0 - c1, y = c0 - c3, z = x cross y, pointing down into the plate for corners listed
@@ -42,12 +44,8 @@ class PlateOutline:
 
     @property
     def R(self) -> np.ndarray:
-        """(3, 3) plate frame -> lab."""
-        x = self.corners[0] - self.corners[1]
-        y = self.corners[0] - self.corners[3]
-        z = np.cross(x, y)
-        y = np.cross(z, x)
-        return np.column_stack([x / np.linalg.norm(x), y / np.linalg.norm(y), z / np.linalg.norm(z)])
+        """(3, 3) plate frame -> lab (the C3D corner rule, as gaitid's reader applies it)."""
+        return plate_frame(self.corners)
 
     @property
     def centre(self) -> np.ndarray:

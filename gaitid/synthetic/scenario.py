@@ -35,11 +35,9 @@ from gaitid.synthetic.loads import (
     split_load,
     wrench_about_origin,
 )
-from gaitid.synthetic.params import COP_END, COP_START, DISTAL, G, JOINTS, SIDE_SIGN, SIDES, GaitParams
-from gaitid.synthetic.truth import LegLoads, rnea_leg
+from gaitid.synthetic.params import COP_END, COP_START, G, SIDE_SIGN, SIDES, GaitParams
+from gaitid.synthetic.truth import LegLoads, leg_truth_columns, rnea_leg
 
-ANGLE_NAMES = ("hip_flex", "hip_add", "hip_rot", "knee_flex", "knee_var", "knee_rot",
-               "ankle_dorsi", "ankle_inv", "ankle_add")
 MAX_C3D_EVENTS = 255  # a C3D parameter dimension is one byte: EVENT:LABELS holds at most 255 entries
 
 
@@ -124,8 +122,8 @@ class Scenario:
                 out += [(label, ctx, float(x)) for x in t[(t >= 0.0) & (t <= end)]]
         return sorted(out, key=lambda e: (e[2], e[1]))
 
-    def kinematics(self, t: np.ndarray) -> dict[str, Frame]:
-        return body_kinematics(self.params, t, self.curves, self.path)
+    def kinematics(self, t: np.ndarray, derivatives: bool = True) -> dict[str, Frame]:
+        return body_kinematics(self.params, t, self.curves, self.path, derivatives)
 
     def foot_load(self, t: np.ndarray, kin: dict[str, Frame], side: str) -> FootLoad:
         """The exact ground reaction on ``side``'s foot at times ``t`` and its pressure patch."""
@@ -241,7 +239,7 @@ def analog_block(scn: Scenario, samples: np.ndarray) -> np.ndarray:
     (N), Mx My Mz (N.mm), plate frame, the exact sum of the loads of both feet on it."""
     p = scn.params
     t = samples / p.analog_rate
-    kin = scn.kinematics(t)
+    kin = scn.kinematics(t, derivatives=False)  # the loads need poses only
     force = [np.zeros((len(t), 3)) for _ in scn.plates]
     moment = [np.zeros((len(t), 3)) for _ in scn.plates]
     for side in SIDES:
@@ -268,25 +266,7 @@ def truth_columns(scn: Scenario, block: Block, first_frame: int) -> dict[str, np
         cols[f"{side}_plates"] = names
         cols[f"{side}_off_plate_share"] = block.off_plate[side]
     for side in SIDES:
-        k = block.kinematics
-        centres = {"hip": k[f"{side}_thigh"].o, "knee": k[f"{side}_shank"].o, "ankle": k[f"{side}_foot"].o}
-        for joint in JOINTS:
-            R = k[f"{side}_{DISTAL[joint]}"].R
-            m_lab = block.truth[side].moment_lab[joint]
-            blocks = [("force_lab", block.truth[side].force_lab[joint], "N"), ("moment_lab", m_lab, "Nm"),
-                      (f"moment_{DISTAL[joint]}", np.einsum("nji,nj->ni", R, m_lab), "Nm"),
-                      ("centre_lab", centres[joint], "m")]
-            for name, arr, unit in blocks:
-                for c in range(3):
-                    cols[f"{side}_{joint}_{name}_{xyz[c]}_{unit}"] = arr[:, c]
-        g = block.grf[side]
-        for c in range(3):
-            cols[f"{side}_grf_lab_{xyz[c]}_N"] = g.force[:, c]
-        for c in range(3):
-            cols[f"{side}_cop_lab_{xyz[c]}_m"] = g.cop[:, c]
-        cols[f"{side}_free_moment_lab_z_Nm"] = g.free_moment[:, 2]
-        for name in ANGLE_NAMES:
-            cols[f"{side}_{name}_deg"] = np.rad2deg(scn.curves[f"{side}_{name}"](block.time))
+        leg_truth_columns(cols, side, block.time, block.kinematics, block.truth[side], block.grf[side], scn.curves)
     for i, _ in enumerate(scn.plates, start=1):
         for side in SIDES:
             sh = block.shares[side][i - 1]

@@ -309,11 +309,11 @@ def stair_scenario(sp: StairParams | None = None, gait: GaitParams | None = None
         def cop_x(s, side):
             w, _, _ = _smoothstep5((s - 0.1) / 0.5)
             return 0.05 + (front[side] - 0.05) * w
-        ground = GroundModel(c2=-0.05, cop_x=cop_x)
+        ground = GroundModel(c2=-0.05, aim_offset=(0.10, 0.0, 0.30), cop_x=cop_x)
     else:  # forefoot landing: the COP stays near the front contact, 4 cm back in mid-stance
         def cop_x(s, side):
             return front[side] - 0.04 * np.sin(np.pi * s) ** 2
-        ground = GroundModel(c2=0.12, cop_x=cop_x)
+        ground = GroundModel(c2=0.12, aim_offset=(0.04, 0.0, 0.30), cop_x=cop_x)
 
     def support(t, kin, side):
         _, _, k = _foot_pose(geo, t, side)

@@ -90,7 +90,7 @@ def treadmill_scenario(tp: TreadmillParams | None = None, gait: GaitParams | Non
     """The treadmill trial's :class:`Scenario` (see the module doc)."""
     tp = tp or TreadmillParams()
     base = gait or GaitParams()
-    n_frames = int(round(tp.duration_s * base.point_rate)) + 1
+    n_frames = int(round(tp.duration_s * base.point_rate))  # frames at t = 0 .. duration - 1/rate
     gait = replace(base, n_frames=n_frames, plated_strike=0)
     curves = joint_curves(gait)
     path = fit_pelvis_path(gait, curves)

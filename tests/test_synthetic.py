@@ -374,3 +374,35 @@ def test_other_subjects_and_cadences_keep_the_truth_exact():
         np.testing.assert_allclose((F @ pl.R.T)[on], pl.grf.force[on], atol=1e-9)
         np.testing.assert_allclose((cop_plate @ pl.R.T + pl.centre)[on], pl.grf.cop[on], atol=1e-9)
         assert on.sum() == pytest.approx(p.stance_fraction * p.stride_time * p.analog_rate, abs=10)
+
+
+def test_heel_strike_has_an_impact(trial, walk_c3d):
+    """The heel lands: the heel marker comes down faster than 0.1 m/s and is decelerated in the
+    last 30 ms before each foot strike (an exact C2 pulse of ankle flexion that is zero in stance),
+    so gaitid's kinematic detector (Zeni + impact refinement) finds the strikes within its 3-frame
+    tolerance and the demo reports no disagreement."""
+    from gaitid.events import trial_events
+    from gaitid.io.c3d import read_c3d
+    from gaitid.synthetic.curves import HeelImpact
+
+    h = HeelImpact(0.1, 1.0)
+    t = np.linspace(-0.3, 2.3, 2601)
+    eps = 1e-6
+    np.testing.assert_allclose(h(t, 1), (h(t + eps) - h(t - eps)) / (2 * eps), atol=1e-6)
+    # C2, not C3: at the pulse's ends the difference quotient of f' is off by f''' eps / 2 (about 3e-3)
+    np.testing.assert_allclose(h(t, 2), (h(t + eps, 1) - h(t - eps, 1)) / (2 * eps), atol=1e-2)
+    after = np.mod(t - 0.1, 1.0) <= 1.0 - h.window  # from each strike to the next pulse: nothing
+    assert np.all(h(t[after]) == 0) and np.all(h(t[after], 1) == 0) and np.all(h(t[after], 2) == 0)
+    p = trial.params
+    for side, t0 in (("R", p.first_strike), ("L", p.first_strike + p.stride_time / 2)):
+        ts = t0 + p.stride_time * np.arange(3) + 1.0
+        tt = (ts[:, None] + np.linspace(-0.06, 0.0, 61)[None, :]).ravel()
+        kin = S.body_kinematics(p, tt, trial.curves, trial.path)
+        _, v, a = kin[f"{side}_foot"].point(S.FOOT_HEE)
+        v, a = v[:, 2].reshape(3, 61), a[:, 2].reshape(3, 61)
+        assert np.all(v[:, 30] < -0.1)  # 30 ms before: coming down
+        assert np.all(a[:, 31:].max(axis=1) > 4.0)  # the last 30 ms: stopped (m/s^2, upwards)
+    choice = trial_events(read_c3d(SAMPLE / "walk_synthetic.c3d"))
+    assert choice.disagreements == 0, choice.describe()
+    diff = choice.comparison.loc[choice.comparison.label == "Foot Strike", "frame_difference"]
+    assert diff.abs().max() <= 1

@@ -107,6 +107,55 @@ class Ramps:
         return self.derivs(t)[d]
 
 
+def _quintic_integral(x: np.ndarray) -> np.ndarray:
+    """Integral from 0 to x of the quintic smoothstep S: x^6 - 3 x^5 + 2.5 x^4 (x in [0, 1])."""
+    return x**6 - 3.0 * x**5 + 2.5 * x**4
+
+
+@dataclass(frozen=True)
+class HeelImpact:
+    """The heel strike of a rigid foot as a foot-pitch pulse before each strike (rad, toes up
+    positive), exact and C2, zero from the strike on (so stance is untouched).
+
+    With u = t - t_s (t_s the next strike, ``first`` + k ``period``), the heel marker's height
+    offset h(u) = -lever * pitch: over [-window, -duration] it rises then falls, reaching a downward
+    speed ``speed`` (m/s); over [-duration, 0] that speed falls to 0 by a quintic step (the impact:
+    peak deceleration 1.875 speed / duration); h, h', h'' are 0 at both ends. So the foot dips
+    its toes by at most 5 deg and the heel lands at ``speed`` instead of gliding in.
+    ``lever`` (m/rad) converts heel height to pitch (the heel marker's, about 0.054 m/rad)."""
+
+    first: float
+    period: float
+    speed: float = 0.15
+    duration: float = 0.03
+    window: float = 0.12
+    lever: float = 0.054
+
+    def derivs(self, t: np.ndarray, cache: dict | None = None):
+        t = np.asarray(t, float)
+        v, tau, W = self.speed, self.duration, self.window
+        c = v * W / (2.0 * (W - tau))  # the rise balances the fall: h(0) = h(-window) = 0
+        k = np.ceil((t - self.first) / self.period)
+        u = t - (self.first + k * self.period)  # in (-period, 0]
+        h, h1, h2 = (np.zeros_like(t) for _ in range(3))
+        a = (u >= -W) & (u < -tau)  # approach
+        x = (u[a] + W) / (W - tau)
+        s, ds, dds = _smoothstep5(x)
+        h[a] = (W - tau) * (-v * _quintic_integral(x) + c * s)
+        h1[a] = -v * s + c * ds
+        h2[a] = (-v * ds + c * dds) / (W - tau)
+        b = (u >= -tau) & (u <= 0.0)  # impact
+        y = (u[b] + tau) / tau
+        s, ds, _ = _smoothstep5(y)
+        h[b] = v * tau / 2.0 - v * tau * (y - _quintic_integral(y))
+        h1[b] = -v * (1.0 - s)
+        h2[b] = v * ds / tau
+        return -h / self.lever, -h1 / self.lever, -h2 / self.lever
+
+    def __call__(self, t: np.ndarray, d: int = 0) -> np.ndarray:
+        return self.derivs(t)[d]
+
+
 @dataclass(frozen=True)
 class CurveSum:
     """f(t) = sum of curves (each with ``derivs``); used to add per-step modulations to a Fourier curve."""
@@ -202,4 +251,7 @@ def joint_curves(p: GaitParams) -> dict[str, Fourier]:
         else:
             out[f"R_{name}"] = f.shifted(p.first_strike)
             out[f"L_{name}"] = f.shifted(p.first_strike + p.stride_time / 2.0)
+    for side, t0 in (("R", p.first_strike), ("L", p.first_strike + p.stride_time / 2.0)):
+        # the heel lands with an impact (pitch = dorsiflexion + constant sagittal terms)
+        out[f"{side}_ankle_dorsi"] = CurveSum((out[f"{side}_ankle_dorsi"], HeelImpact(t0, p.stride_time)))
     return out

@@ -58,9 +58,30 @@ from gaitid.synthetic.body import (
     marker_trajectories,
     stance_phase,
 )
-from gaitid.synthetic.curves import KEYPOINTS, FOOT_PITCH, Fourier, fourier_from_samples, joint_curves
-from gaitid.synthetic.files import SAMPLE_FILES, main, segments_json, truth_table, write_sample
-from gaitid.synthetic.ground import GroundReaction, Plate, grf_aim, ground_reaction, plate_channels, vertical_c1
+from gaitid.synthetic.command import main
+from gaitid.synthetic.curves import (
+    FOOT_PITCH,
+    KEYPOINTS,
+    Fourier,
+    fourier_from_samples,
+    joint_curves,
+)
+from gaitid.synthetic.files import (
+    SAMPLE_FILES,
+    segments_json,
+    truth_table,
+    write_sample,
+    write_scenario,
+)
+from gaitid.synthetic.ground import (
+    GroundReaction,
+    Plate,
+    grf_aim,
+    ground_reaction,
+    plate_channels,
+    vertical_c1,
+)
+from gaitid.synthetic.loads import PlateOutline, PlateShare, split_load
 from gaitid.synthetic.params import (
     DEMPSTER,
     DISTAL,
@@ -79,8 +100,38 @@ from gaitid.synthetic.params import (
     marker_offsets,
     segment_parameters,
 )
-from gaitid.synthetic.trial import SyntheticTrial, gait_events, make_gait_trial, make_static_trial
-from gaitid.synthetic.truth import LegLoads, newton_euler_leg, rnea_leg, screw_chain_leg
+from gaitid.synthetic.scenario import GeneratedTrial, GroundModel, Scenario, generate
+from gaitid.synthetic.stairs import (
+    StairParams,
+    make_stair_trial,
+    stair_scenario,
+    write_stairs,
+)
+from gaitid.synthetic.treadmill import (
+    TreadmillParams,
+    make_treadmill_trial,
+    treadmill_scenario,
+    write_treadmill,
+)
+from gaitid.synthetic.trial import (
+    SyntheticTrial,
+    gait_events,
+    make_gait_trial,
+    make_static_trial,
+)
+from gaitid.synthetic.truth import (
+    LegLoads,
+    newton_euler_leg,
+    rnea_leg,
+    screw_chain_leg,
+    segment_motions,
+)
+from gaitid.synthetic.walkway import (
+    WalkwayParams,
+    make_walkway_trial,
+    walkway_scenario,
+    write_walkway,
+)
 
 __all__ = [
     "DEMPSTER", "DISTAL", "FOOT_HEE", "FOOT_PITCH", "FOOT_TOE", "G", "GRAVITY_LAB", "JOINTS", "KEYPOINTS",
@@ -90,4 +141,9 @@ __all__ = [
     "joint_curves", "main", "make_gait_trial", "make_static_trial", "marker_offsets", "marker_trajectories",
     "newton_euler_leg", "plate_channels", "rnea_leg", "screw_chain_leg", "segment_parameters", "segments_json",
     "stance_phase", "truth_table", "vertical_c1", "write_sample",
+    # trial kinds beyond the sample walk (docs/synthetic.md)
+    "GeneratedTrial", "GroundModel", "PlateOutline", "PlateShare", "Scenario", "StairParams", "TreadmillParams",
+    "WalkwayParams", "generate", "make_stair_trial", "make_treadmill_trial", "make_walkway_trial", "split_load",
+    "stair_scenario", "treadmill_scenario", "walkway_scenario", "write_scenario", "write_stairs",
+    "write_treadmill", "write_walkway", "segment_motions",
 ]

@@ -1,5 +1,5 @@
 """``python -m gaitid.synthetic OUTDIR``: write the synthetic sample files (see gaitid.synthetic)."""
 
-from gaitid.synthetic.files import main
+from gaitid.synthetic.command import main
 
 raise SystemExit(main())

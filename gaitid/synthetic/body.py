@@ -37,9 +37,12 @@ class Frame:
     alpha: np.ndarray
 
     def point(self, r_seg: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Position, velocity, acceleration (lab) of the point fixed at ``r_seg`` (3,) in this frame."""
+        """Position, velocity, acceleration (lab) of the point fixed at ``r_seg`` (3,) in this frame
+        (velocity and acceleration None for a pose-only frame)."""
         r = self.R @ r_seg
         w = self.omega
+        if w is None:
+            return self.o + r, None, None
         return (self.o + r, self.v + np.cross(w, r),
                 self.a + np.cross(self.alpha, r) + np.cross(w, np.cross(w, r)))
 
@@ -50,19 +53,21 @@ class Frame:
         o, v, a = self.point(r_seg)
         R, w, al = self.R, self.omega, self.alpha
         for axis, q, qd, qdd in rotations:
-            u = R[:, :, axis]
-            al = al + u * qdd[:, None] + np.cross(w, u) * qd[:, None]
-            w = w + u * qd[:, None]
+            if w is not None:
+                u = R[:, :, axis]
+                al = al + u * qdd[:, None] + np.cross(w, u) * qd[:, None]
+                w = w + u * qd[:, None]
             R = R @ elementary_rotation(axis, q)
         return Frame(R, o, v, a, w, al)
 
 
-def _angles(curves: dict[str, Fourier], t: np.ndarray, names: list[tuple[str, float]], axes=(1, 0, 2)):
+def _angles(curves: dict[str, Fourier], t: np.ndarray, names: list[tuple[str, float]], axes=(1, 0, 2),
+            cache: dict | None = None):
     """[(axis, q, q', q'')] for Cardan Y-X-Z rotations from curve names with signs."""
     out = []
     for axis, (name, sign) in zip(axes, names):
-        f = curves[name]
-        out.append((axis, sign * f(t), sign * f(t, 1), sign * f(t, 2)))
+        f0, f1, f2 = curves[name].derivs(t, cache)
+        out.append((axis, sign * f0, sign * f1, sign * f2))
     return out
 
 
@@ -77,37 +82,49 @@ class PelvisPath:
     def __call__(self, t: np.ndarray, d: int = 0) -> np.ndarray:
         return np.column_stack([self.x(t, d), self.y(t, d), self.z(t, d)])
 
+    def derivs(self, t: np.ndarray, cache: dict | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Position, velocity, acceleration (n, 3), as ``self(t, d)`` for d = 0, 1, 2."""
+        parts = [f.derivs(t, cache) for f in (self.x, self.y, self.z)]
+        return tuple(np.column_stack([q[d] for q in parts]) for d in range(3))
 
-def body_kinematics(p: GaitParams, t: np.ndarray, curves: dict[str, Fourier], path: PelvisPath | None) -> dict[str, Frame]:
+
+def body_kinematics(p: GaitParams, t: np.ndarray, curves: dict[str, Fourier], path: PelvisPath | None,
+                    derivatives: bool = True) -> dict[str, Frame]:
     """Exact frames of pelvis and ``{side}_{thigh,shank,foot}`` at times ``t`` (s).
 
-    ``path`` None puts the pelvis origin at the lab origin (used to fit the path)."""
+    ``path`` None puts the pelvis origin at the lab origin (used to fit the path).
+    ``derivatives`` False: poses only (R, o; the same numbers), velocities and accelerations None."""
     n = len(t)
     zero = np.zeros((n, 3))
+    cache: dict = {}
     if path is None:
         o = v = a = zero
     else:
-        o, v, a = path(t), path(t, 1), path(t, 2)
+        o, v, a = path.derivs(t, cache)
+    if not derivatives:
+        v = a = zero = None
     lab = Frame(np.broadcast_to(np.eye(3), (n, 3, 3)), o, v, a, zero, zero)
-    pelvis = lab.child(np.zeros(3), _pelvis_rotations(curves, t))
+    pelvis = lab.child(np.zeros(3), _pelvis_rotations(curves, t, cache))
     out = {"pelvis": pelvis}
     for side in SIDES:
         s = SIDE_SIGN[side]
         thigh = pelvis.child(davis_hjc(p, side), _angles(curves, t, [(f"{side}_hip_flex", -1.0), (f"{side}_hip_add", -s),
-                                                                       (f"{side}_hip_rot", -s)]))
+                                                                       (f"{side}_hip_rot", -s)], cache=cache))
         shank = thigh.child(np.array([0.0, 0.0, -p.thigh_length]),
-                            _angles(curves, t, [(f"{side}_knee_flex", 1.0), (f"{side}_knee_var", -s), (f"{side}_knee_rot", -s)]))
+                            _angles(curves, t, [(f"{side}_knee_flex", 1.0), (f"{side}_knee_var", -s),
+                                                (f"{side}_knee_rot", -s)], cache=cache))
         foot = shank.child(np.array([0.0, 0.0, -p.shank_length]),
-                           _angles(curves, t, [(f"{side}_ankle_dorsi", -1.0), (f"{side}_ankle_inv", -s), (f"{side}_ankle_add", -s)]))
+                           _angles(curves, t, [(f"{side}_ankle_dorsi", -1.0), (f"{side}_ankle_inv", -s),
+                                               (f"{side}_ankle_add", -s)], cache=cache))
         out[f"{side}_thigh"], out[f"{side}_shank"], out[f"{side}_foot"] = thigh, shank, foot
     return out
 
 
-def _pelvis_rotations(curves, t):
+def _pelvis_rotations(curves, t, cache: dict | None = None):
     """R_pelvis = Rz(rotation) Rx(obliquity) Ry(anterior tilt)."""
-    return [(2,) + tuple(curves["pelvis_rot"](t, d) for d in (0, 1, 2)),
-            (0,) + tuple(curves["pelvis_obl"](t, d) for d in (0, 1, 2)),
-            (1,) + tuple(curves["pelvis_tilt"](t, d) for d in (0, 1, 2))]
+    return [(2,) + tuple(curves["pelvis_rot"].derivs(t, cache)),
+            (0,) + tuple(curves["pelvis_obl"].derivs(t, cache)),
+            (1,) + tuple(curves["pelvis_tilt"].derivs(t, cache))]
 
 
 def stance_phase(p: GaitParams, t: np.ndarray, side: str) -> np.ndarray:

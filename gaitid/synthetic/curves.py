@@ -40,8 +40,137 @@ class Fourier:
             raise ValueError("Fourier derivative order must be 0, 1 or 2")
         return val
 
+    def derivs(self, t: np.ndarray, cache: dict | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(f, f', f'') at ``t``, the same numbers as ``self(t, d)`` for d = 0, 1, 2, with the
+        cosines and sines computed once. ``cache`` (a dict kept by the caller for one ``t``)
+        shares them between curves with the same period, shift and number of harmonics."""
+        key = (self.period, self.shift, len(self.a))
+        if cache is not None and key in cache:
+            tt, kw, c, s = cache[key]
+        else:
+            tt = np.asarray(t, float) - self.shift
+            w = 2.0 * np.pi / self.period
+            kw = np.arange(1, len(self.a) + 1) * w
+            ph = np.outer(tt, kw)
+            c, s = np.cos(ph), np.sin(ph)
+            if cache is not None:
+                cache[key] = (tt, kw, c, s)
+        f0 = c @ self.a + s @ self.b + self.a0 + self.slope * tt
+        f1 = (-s * kw) @ self.a + (c * kw) @ self.b + self.slope
+        f2 = (-c * kw**2) @ self.a + (-s * kw**2) @ self.b
+        return f0, f1, f2
+
     def shifted(self, dt: float) -> "Fourier":
         return Fourier(self.period, self.a0, self.a, self.b, self.slope, self.shift + dt)
+
+
+def smoothstep5(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """S(x) = 6x^5 - 15x^4 + 10x^3 on [0, 1] (0 below, 1 above) and its first two derivatives:
+    a C2 step (S' and S'' vanish at both ends)."""
+    x = np.clip(x, 0.0, 1.0)
+    s = x**3 * (10.0 - 15.0 * x + 6.0 * x**2)
+    ds = 30.0 * x**2 * (1.0 - x) ** 2
+    dds = 60.0 * x * (1.0 - x) * (1.0 - 2.0 * x)
+    return s, ds, dds
+
+
+@dataclass(frozen=True)
+class Ramps:
+    """A C2 staircase: f(t) = sum_k delta_k S((t - start_k) / (end_k - start_k)), S the quintic
+    smoothstep; the ramps must not overlap (sorted by start). Exact first and second derivatives.
+    Evaluated with a binary search, so its cost does not grow with the number of ramps."""
+
+    start: np.ndarray
+    end: np.ndarray
+    delta: np.ndarray
+
+    def __post_init__(self):
+        if np.any(self.end <= self.start) or np.any(self.start[1:] < self.end[:-1]):
+            raise ValueError("ramps must be sorted, of positive duration and not overlap")
+
+    def derivs(self, t: np.ndarray, cache: dict | None = None):
+        t = np.asarray(t, float)
+        if len(self.start) == 0:
+            z = np.zeros_like(t)
+            return z, z.copy(), z.copy()
+        before = np.concatenate([[0.0], np.cumsum(self.delta)])  # value reached before ramp k
+        k = np.searchsorted(self.start, t, side="right") - 1  # last ramp started at or before t
+        kk = np.clip(k, 0, None)
+        dur = self.end[kk] - self.start[kk]
+        s, ds, dds = smoothstep5((t - self.start[kk]) / dur)
+        on = k >= 0
+        d = np.where(on, self.delta[kk], 0.0)
+        f0 = np.where(on, before[kk] + d * s, 0.0)
+        return f0, np.where(on, d * ds / dur, 0.0), np.where(on, d * dds / dur**2, 0.0)
+
+    def __call__(self, t: np.ndarray, d: int = 0) -> np.ndarray:
+        return self.derivs(t)[d]
+
+
+def _quintic_integral(x: np.ndarray) -> np.ndarray:
+    """Integral from 0 to x of the quintic smoothstep S: x^6 - 3 x^5 + 2.5 x^4 (x in [0, 1])."""
+    return x**6 - 3.0 * x**5 + 2.5 * x**4
+
+
+@dataclass(frozen=True)
+class HeelImpact:
+    """The heel strike of a rigid foot as a foot-pitch pulse before each strike (rad, toes up
+    positive), exact and C2, zero from the strike on (so stance is untouched).
+
+    With u = t - t_s (t_s the next strike, ``first`` + k ``period``), the heel marker's height
+    offset h(u) = -lever * pitch: over [-window, -duration] it rises then falls, reaching a downward
+    speed ``speed`` (m/s); over [-duration, 0] that speed falls to 0 by a quintic step (the impact:
+    peak deceleration 1.875 speed / duration); h, h', h'' are 0 at both ends. So the foot dips
+    its toes by at most 5 deg and the heel lands at ``speed`` instead of gliding in.
+    ``lever`` (m/rad) converts heel height to pitch (the heel marker's, about 0.054 m/rad)."""
+
+    first: float
+    period: float
+    speed: float = 0.15
+    duration: float = 0.03
+    window: float = 0.12
+    lever: float = 0.054
+
+    def derivs(self, t: np.ndarray, cache: dict | None = None):
+        t = np.asarray(t, float)
+        v, tau, W = self.speed, self.duration, self.window
+        c = v * W / (2.0 * (W - tau))  # the rise balances the fall: h(0) = h(-window) = 0
+        k = np.ceil((t - self.first) / self.period)
+        u = t - (self.first + k * self.period)  # in (-period, 0]
+        h, h1, h2 = (np.zeros_like(t) for _ in range(3))
+        a = (u >= -W) & (u < -tau)  # approach
+        x = (u[a] + W) / (W - tau)
+        s, ds, dds = smoothstep5(x)
+        h[a] = (W - tau) * (-v * _quintic_integral(x) + c * s)
+        h1[a] = -v * s + c * ds
+        h2[a] = (-v * ds + c * dds) / (W - tau)
+        b = (u >= -tau) & (u <= 0.0)  # impact
+        y = (u[b] + tau) / tau
+        s, ds, _ = smoothstep5(y)
+        h[b] = v * tau / 2.0 - v * tau * (y - _quintic_integral(y))
+        h1[b] = -v * (1.0 - s)
+        h2[b] = v * ds / tau
+        return -h / self.lever, -h1 / self.lever, -h2 / self.lever
+
+    def __call__(self, t: np.ndarray, d: int = 0) -> np.ndarray:
+        return self.derivs(t)[d]
+
+
+@dataclass(frozen=True)
+class CurveSum:
+    """f(t) = sum of curves (each with ``derivs``); used to add per-step modulations to a Fourier curve."""
+
+    parts: tuple
+
+    def derivs(self, t: np.ndarray, cache: dict | None = None):
+        out = [np.zeros(np.shape(t)) for _ in range(3)]
+        for part in self.parts:
+            for i, v in enumerate(part.derivs(t, cache)):
+                out[i] = out[i] + v
+        return tuple(out)
+
+    def __call__(self, t: np.ndarray, d: int = 0) -> np.ndarray:
+        return self.derivs(t)[d]
 
 
 def fourier_from_samples(values: np.ndarray, period: float, n_harmonics: int, taper: float | None = None,
@@ -122,4 +251,7 @@ def joint_curves(p: GaitParams) -> dict[str, Fourier]:
         else:
             out[f"R_{name}"] = f.shifted(p.first_strike)
             out[f"L_{name}"] = f.shifted(p.first_strike + p.stride_time / 2.0)
+    for side, t0 in (("R", p.first_strike), ("L", p.first_strike + p.stride_time / 2.0)):
+        # the heel lands with an impact (pitch = dorsiflexion + constant sagittal terms)
+        out[f"{side}_ankle_dorsi"] = CurveSum((out[f"{side}_ankle_dorsi"], HeelImpact(t0, p.stride_time)))
     return out

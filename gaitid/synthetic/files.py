@@ -3,15 +3,22 @@ reproducible; ``python -m gaitid.synthetic OUTDIR``."""
 
 from __future__ import annotations
 
+import contextlib
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 
-from gaitid.synthetic.ground import Plate
-from gaitid.synthetic.params import DISTAL, G, JOINTS, SIDES, GaitParams, davis_hjc, segment_parameters
+from gaitid.synthetic.params import (
+    MARKERS,
+    SIDES,
+    G,
+    GaitParams,
+    davis_hjc,
+    segment_parameters,
+)
 from gaitid.synthetic.trial import SyntheticTrial, make_gait_trial, make_static_trial
+from gaitid.synthetic.truth import leg_truth_columns
 
 
 def _set(c, group: str, name: str, value) -> None:
@@ -28,19 +35,26 @@ def _set(c, group: str, name: str, value) -> None:
         c.add_parameter(group, name, value)
 
 
-def _c3d(markers: dict[str, np.ndarray], p: GaitParams, subject: dict, plates: list[Plate] = (),
-         events: list = ()):
-    """An ezc3d.c3d object: points in mm, type-2 plates in N / N.mm, EVENT, PROCESSING, SUBJECTS, TRIAL."""
+def _c3d(markers: dict[str, np.ndarray] | list[str], p: GaitParams, subject: dict, plates: list = (),
+         events: list = (), *, points: np.ndarray | None = None, analogs: np.ndarray | None = None):
+    """An ezc3d.c3d object: points in mm, type-2 plates in N / N.mm, EVENT, PROCESSING, SUBJECTS, TRIAL.
+
+    ``markers``: label -> (n, 3) m; or the labels, with ``points`` the (4, n_markers, n) array in mm
+    as ezc3d takes it. ``plates``: objects with ``corners`` and ``origin`` (and ``analog`` (n, 6),
+    unless ``analogs`` gives all channels as ezc3d takes them, (1, 6 x n_plates, n_analog))."""
     import ezc3d
 
     labels = list(markers)
-    n = next(iter(markers.values())).shape[0]
     c = ezc3d.c3d()
     c["parameters"]["POINT"]["RATE"]["value"] = np.array([p.point_rate])
     c["parameters"]["POINT"]["LABELS"]["value"] = labels
     c["parameters"]["POINT"]["UNITS"]["value"] = ["mm"]
-    pts = np.ones((4, len(labels), n))
-    pts[:3] = np.stack([markers[m].T * 1000.0 for m in labels], axis=1)
+    if points is None:
+        n = next(iter(markers.values())).shape[0]
+        pts = np.ones((4, len(labels), n))
+        pts[:3] = np.stack([markers[m].T * 1000.0 for m in labels], axis=1)
+    else:
+        n, pts = points.shape[2], points
     c["data"]["points"] = pts
     ratio = int(round(p.analog_rate / p.point_rate))
     if plates:
@@ -51,8 +65,10 @@ def _c3d(markers: dict[str, np.ndarray], p: GaitParams, subject: dict, plates: l
             units += ["N"] * 3 + ["Nmm"] * 3
         c["parameters"]["ANALOG"]["LABELS"]["value"] = ch_labels
         c["parameters"]["ANALOG"]["UNITS"]["value"] = units
-        an = np.concatenate([pl.analog for pl in plates], axis=1)
-        c["data"]["analogs"] = an.T[None, :, : n * ratio]
+        if analogs is None:
+            an = np.concatenate([pl.analog for pl in plates], axis=1)
+            analogs = an.T[None, :, : n * ratio]
+        c["data"]["analogs"] = analogs
         _set(c, "FORCE_PLATFORM", "USED", np.array([len(plates)]))
         _set(c, "FORCE_PLATFORM", "TYPE", np.array([2] * len(plates)))
         _set(c, "FORCE_PLATFORM", "ZERO", np.array([1, 0]))
@@ -69,7 +85,9 @@ def _c3d(markers: dict[str, np.ndarray], p: GaitParams, subject: dict, plates: l
         _set(c, "EVENT", "ICON_IDS", np.array([1 if e[0] == "Foot Strike" else 2 for e in events]))
         _set(c, "EVENT", "GENERIC_FLAGS", np.array([0] * len(events)))
     _set(c, "TRIAL", "ACTUAL_START_FIELD", np.array([1, 0]))
-    _set(c, "TRIAL", "ACTUAL_END_FIELD", np.array([n, 0]))
+    _set(c, "TRIAL", "ACTUAL_END_FIELD", np.array([n & 0xFFFF, n >> 16]))  # low, high 16-bit words
+    if n > 0xFFFF:  # the header's 16-bit frame count saturates; C3D readers take these instead
+        _set(c, "POINT", "LONG_FRAMES", np.array([float(n)]))
     _set(c, "TRIAL", "CAMERA_RATE", np.array([p.point_rate]))
     _set(c, "SUBJECTS", "NAMES", ["synthetic"])
     _set(c, "SUBJECTS", "MARKER_SETS", ["PlugInGait"])
@@ -106,24 +124,7 @@ def truth_table(trial: SyntheticTrial):
     for side in SIDES:
         cols[f"{side}_contact"] = trial.contact[side]
     for side in SIDES:
-        centres = trial.joint_centres(side)
-        for joint in JOINTS:
-            blocks = [("force_lab", trial.truth[side].force_lab[joint], "N"),
-                      ("moment_lab", trial.truth[side].moment_lab[joint], "Nm"),
-                      (f"moment_{DISTAL[joint]}", trial.moment_distal(side, joint), "Nm"),
-                      ("centre_lab", centres[joint], "m")]
-            for name, arr, unit in blocks:
-                for k in range(3):
-                    cols[f"{side}_{joint}_{name}_{xyz[k]}_{unit}"] = arr[:, k]
-        g = trial.grf[side]
-        for k in range(3):
-            cols[f"{side}_grf_lab_{xyz[k]}_N"] = g.force[:, k]
-        for k in range(3):
-            cols[f"{side}_cop_lab_{xyz[k]}_m"] = g.cop[:, k]
-        cols[f"{side}_free_moment_lab_z_Nm"] = g.free_moment[:, 2]
-        for name in ("hip_flex", "hip_add", "hip_rot", "knee_flex", "knee_var", "knee_rot",
-                     "ankle_dorsi", "ankle_inv", "ankle_add"):
-            cols[f"{side}_{name}_deg"] = np.rad2deg(trial.curves[f"{side}_{name}"](trial.time))
+        leg_truth_columns(cols, side, trial.time, trial.kinematics, trial.truth[side], trial.grf[side], trial.curves)
     return pd.DataFrame(cols)
 
 
@@ -171,12 +172,78 @@ def write_sample(outdir: str | Path, p: GaitParams | None = None) -> list[Path]:
     return paths
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 1:
-        print("usage: python -m gaitid.synthetic OUTDIR", file=sys.stderr)
-        return 2
-    for path in write_sample(argv[0]):
-        print(path)
-    return 0
+def write_scenario(scn, path: str | Path, *, truth: bool = True, block_frames: int = 4000,
+                   timings: dict | None = None) -> list[Path]:
+    """Write a scenario's trial: ``path`` (C3D), ``<stem>_events.csv``, ``<stem>_segments.json`` and,
+    with ``truth``, ``<stem>_truth.csv``; all atomically, the same bytes on every run.
+
+    The frames are generated in blocks of ``block_frames`` (bounded memory apart from the marker and
+    analog arrays the C3D writer takes whole). A C3D holds at most 255 events (one-byte parameter
+    dimensions): a longer trial's C3D has no EVENT group and its events are in the events CSV only.
+    ``timings`` (a dict) receives the seconds spent generating, writing the truth and writing the C3D."""
+    import time
+
+    import pandas as pd
+
+    from gaitid.io.atomic import atomic_path
+    from gaitid.synthetic.scenario import (
+        MAX_C3D_EVENTS,
+        analog_block,
+        blocks,
+        evaluate_block,
+        subject_processing,
+        truth_columns,
+    )
+
+    path = Path(path)
+    p = scn.params
+    n = p.n_frames
+    ratio = int(round(p.analog_rate / p.point_rate))
+    stem = path.with_suffix("")
+    events = scn.events()
+    points = np.ones((4, len(MARKERS), n))
+    analogs = np.zeros((1, 6 * len(scn.plates), n * ratio))
+    labels = None
+    written = [path]
+    clock = {"generate_s": 0.0, "truth_csv_s": 0.0}
+    with contextlib.ExitStack() as stack:
+        truth_file = None
+        if truth:
+            truth_path = Path(f"{stem}_truth.csv")
+            truth_file = stack.enter_context(open(stack.enter_context(atomic_path(truth_path)), "wb"))
+            written.append(truth_path)
+        for start, stop in blocks(n, block_frames):
+            t0 = time.perf_counter()
+            blk = evaluate_block(scn, np.arange(start, stop, dtype=float))
+            labels = list(blk.markers)
+            points[:3, :, start:stop] = np.stack([blk.markers[m].T * 1000.0 for m in labels], axis=1)
+            if scn.plates:
+                analogs[0, :, start * ratio: stop * ratio] = analog_block(
+                    scn, np.arange(start * ratio, stop * ratio, dtype=float)).T
+            t1 = time.perf_counter()
+            clock["generate_s"] += t1 - t0
+            if truth_file is not None:
+                df = pd.DataFrame(truth_columns(scn, blk, start))
+                truth_file.write(df.to_csv(index=False, header=start == 0, float_format="%.10g",
+                                           lineterminator="\n").encode("utf-8"))
+                clock["truth_csv_s"] += time.perf_counter() - t1
+            del blk
+    t0 = time.perf_counter()
+    c = _c3d(labels, p, subject_processing(p), scn.plates, events if len(events) <= MAX_C3D_EVENTS else (),
+             points=points, analogs=analogs)
+    _set(c, "TRIAL", "DESCRIPTION", [scn.name])
+    del points, analogs
+    _write_c3d(c, path)
+    del c
+    clock["c3d_write_s"] = time.perf_counter() - t0
+    if timings is not None:
+        timings.update(clock)
+    ev = pd.DataFrame({"label": [e[0] for e in events], "context": [e[1] for e in events],
+                       "time_s": [e[2] for e in events],
+                       "frame": [int(round(e[2] * p.point_rate)) + 1 for e in events]})
+    ev_path, seg_path = Path(f"{stem}_events.csv"), Path(f"{stem}_segments.json")
+    _write_text(ev_path, ev.to_csv(index=False, float_format="%.10g", lineterminator="\n"))
+    _write_text(seg_path, segments_json(p))
+    return written + [ev_path, seg_path]
+
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gaitid.synthetic.body import Frame, stance_phase
+from gaitid.synthetic.loads import PlateOutline
 from gaitid.synthetic.params import COP_END, COP_START, G, SIDE_SIGN, GaitParams
 
 
@@ -74,28 +75,15 @@ PLATE_ORIGINS = (np.array([1.0, -0.5, -41.0]), np.array([-0.6, 0.4, -39.0]))  # 
 
 
 @dataclass
-class Plate:
-    """A type-2 force plate. corners (4, 3) m lab (C3D order: x = c0 - c1, y = c0 - c3, z down),
-    origin (3,) mm as stored, analog (n_analog, 6) channels Fx Fy Fz (N) Mx My Mz (N.mm) in the
-    plate frame, side whose contact it carries, and its exact ground reaction at the analog rate."""
+class Plate(PlateOutline):
+    """A type-2 force plate of the sample walk: corners (4, 3) m lab (C3D order: x = c0 - c1,
+    y = c0 - c3, z down), origin (3,) mm as stored, analog (n_analog, 6) channels Fx Fy Fz (N) Mx
+    My Mz (N.mm) in the plate frame, side whose contact it carries, and its exact ground reaction
+    at the analog rate."""
 
-    corners: np.ndarray
-    origin: np.ndarray
-    analog: np.ndarray
-    side: str
-    grf: GroundReaction
-
-    @property
-    def R(self) -> np.ndarray:
-        x = self.corners[0] - self.corners[1]
-        y = self.corners[0] - self.corners[3]
-        z = np.cross(x, y)
-        y = np.cross(z, x)
-        return np.column_stack([x / np.linalg.norm(x), y / np.linalg.norm(y), z / np.linalg.norm(z)])
-
-    @property
-    def centre(self) -> np.ndarray:
-        return self.corners.mean(axis=0)
+    analog: np.ndarray = None
+    side: str = ""
+    grf: GroundReaction = None
 
 
 def plate_channels(grf: GroundReaction, R_plate: np.ndarray, centre: np.ndarray, origin_mm: np.ndarray) -> np.ndarray:

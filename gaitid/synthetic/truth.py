@@ -10,7 +10,16 @@ import numpy as np
 from gaitid.synthetic.body import Frame, PelvisPath
 from gaitid.synthetic.curves import Fourier
 from gaitid.synthetic.ground import GroundReaction
-from gaitid.synthetic.params import GRAVITY_LAB, SEGMENTS, SIDE_SIGN, GaitParams, davis_hjc, segment_parameters
+from gaitid.synthetic.params import (
+    DISTAL,
+    GRAVITY_LAB,
+    JOINTS,
+    SEGMENTS,
+    SIDE_SIGN,
+    GaitParams,
+    davis_hjc,
+    segment_parameters,
+)
 
 
 @dataclass
@@ -110,9 +119,12 @@ def _joint_coordinates(p: GaitParams, t: np.ndarray, curves: dict[str, Fourier],
             (f"{side}_hip_flex", -1.0), (f"{side}_hip_add", -s), (f"{side}_hip_rot", -s),
             (f"{side}_knee_flex", 1.0), (f"{side}_knee_var", -s), (f"{side}_knee_rot", -s),
             (f"{side}_ankle_dorsi", -1.0), (f"{side}_ankle_inv", -s), (f"{side}_ankle_add", -s)]
+    cache: dict = {}
+    pos = path.derivs(t, cache)
+    vals = [curves[name].derivs(t, cache) for name, _ in spec]
     out = []
     for d in (0, 1, 2):
-        cols = [path(t, d)] + [sign * curves[name](t, d)[:, None] for name, sign in spec]
+        cols = [pos[d]] + [sign * v[d][:, None] for (_, sign), v in zip(spec, vals)]
         out.append(np.concatenate(cols, axis=1))
     return out
 
@@ -139,3 +151,50 @@ def rnea_leg(p: GaitParams, t: np.ndarray, curves, path, kin, grf: GroundReactio
         f, m = wrench_in_base(res.wrench[:, links[seg]], res.T_0i[:, links[seg]], centre)
         forces[joint], moments[joint] = f, m
     return LegLoads(forces, moments)
+
+
+ANGLE_NAMES = ("hip_flex", "hip_add", "hip_rot", "knee_flex", "knee_var", "knee_rot",
+               "ankle_dorsi", "ankle_inv", "ankle_add")
+
+
+def leg_truth_columns(cols: dict, side: str, time: np.ndarray, kin: dict[str, Frame], loads: LegLoads,
+                      grf: GroundReaction, curves: dict) -> None:
+    """Add one leg's truth-table columns to ``cols`` (units in the names): per joint J the reaction
+    force and net internal moment (lab), the moment in the distal segment's frame and the joint
+    centre; the ground reaction on the foot; the generating joint angles (deg)."""
+    xyz = "xyz"
+    centres = {"hip": kin[f"{side}_thigh"].o, "knee": kin[f"{side}_shank"].o, "ankle": kin[f"{side}_foot"].o}
+    for joint in JOINTS:
+        R = kin[f"{side}_{DISTAL[joint]}"].R
+        m_lab = loads.moment_lab[joint]
+        blocks = [("force_lab", loads.force_lab[joint], "N"), ("moment_lab", m_lab, "Nm"),
+                  (f"moment_{DISTAL[joint]}", np.einsum("nji,nj->ni", R, m_lab), "Nm"),
+                  ("centre_lab", centres[joint], "m")]
+        for name, arr, unit in blocks:
+            for k in range(3):
+                cols[f"{side}_{joint}_{name}_{xyz[k]}_{unit}"] = arr[:, k]
+    for k in range(3):
+        cols[f"{side}_grf_lab_{xyz[k]}_N"] = grf.force[:, k]
+    for k in range(3):
+        cols[f"{side}_cop_lab_{xyz[k]}_m"] = grf.cop[:, k]
+    cols[f"{side}_free_moment_lab_z_Nm"] = grf.free_moment[:, 2]
+    for name in ANGLE_NAMES:
+        cols[f"{side}_{name}_deg"] = np.rad2deg(curves[f"{side}_{name}"](time))
+
+
+def segment_motions(p: GaitParams, kin: dict[str, Frame], side: str):
+    """The exact kinematics of one leg as gaitid.dynamics inputs: (Chain, [SegmentMotion]) of the
+    foot, shank and thigh (for checking the truth against gaitid's own solvers)."""
+    from gaitid.dynamics import Body, Chain, SegmentMotion
+
+    sp = segment_parameters(p)
+    bodies, out = [], []
+    for seg in ("foot", "shank", "thigh"):
+        fr = kin[f"{side}_{seg}"]
+        com, _, acc = fr.point(sp[seg]["com_seg"])
+        Rt = np.swapaxes(fr.R, 1, 2)
+        distal = {"foot": np.full_like(com, np.nan), "shank": kin[f"{side}_foot"].o, "thigh": kin[f"{side}_shank"].o}[seg]
+        bodies.append(Body(seg, sp[seg]["mass"], sp[seg]["inertia_seg"]))
+        out.append(SegmentMotion(fr.R, com, acc, np.einsum("nij,nj->ni", Rt, fr.omega),
+                                 np.einsum("nij,nj->ni", Rt, fr.alpha), fr.o, distal))
+    return Chain(tuple(bodies)), out

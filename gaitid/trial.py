@@ -158,6 +158,7 @@ class Trial:
     software: str = ""
     lab_rotation: np.ndarray = field(default_factory=lambda: np.eye(3))  # file lab -> this Z-up lab
     warnings: list[str] = field(default_factory=list)
+    _lookup: dict = field(default_factory=dict, init=False, repr=False, compare=False)  # label -> (kind, index)
 
     @property
     def n_frames(self) -> int:
@@ -182,15 +183,36 @@ class Trial:
         idx = np.rint(np.asarray(t) * self.point_rate).astype(int) - self.first_frame + 1
         return int(idx) if idx.ndim == 0 else idx
 
+    def _where(self, label: str) -> tuple[str, int] | None:
+        """('marker' | 'virtual', index) of a label: a dict lookup, rebuilt when a label list is replaced
+        or changes length (first occurrence wins, as ``list.index``)."""
+        key = (id(self.marker_labels), len(self.marker_labels), id(self.virtual_labels), len(self.virtual_labels))
+        if self._lookup.get("key") != key:
+            table: dict[str, tuple[str, int]] = {}
+            for i, lab in enumerate(self.virtual_labels):
+                table.setdefault(lab, ("virtual", i))
+            for i, lab in enumerate(self.marker_labels):  # markers win over virtual points of the same name
+                if table.get(lab, ("virtual",))[0] != "marker":
+                    table[lab] = ("marker", i)
+            self._lookup.clear()
+            self._lookup.update(key=key, table=table)
+        hit = self._lookup["table"].get(label)
+        if hit is not None:  # guard against an element replaced in place
+            labels = self.marker_labels if hit[0] == "marker" else self.virtual_labels
+            if hit[1] >= len(labels) or labels[hit[1]] != label:
+                self._lookup.clear()
+                return self._where(label)
+        return hit
+
     def point(self, label: str) -> np.ndarray:
         """Trajectory (n_frames, 3) in m of a marker or virtual point by label."""
-        if label in self.marker_labels:
-            return self.markers[:, self.marker_labels.index(label), :]
-        if label in self.virtual_labels and self.virtual_points is not None:
-            return self.virtual_points[:, self.virtual_labels.index(label), :]
+        hit = self._where(label)
+        if hit is not None and hit[0] == "marker":
+            return self.markers[:, hit[1], :]
+        if hit is not None and self.virtual_points is not None:
+            return self.virtual_points[:, hit[1], :]
         where = f" in {self.path}" if self.path else ""
         raise DataError(f"no point labelled '{label}'{where}", self.path)
 
     def has_points(self, *labels: str) -> bool:
-        names = set(self.marker_labels) | set(self.virtual_labels)
-        return all(lab in names for lab in labels)
+        return all(self._where(lab) is not None for lab in labels)

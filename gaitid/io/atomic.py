@@ -189,9 +189,9 @@ def atomic_path(
                 tmp_path.unlink()
 
 
-def verify_c3d(expected_frames: int | None = None) -> Callable[[Path], None]:
+def verify_c3d(expected_frames: int | None = None, expected_points: int | None = None) -> Callable[[Path], None]:
     """A ``verify`` for :func:`atomic_path`: the file is a complete C3D (header, parameters and
-    every data byte the header promises are present) with ``expected_frames`` frames."""
+    every data byte the header promises are present) with the frames and points expected."""
 
     def check(tmp: Path) -> None:
         from gaitid.io.c3d_check import check_c3d
@@ -201,8 +201,11 @@ def verify_c3d(expected_frames: int | None = None) -> Callable[[Path], None]:
         except GaitIDError as exc:
             raise OutputError(f"the C3D file written is incomplete or corrupt ({exc.reason}); "
                               "is the disk full?", tmp) from exc
-        if expected_frames is not None and layout.n_frames_total != expected_frames:
-            raise OutputError(f"the C3D file written holds {layout.n_frames_total} frames, "
-                              f"{expected_frames} expected; is the disk full?", tmp)
+        if expected_frames is not None and layout.n_frames != expected_frames:
+            raise OutputError(f"the C3D file written holds {layout.n_frames} frames, "
+                              f"{expected_frames} expected", tmp)
+        if expected_points is not None and layout.n_points != expected_points:
+            raise OutputError(f"the C3D file written holds {layout.n_points} points, "
+                              f"{expected_points} expected", tmp)
 
     return check

@@ -25,6 +25,7 @@ from dataclasses import fields
 from pathlib import Path
 
 from gaitid.errors import FileFormatError
+from gaitid.io.atomic import register_input
 from gaitid.trial import VICON_SUBJECT_FIELDS, Subject
 
 if sys.version_info >= (3, 11):
@@ -57,6 +58,7 @@ def subject_from_vicon(values: dict[str, float], name: str | None = None) -> Sub
 def read_subject(path: str | Path) -> Subject:
     """Read a ``.vsk``, ``.mp`` or ``.toml`` subject file (see the module docstring)."""
     path = Path(path)
+    register_input(path)  # no output of this run may replace it
     if not path.is_file():
         raise FileFormatError("subject file not found", path)
     suffix = path.suffix.lower()

@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from gaitid.errors import DataError, FileFormatError
+from gaitid.io.atomic import register_input
 
 REQUIRED = ("variable", "component", "percent", "mean", "sd")
 NUMERIC = ("percent", "mean", "sd")
@@ -78,6 +79,7 @@ def read_normative(source: str | os.PathLike | pd.DataFrame) -> NormativeBands:
     else:
         path = Path(source)
         name = str(path)
+        register_input(path)  # no output of this run may replace it
         if not path.is_file():
             raise FileFormatError("normative CSV not found", path)
         try:

@@ -286,3 +286,16 @@ def test_absurd_point_rate_is_refused(tmp_path):
     bad.write_bytes(raw.to_bytes())
     with pytest.raises(FileFormatError, match="POINT:RATE is 1e\\+20 Hz"):
         read_c3d(bad)
+
+
+def test_dollar_in_a_unit_string_does_not_reach_mathtext(tmp_path):
+    from gaitid.pipeline import process
+
+    raw = RawC3D(realdata_path("btkdata/PiG_Motion3_FF.c3d").read_bytes())
+    raw.set_strings("POINT", "UNITS", [b"$\\notacommand{mm}$"])
+    path = tmp_path / "dollar.c3d"
+    path.write_bytes(raw.to_bytes())
+    result = process(path)
+    assert any("$\\notacommand{mm}$" in w for w in result.warnings)  # shown as text in the report
+    pdf, html = result.report(tmp_path / "out")
+    assert pdf.stat().st_size > 10000 and html.exists()

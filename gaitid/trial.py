@@ -49,7 +49,9 @@ class ForcePlate:
     are in m; ``corners`` in the lab, ``origin`` as stored: the plate-frame vector
     from the sensor origin to the centre of the plate surface (C3D spec).
     ``analog`` is the wrench at the analog rate, ``point`` the same resampled to
-    the point rate (one value per point frame).
+    the point rate (one value per point frame). ``offset``: what the reader subtracted
+    from each of the plate's channels (file units, ``channels`` order; FORCE_PLATFORM:ZERO
+    and/or an unloaded baseline), ``offset_note`` says which (empty: nothing).
     """
 
     index: int
@@ -59,6 +61,8 @@ class ForcePlate:
     channels: list[str]
     analog: PlateWrench
     point: PlateWrench
+    offset: np.ndarray | None = None
+    offset_note: str = ""
 
     @property
     def centre(self) -> np.ndarray:

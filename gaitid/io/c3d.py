@@ -75,10 +75,12 @@ _EVENT_CODES = {"HS": "Foot Strike", "FS": "Foot Strike", "IC": "Foot Strike", "
 # --------------------------------------------------------------------------- reading
 
 
-def read_c3d(path: str | os.PathLike, *, cop_threshold: float = COP_THRESHOLD_N) -> Trial:
+def read_c3d(path: str | os.PathLike, *, cop_threshold: float = COP_THRESHOLD_N, plate_offsets: bool = True) -> Trial:
     """Read a C3D file into a :class:`Trial` (SI units, Z-up right-handed lab).
 
     ``cop_threshold`` (N): the centre of pressure is NaN while |Fz| is below it.
+    ``plate_offsets``: subtract FORCE_PLATFORM:ZERO and an unloaded plate baseline
+    (:func:`gaitid.io.forceplates.plate_offsets`; a warning says what was subtracted).
     Raises :class:`gaitid.errors.GaitIDError` subclasses naming the file for any bad input.
     """
     path = Path(path)
@@ -86,14 +88,14 @@ def read_c3d(path: str | os.PathLike, *, cop_threshold: float = COP_THRESHOLD_N)
     layout = check_c3d(path)
     try:
         data = read_data(path, layout)
-        return _build_trial(layout, data, path, cop_threshold)
+        return _build_trial(layout, data, path, cop_threshold, plate_offsets)
     except GaitIDError:
         raise
     except Exception as exc:  # malformed content that passed the checks
         raise FileFormatError(f"malformed C3D content ({type(exc).__name__}: {exc})", path) from exc
 
 
-def _build_trial(layout: C3DLayout, data: C3DData, path: Path, cop_threshold: float) -> Trial:
+def _build_trial(layout: C3DLayout, data: C3DData, path: Path, cop_threshold: float, offsets: bool) -> Trial:
     params = _params(layout)
     point = params.get("POINT", {})
     rate = _scalar(point.get("RATE"), layout.frame_rate)
@@ -102,7 +104,7 @@ def _build_trial(layout: C3DLayout, data: C3DData, path: Path, cop_threshold: fl
     warnings: list[str] = []
     pts = _points(data, params, path, warnings)
     analogs = _analogs(data, params, rate, layout, warnings)
-    plates = _plates(analogs, params, rate, path, cop_threshold)
+    plates = _plates(analogs, params, rate, path, cop_threshold, offsets, warnings)
     trial = Trial(
         path=path,
         point_rate=float(rate),
@@ -323,7 +325,8 @@ def _strings_continued(group: dict, name: str) -> list[str]:
     return out
 
 
-def _plates(analogs: Analogs | None, params, point_rate: float, path: Path, cop_threshold: float) -> list[ForcePlate]:
+def _plates(analogs: Analogs | None, params, point_rate: float, path: Path, cop_threshold: float, offsets: bool,
+            warnings: list[str]) -> list[ForcePlate]:
     fp = params.get("FORCE_PLATFORM", {})
     n_ch = 0 if analogs is None else analogs.values.shape[1]
     specs = fpmod.plate_specs(fp, n_ch, str(path))
@@ -334,6 +337,10 @@ def _plates(analogs: Analogs | None, params, point_rate: float, path: Path, cop_
     units = params.get("POINT", {}).get("UNITS")
     len_scale = fpmod.length_scale(_strings(units)[0] if _strings(units) else "mm")
     f_scale = fpmod.force_scale((_strings(fp.get("UNITS")) or ["N"])[0])
+    zero = np.ravel(np.asarray(fp.get("ZERO", []), dtype=object))
+    zero_frames = None
+    if zero.size >= 2 and all(isinstance(v, (int, np.integer)) for v in zero[:2]):
+        zero_frames = (int(zero[0]), int(zero[1]))
     out = []
     for spec in specs:
         block = analogs.values[:, spec.channels]
@@ -351,8 +358,12 @@ def _plates(analogs: Analogs | None, params, point_rate: float, path: Path, cop_
                 f_scale=f_scale,
                 cop_threshold=cop_threshold,
                 channel_labels=analogs.labels,
+                zero_frames=zero_frames,
+                offsets=offsets,
             )
         )
+        if out[-1].offset_note:
+            warnings.append(f"force plate {spec.index}: {out[-1].offset_note}")
     return out
 
 

@@ -188,10 +188,13 @@ class Trial:
         return int(idx) if idx.ndim == 0 else idx
 
     def _where(self, label: str) -> tuple[str, int] | None:
-        """('marker' | 'virtual', index) of a label: a dict lookup, rebuilt when a label list is replaced
-        or changes length (first occurrence wins, as ``list.index``)."""
+        """('marker' | 'virtual', index) of a label: a dict lookup, rebuilt when a label list is replaced,
+        changes length or was edited in place (first occurrence wins, as ``list.index``)."""
         key = (id(self.marker_labels), len(self.marker_labels), id(self.virtual_labels), len(self.virtual_labels))
-        if self._lookup.get("key") != key:
+        stale = self._lookup.get("key") != key
+        if not stale and label not in self._lookup["table"]:  # a miss: were labels renamed in place?
+            stale = self._lookup["snapshot"] != (self.marker_labels, self.virtual_labels)
+        if stale:
             table: dict[str, tuple[str, int]] = {}
             for i, lab in enumerate(self.virtual_labels):
                 table.setdefault(lab, ("virtual", i))
@@ -199,7 +202,7 @@ class Trial:
                 if table.get(lab, ("virtual",))[0] != "marker":
                     table[lab] = ("marker", i)
             self._lookup.clear()
-            self._lookup.update(key=key, table=table)
+            self._lookup.update(key=key, table=table, snapshot=(list(self.marker_labels), list(self.virtual_labels)))
         hit = self._lookup["table"].get(label)
         if hit is not None:  # guard against an element replaced in place
             labels = self.marker_labels if hit[0] == "marker" else self.virtual_labels

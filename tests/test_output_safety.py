@@ -299,3 +299,19 @@ def test_dollar_in_a_unit_string_does_not_reach_mathtext(tmp_path):
     assert any("$\\notacommand{mm}$" in w for w in result.warnings)  # shown as text in the report
     pdf, html = result.report(tmp_path / "out")
     assert pdf.stat().st_size > 10000 and html.exists()
+
+
+def test_point_lookup_follows_label_changes():
+    trial = read_c3d(realdata_path("btkdata/PiG_Motion3_FF.c3d"))
+    for i, lab in enumerate(trial.marker_labels):
+        assert trial.point(lab) is not None and np.shares_memory(trial.point(lab), trial.markers)
+        np.testing.assert_array_equal(trial.point(lab), trial.markers[:, i, :])
+    for i, lab in enumerate(trial.virtual_labels):
+        np.testing.assert_array_equal(trial.point(lab), trial.virtual_points[:, i, :])
+    first = trial.marker_labels[0]
+    trial.marker_labels[0] = "RENAMED"  # in place: the cached index must notice
+    assert trial.has_points("RENAMED") and not trial.has_points(first)
+    trial.marker_labels = ["X"] + trial.marker_labels[1:]  # a new list
+    np.testing.assert_array_equal(trial.point("X"), trial.markers[:, 0, :])
+    with pytest.raises(GaitIDError, match="no point labelled 'RENAMED'"):
+        trial.point("RENAMED")

@@ -277,7 +277,8 @@ def _points(data: C3DData, params, path: Path, warnings: list[str]) -> dict:
     markers = xyz[:, marker_idx, :] * scale
     if not marker_idx or not np.isfinite(markers).any():
         raise DataError("the file holds no marker data (every marker sample is missing or invalid)", path)
-    empty = [labels[i] for i, j in zip(marker_idx, range(len(marker_idx))) if not np.isfinite(markers[:, j]).any()]
+    has_sample = np.isfinite(markers).any(axis=(0, 2))
+    empty = [labels[i] for i, ok in zip(marker_idx, has_sample) if not ok]
     if empty:
         warnings.append(f"{len(empty)} markers have no valid sample: {', '.join(empty[:10])}{'...' if len(empty) > 10 else ''}")
     outputs = {}

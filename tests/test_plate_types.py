@@ -213,6 +213,19 @@ def test_unloaded_baseline_is_detected_and_subtracted(tmp_path):
     assert raw.analog.force[gap, 2].min() > 19.0 and raw.offset_note == ""
 
 
+def test_a_negative_baseline_is_reported_and_left_unless_asked(tmp_path):
+    rng = np.random.default_rng(9)
+    ch, fz = _stepping(250 * SPF, rng, offset_n=-18.0)
+    path = write_plate_file(tmp_path / "negative.c3d", 2, ch, [0, 0, -40])
+    trial = read_c3d(path)
+    plate = trial.force_plates[0]
+    assert not plate.offset.any() and plate.offset_note.startswith("reads -18.0 N unloaded")
+    assert any(w.startswith("force plate 1: reads -18.0 N unloaded") for w in trial.warnings)
+    fixed = read_c3d(path, plate_offsets="all").force_plates[0]
+    assert fixed.offset[2] == pytest.approx(-18.0, abs=0.2) and "unloaded baseline of -18.0 N" in fixed.offset_note
+    np.testing.assert_allclose(fixed.analog.force[:, 2], fz, atol=2.5)
+
+
 def test_a_small_baseline_is_left_alone(tmp_path):
     rng = np.random.default_rng(6)
     ch, fz = _stepping(250 * SPF, rng, offset_n=4.0)  # "a few newtons": below BASELINE_MIN_N

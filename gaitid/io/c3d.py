@@ -75,12 +75,15 @@ _EVENT_CODES = {"HS": "Foot Strike", "FS": "Foot Strike", "IC": "Foot Strike", "
 # --------------------------------------------------------------------------- reading
 
 
-def read_c3d(path: str | os.PathLike, *, cop_threshold: float = COP_THRESHOLD_N, plate_offsets: bool = True) -> Trial:
+def read_c3d(
+    path: str | os.PathLike, *, cop_threshold: float = COP_THRESHOLD_N, plate_offsets: bool | str = True
+) -> Trial:
     """Read a C3D file into a :class:`Trial` (SI units, Z-up right-handed lab).
 
     ``cop_threshold`` (N): the centre of pressure is NaN while |Fz| is below it.
-    ``plate_offsets``: subtract FORCE_PLATFORM:ZERO and an unloaded plate baseline
-    (:func:`gaitid.io.forceplates.plate_offsets`; a warning says what was subtracted).
+    ``plate_offsets``: subtract FORCE_PLATFORM:ZERO and an unloaded plate baseline that reads as a
+    load (:func:`gaitid.io.forceplates.plate_offsets`; a warning says what was done); ``'all'``:
+    negative baselines too; False: the channels as stored.
     Raises :class:`gaitid.errors.GaitIDError` subclasses naming the file for any bad input.
     """
     path = Path(path)
@@ -95,7 +98,7 @@ def read_c3d(path: str | os.PathLike, *, cop_threshold: float = COP_THRESHOLD_N,
         raise FileFormatError(f"malformed C3D content ({type(exc).__name__}: {exc})", path) from exc
 
 
-def _build_trial(layout: C3DLayout, data: C3DData, path: Path, cop_threshold: float, offsets: bool) -> Trial:
+def _build_trial(layout: C3DLayout, data: C3DData, path: Path, cop_threshold: float, offsets: bool | str) -> Trial:
     params = _params(layout)
     point = params.get("POINT", {})
     rate = _scalar(point.get("RATE"), layout.frame_rate)
@@ -326,7 +329,7 @@ def _strings_continued(group: dict, name: str) -> list[str]:
     return out
 
 
-def _plates(analogs: Analogs | None, params, point_rate: float, path: Path, cop_threshold: float, offsets: bool,
+def _plates(analogs: Analogs | None, params, point_rate: float, path: Path, cop_threshold: float, offsets: bool | str,
             warnings: list[str]) -> list[ForcePlate]:
     fp = params.get("FORCE_PLATFORM", {})
     n_ch = 0 if analogs is None else analogs.values.shape[1]

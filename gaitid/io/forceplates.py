@@ -239,7 +239,7 @@ def _vertical_n(ch: np.ndarray, spec: PlateSpec, f_scale: float) -> np.ndarray:
 
 def plate_offsets(
     ch: np.ndarray, spec: PlateSpec, *, f_scale: float, analog_rate: float, samples_per_frame: int,
-    zero_frames: tuple[int, int] | None,
+    zero_frames: tuple[int, int] | None, negative_baseline: bool = False,
 ) -> tuple[np.ndarray, str]:
     """Per-channel offsets to subtract from the plate's channels (file units, CHANNEL order), and what
     was done (empty when nothing).
@@ -286,13 +286,16 @@ def plate_offsets(
         quiet = (sd < QUIET_SD_N) & (np.abs(mean) < UNLOADED_MAX_N)
         if quiet.any():
             level = float(np.mean(mean[quiet]))
-            if abs(level) >= BASELINE_MIN_N:
+            reading = load_sign * level  # what the unloaded plate reads, + towards a load
+            found = f"{quiet.sum() * w / analog_rate:.2f} s of quiet low readings out of {n / analog_rate:.2f} s"
+            if reading >= BASELINE_MIN_N or (negative_baseline and reading <= -BASELINE_MIN_N):
                 rows = ch[: n_w * w].reshape(n_w, w, -1)[quiet].reshape(-1, ch.shape[1])
                 with np.errstate(invalid="ignore"):
                     extra = np.where(zeroable, np.nan_to_num(np.nanmean(rows, axis=0) - offset), 0.0)
                 offset = offset + extra
-                notes.append(f"unloaded baseline of {load_sign * level:+.1f} N subtracted (found in "
-                             f"{quiet.sum() * w / analog_rate:.2f} s of quiet low readings out of {n / analog_rate:.2f} s)")
+                notes.append(f"unloaded baseline of {reading:+.1f} N subtracted (found in {found})")
+            elif reading <= -BASELINE_MIN_N:
+                notes.append(f"reads {reading:+.1f} N unloaded ({found}); a negative baseline is left as stored")
     return offset, "; ".join(notes)
 
 
@@ -307,20 +310,22 @@ def compute_plate(
     cop_threshold: float = 10.0,
     channel_labels: list[str] | None = None,
     zero_frames: tuple[int, int] | None = None,
-    offsets: bool = True,
+    offsets: bool | str = True,
 ) -> ForcePlate:
     """One :class:`ForcePlate` (analog rate and point rate) from the analog array (n_samples, n_channels).
 
     ``offsets``: subtract FORCE_PLATFORM:ZERO (``zero_frames``) and an unloaded baseline
-    (:func:`plate_offsets`); what was subtracted is in ``ForcePlate.offset`` / ``offset_note``.
+    (:func:`plate_offsets`; ``'all'``: negative baselines too); what was subtracted is in
+    ``ForcePlate.offset`` / ``offset_note``.
     """
     ch = analog[:, spec.channels]
     factor = max(1, int(round(analog_rate / point_rate)))
     offset, note = np.zeros(ch.shape[1]), ""
     if offsets:
         offset, note = plate_offsets(ch, spec, f_scale=f_scale, analog_rate=analog_rate,
-                                     samples_per_frame=factor, zero_frames=zero_frames)
-        if note:
+                                     samples_per_frame=factor, zero_frames=zero_frames,
+                                     negative_baseline=offsets == "all")
+        if offset.any():
             ch = ch - offset
     f_p, m_p = wrench_plate_frame(ch, spec)
     factor = max(1, int(round(analog_rate / point_rate)))

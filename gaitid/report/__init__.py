@@ -66,4 +66,6 @@ def write_report(result_or_results, outdir: str | os.PathLike, formats=FORMATS, 
                 paths.append(writer(data, figures, target, warnings, inputs))
         except OSError as exc:  # unwritable folder, disk full, outdir is a file...
             raise GaitIDError(f"cannot write the {fmt.upper()} report: {exc.strerror or exc}", target) from exc
+        except GaitIDError as exc:  # the same, found by gaitid.io.atomic
+            raise GaitIDError(f"cannot write the {fmt.upper()} report: {exc}", target) from exc
     return paths

@@ -25,7 +25,12 @@ Checked:
   the header's frame range is non-negative and the frame rate finite;
 * analog samples per frame is a whole number and the file holds at least as
   many bytes as the header promises: ``(DATA_START-1)*512 + frames *
-  (4*points + analog words) * word size``.
+  (4*points + analog words) * word size``;
+* POINT:RATE lies within 1 Hz - 100 kHz and the analog rate is at most 10 MHz;
+* a header whose last frame is 65535 takes its frame count from POINT:LONG_FRAMES,
+  a float POINT:FRAMES or TRIAL:ACTUAL_START/END_FIELD (:func:`_long_frames`);
+* decoding fits the memory budget (:func:`memory_budget`, ``GAITID_MEMORY_BUDGET``),
+  estimated from the header and parameters before anything is allocated.
 """
 
 from __future__ import annotations

@@ -615,7 +615,7 @@ for line in sys.stdin:
 '''
 
 
-def run_cases(case_list, root: Path, *, timeout_s: float = 60.0, memory_limit: int = 4 << 30, report_every: int = 0):
+def run_cases(case_list, root: Path, *, timeout_s: float = 120.0, memory_limit: int = 4 << 30, report_every: int = 0):
     """Run each case (read, process, CSV, results C3D, Parquet; the report every ``report_every``-th
     case) in a worker process using the gaitid found in ``root``. Yields ``(case, outcome, detail, what)``
     with outcome 'result', 'gaitid error', 'other', 'crash' or 'hang'."""

@@ -1,6 +1,6 @@
 """Structured fuzz (issue 18): mutants of real files, every kind of tests/c3d_mutations.py, driven through
 read_c3d, process() (default settings, 70 kg when the file stores no mass), the CSV tables, the results C3D
-and Parquet, in a worker process (4 GiB address-space limit, 60 s per case). The only acceptable outcomes
+and Parquet, in a worker process (4 GiB address-space limit, 120 s per case: a longer one counts as a hang). The only acceptable outcomes
 are a result or a gaitid error. ``GAITID_FUZZ_CASES`` sets the number of cases (default 160); the
 benchmark ``benchmarks/bench_fuzz.py`` runs more and prints the table per kind."""
 

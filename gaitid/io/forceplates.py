@@ -280,7 +280,8 @@ def plate_offsets(
     w = max(10, int(round(QUIET_WINDOW_S * analog_rate)))
     n_w = n // w
     if n_w:
-        fz = _vertical_n(ch[: n_w * w] - offset, spec, f_scale).reshape(n_w, w)
+        # linear in the channels: Fz(ch - offset) = Fz(ch) - Fz(offset)
+        fz = (full[: n_w * w] - _vertical_n(offset[None, :], spec, f_scale)[0]).reshape(n_w, w)
         with np.errstate(invalid="ignore"):
             mean, sd = fz.mean(axis=1), fz.std(axis=1)
         quiet = (sd < QUIET_SD_N) & (np.abs(mean) < UNLOADED_MAX_N)

@@ -36,5 +36,10 @@ class DataError(GaitIDError):
     """The data cannot be processed as asked (no markers, NaN-only channels, no valid contact...)."""
 
 
+class OutputError(GaitIDError):
+    """An output cannot be written: it would replace an input, the folder is not writable, or the
+    file written is incomplete (full disk)."""
+
+
 class SettingsError(GaitIDError):
     """A setting has an invalid value."""

@@ -22,7 +22,9 @@ contacts           plates, side, strike_time_s, off_time_s, valid, reason, sourc
 contributions (``AnkleMomentInertial``, ``...Velocity``, ``...Gravity``, ``...External``).
 Excel: one workbook, one sheet per table.
 
-C3D: a copy of the input trial with the results added as points named and scaled as
+C3D: a copy of the input trial (rebuilt from gaitid's parsed trial: markers, virtual points,
+model outputs, analog channels, plates as type-2 wrenches, events, subject) with the results
+added as points named and scaled as
 Plug-in Gait does (``LAnkleMoment`` in N.mm/kg, ``LAnklePower`` in W/kg, ``LAnkleForce``
 in N/kg, ``LKneeAngles`` in degrees, powers in the Z component), listed in
 POINT:ANGLES/FORCES/MOMENTS/POWERS, with an optional label ``suffix`` so that Vicon's
@@ -157,62 +159,17 @@ def result_points(result, suffix: str = "") -> dict[str, tuple[str, np.ndarray]]
 
 
 def write_results_c3d(result, path: str | os.PathLike, suffix: str = "") -> Path:
-    """A copy of the input C3D with the results added as Plug-in Gait-style points."""
-    import ezc3d
+    """A copy of the input trial with the results added as Plug-in Gait-style points.
+
+    Built from gaitid's own parsed trial (:func:`gaitid.io.c3d.write_c3d` in the file's
+    own lab), not by re-reading the input with another library, so every file gaitid
+    reads can be written back; verified before it replaces ``path``."""
+    from gaitid.io.c3d import write_c3d
 
     src = result.trial.path
-    if src is None or Path(src).suffix.lower() != ".c3d" or not Path(src).exists():
+    if src is None or Path(src).suffix.lower() != ".c3d":
         raise FileFormatError("results can be written back only into a copy of the input C3D file", src)
-    path = Path(path)
-    c = ezc3d.c3d(str(src))
-    points = result_points(result, suffix)
-    P = c["parameters"]["POINT"]
-    labels = list(P["LABELS"]["value"])
-    data = c["data"]["points"]
-    n = data.shape[2]
-    if n != result.trial.n_frames:
-        raise FileFormatError(f"the file has {n} frames but the result {result.trial.n_frames}", src)
-    resid = c["data"]["meta_points"]["residuals"]
-    masks = c["data"]["meta_points"]["camera_masks"]
-    groups: dict[str, list[str]] = {}
-    new_cols = []
-    for label, (group, vals) in points.items():
-        block = np.ones((4, n))
-        block[:3] = vals.T
-        valid = np.isfinite(vals).all(axis=1)
-        block[:3, ~valid] = np.nan
-        if label in labels:  # replace in the copy
-            k = labels.index(label)
-            data[:, k, :] = block
-            resid[0, k, :] = np.where(valid, 0.0, -1.0)
-        else:
-            labels.append(label)
-            new_cols.append((block, np.where(valid, 0.0, -1.0)))
-        groups.setdefault(group, []).append(label)
-    if new_cols:
-        data = np.concatenate([data, np.stack([b for b, _ in new_cols], axis=1)], axis=1)
-        resid = np.concatenate([resid, np.stack([r for _, r in new_cols], axis=0)[None]], axis=1)
-        masks = np.concatenate([masks, np.zeros((masks.shape[0], len(new_cols), n), dtype=masks.dtype)], axis=1)
-    c["data"]["points"] = data
-    c["data"]["meta_points"]["residuals"] = resid
-    c["data"]["meta_points"]["camera_masks"] = masks
-    P["LABELS"]["value"] = labels
-    if "DESCRIPTIONS" in P:
-        desc = list(P["DESCRIPTIONS"]["value"])
-        P["DESCRIPTIONS"]["value"] = desc + ["gaitid"] * (len(labels) - len(desc))
-    for group, names in groups.items():
-        existing = list(P[group]["value"]) if group in P else []
-        value = existing + [nm for nm in names if nm not in existing]
-        if group in P:
-            P[group]["value"] = value
-        else:
-            c.add_parameter("POINT", group, value)
-    for key, unit in (("ANGLE_UNITS", "deg"), ("FORCE_UNITS", "N"), ("MOMENT_UNITS", "Nmm"), ("POWER_UNITS", "W")):
-        if key not in P:
-            c.add_parameter("POINT", key, [unit])
-    with atomic_path(path, inputs=_inputs(result)) as tmp:
-        c.write(str(tmp))
-    return path
+    return write_c3d(result.trial, path, extra_points=result_points(result, suffix), file_lab=True)
 
 
 # --------------------------------------------------------------------------- OpenSim

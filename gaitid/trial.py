@@ -49,7 +49,9 @@ class ForcePlate:
     are in m; ``corners`` in the lab, ``origin`` as stored: the plate-frame vector
     from the sensor origin to the centre of the plate surface (C3D spec).
     ``analog`` is the wrench at the analog rate, ``point`` the same resampled to
-    the point rate (one value per point frame).
+    the point rate (one value per point frame). ``offset``: what the reader subtracted
+    from each of the plate's channels (file units, ``channels`` order; FORCE_PLATFORM:ZERO
+    and/or an unloaded baseline), ``offset_note`` says which (empty: nothing).
     """
 
     index: int
@@ -59,6 +61,8 @@ class ForcePlate:
     channels: list[str]
     analog: PlateWrench
     point: PlateWrench
+    offset: np.ndarray | None = None
+    offset_note: str = ""
 
     @property
     def centre(self) -> np.ndarray:
@@ -159,6 +163,7 @@ class Trial:
     software: str = ""
     lab_rotation: np.ndarray = field(default_factory=lambda: np.eye(3))  # file lab -> this Z-up lab
     warnings: list[str] = field(default_factory=list)
+    _lookup: dict = field(default_factory=dict, init=False, repr=False, compare=False)  # label -> (kind, index)
 
     @property
     def n_frames(self) -> int:
@@ -189,15 +194,39 @@ class Trial:
         hi = min(int(self.index_of_time(b)), self.n_frames - 1)
         return np.arange(lo, hi + 1)
 
+    def _where(self, label: str) -> tuple[str, int] | None:
+        """('marker' | 'virtual', index) of a label: a dict lookup, rebuilt when a label list is replaced,
+        changes length or was edited in place (first occurrence wins, as ``list.index``)."""
+        key = (id(self.marker_labels), len(self.marker_labels), id(self.virtual_labels), len(self.virtual_labels))
+        stale = self._lookup.get("key") != key
+        if not stale and label not in self._lookup["table"]:  # a miss: were labels renamed in place?
+            stale = self._lookup["snapshot"] != (self.marker_labels, self.virtual_labels)
+        if stale:
+            table: dict[str, tuple[str, int]] = {}
+            for i, lab in enumerate(self.virtual_labels):
+                table.setdefault(lab, ("virtual", i))
+            for i, lab in enumerate(self.marker_labels):  # markers win over virtual points of the same name
+                if table.get(lab, ("virtual",))[0] != "marker":
+                    table[lab] = ("marker", i)
+            self._lookup.clear()
+            self._lookup.update(key=key, table=table, snapshot=(list(self.marker_labels), list(self.virtual_labels)))
+        hit = self._lookup["table"].get(label)
+        if hit is not None:  # guard against an element replaced in place
+            labels = self.marker_labels if hit[0] == "marker" else self.virtual_labels
+            if hit[1] >= len(labels) or labels[hit[1]] != label:
+                self._lookup.clear()
+                return self._where(label)
+        return hit
+
     def point(self, label: str) -> np.ndarray:
         """Trajectory (n_frames, 3) in m of a marker or virtual point by label."""
-        if label in self.marker_labels:
-            return self.markers[:, self.marker_labels.index(label), :]
-        if label in self.virtual_labels and self.virtual_points is not None:
-            return self.virtual_points[:, self.virtual_labels.index(label), :]
+        hit = self._where(label)
+        if hit is not None and hit[0] == "marker":
+            return self.markers[:, hit[1], :]
+        if hit is not None and self.virtual_points is not None:
+            return self.virtual_points[:, hit[1], :]
         where = f" in {self.path}" if self.path else ""
         raise DataError(f"no point labelled '{label}'{where}", self.path)
 
     def has_points(self, *labels: str) -> bool:
-        names = set(self.marker_labels) | set(self.virtual_labels)
-        return all(lab in names for lab in labels)
+        return all(self._where(lab) is not None for lab in labels)

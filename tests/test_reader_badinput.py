@@ -264,10 +264,18 @@ def test_nan_only_plate_channel_names_plate_and_channel(tmp_path):
         read_c3d(p)
 
 
-@pytest.mark.parametrize("plate_type", [5, 6, 7, 11, 12, 21])
+@pytest.mark.parametrize("plate_type", [11, 12, 21])
 def test_unsupported_plate_type_in_a_file(tmp_path, plate_type):
     p = _write(tmp_path, f"type{plate_type}.c3d", _points(), np.ones((1, 6, 200)), plate_type=plate_type)
-    with pytest.raises(UnsupportedError, match=f"force plate 1 is type {plate_type}") as err:
+    with pytest.raises(UnsupportedError, match=f"force plate 1 is type {plate_type} .*which gaitid does not read") as err:
+        read_c3d(p)
+    assert p.name in str(err.value)
+
+
+@pytest.mark.parametrize("plate_type", [5, 6, 7])
+def test_calibrated_plate_types_without_their_matrix_name_plate_type_and_shape(tmp_path, plate_type):
+    p = _write(tmp_path, f"type{plate_type}.c3d", _points(), np.ones((1, 12, 200)), plate_type=plate_type)
+    with pytest.raises(FileFormatError, match=f"force plate 1 \\(type {plate_type}\\)") as err:
         read_c3d(p)
     assert p.name in str(err.value)
 

@@ -19,7 +19,7 @@ from tests.conftest import REAL_C3D
 TOL = 1e-9
 
 
-def _compare_with_ezc3d(path, trial, cop_threshold=10.0):
+def _compare_with_ezc3d(path, trial, cop_threshold=10.0, normal_free_moment=False):
     c = ezc3d.c3d(str(path), extract_forceplat_data=True)
     oracle = c["data"]["platform"]
     assert len(oracle) == len(trial.force_plates)
@@ -35,14 +35,18 @@ def _compare_with_ezc3d(path, trial, cop_threshold=10.0):
             cop = ez["center_of_pressure"].T[loaded] * to_m
             assert np.abs(plate.analog.cop[loaded] - cop).max() <= TOL * max(np.abs(cop).max(), 1.0)
             tz = ez["Tz"].T[loaded] * to_m
-            assert np.abs(plate.analog.free_moment[loaded] - tz).max() <= TOL * max(np.abs(tz).max(), 1.0)
+            ours = plate.analog.free_moment[loaded]
+            if normal_free_moment:  # Kistler COP correction: gaitid keeps only the normal (here lab Z) part
+                tz, ours = tz[:, 2], ours[:, 2]
+                assert np.abs(plate.analog.free_moment[loaded][:, :2]).max() == 0.0
+            assert np.abs(ours - tz).max() <= TOL * max(np.abs(tz).max(), 1.0)
         corners = ez["corners"].T * to_m
         assert np.allclose(plate.corners, corners, rtol=0, atol=1e-12)
 
 
 @pytest.mark.parametrize("path", REAL_C3D, ids=lambda p: p.name)
 def test_real_plates_match_ezc3d_extraction(path):
-    trial = read_c3d(path)
+    trial = read_c3d(path, plate_offsets=False)  # ezc3d applies neither ZERO nor a baseline
     _compare_with_ezc3d(path, trial)
 
 
@@ -109,7 +113,7 @@ def test_synthetic_plate_types_match_ezc3d(tmp_path, plate_type):
     path = _synthetic(tmp_path, plate_type, channels, origin, CORNERS, cal, poly)
     trial = read_c3d(path)
     assert trial.force_plates[0].type == plate_type
-    _compare_with_ezc3d(path, trial)
+    _compare_with_ezc3d(path, trial, normal_free_moment=plate_type == 3)
 
 
 def test_cop_threshold_is_configurable(tmp_path):
@@ -134,7 +138,7 @@ def test_point_rate_wrench_is_the_decimated_analog_wrench(tmp_path):
     assert np.allclose(plate.point.cop[2:-2], plate.analog.cop[::10][2:-2], rtol=0, atol=1e-4)
 
 
-@pytest.mark.parametrize("bad_type", [5, 6, 7, 11, 12, 21, 9])
+@pytest.mark.parametrize("bad_type", [11, 12, 21, 9, 0])
 def test_unsupported_plate_types_name_plate_and_type(bad_type):
     fp = {"USED": [2], "TYPE": [2, bad_type], "CORNERS": np.zeros((3, 4, 2)), "ORIGIN": np.zeros((3, 2)), "CHANNEL": np.ones((6, 2))}
     with pytest.raises(UnsupportedError) as err:

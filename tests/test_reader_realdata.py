@@ -75,10 +75,39 @@ def test_facts_match_readme(rel):
 
 @pytest.mark.parametrize("rel", sorted(FACTS))
 def test_plate_peaks_match_readme(rel):
-    peaks = FACTS[rel][8]
-    t = trial(rel)
+    peaks = FACTS[rel][8]  # the README's figures: ezc3d's extraction, no offsets removed
+    t = read_c3d(realdata_path(rel), plate_offsets=False)
     got = [float(np.max(np.abs(p.analog.force[:, 2]))) for p in t.force_plates]
     assert got == pytest.approx(peaks, abs=1.0)
+
+
+# what the reader subtracts from each real file's plates (issue 13): (plate, note start, vertical offset N)
+OFFSETS = {
+    "btkdata/Eb015pi.c3d": [(1, "FORCE_PLATFORM:ZERO frames 1-10", 21.2), (2, "FORCE_PLATFORM:ZERO frames 1-10", 30.6)],
+    "btkdata/Gait.c3d": [(1, "FORCE_PLATFORM:ZERO frames 1-10", 0.1), (2, "FORCE_PLATFORM:ZERO frames 1-10", -16.0)],
+    "btkdata/PlugInC3D.c3d": [(1, "FORCE_PLATFORM:ZERO frames 1-10", 0.7), (2, "FORCE_PLATFORM:ZERO frames 1-10", 0.5)],
+    # negative baselines: reported, left as stored (Plug-in Gait's kinetics in test_small used them)
+    "opensim-core/walking2.c3d": [(1, "reads", -13.9), (2, "reads", -19.8)],
+    "python-gaitalytics/test_small.c3d": [(3, "reads", -31.7), (4, "reads", -15.9)],
+}
+
+
+@pytest.mark.parametrize("rel", sorted(FACTS))
+def test_plate_offsets_on_real_files(rel):
+    """ZERO where the file gives it over an unloaded range, a baseline only where the unloaded plate reads
+    a load of 10 N or more (none of the real files: Eb015pi's is removed by its ZERO); negative baselines
+    of 10 N or more are reported; every other plate is exactly as stored."""
+    t, raw = trial(rel), read_c3d(realdata_path(rel), plate_offsets=False)
+    expected = {plate: (note, value) for plate, note, value in OFFSETS.get(rel, [])}
+    for p, q in zip(t.force_plates, raw.force_plates):
+        shift = np.nanmedian(p.analog.force[:, 2] - q.analog.force[:, 2])  # lab Z, N
+        if p.index in expected:
+            note, value = expected[p.index]
+            assert p.offset_note.startswith(note) and f"{value:+.1f} N" in p.offset_note
+            assert -shift == pytest.approx(value if note != "reads" else 0.0, abs=0.15)
+            assert any(w.startswith(f"force plate {p.index}: {note}") for w in t.warnings)
+        else:
+            assert p.offset_note == "" and np.array_equal(p.analog.force, q.analog.force, equal_nan=True)
 
 
 @pytest.mark.parametrize(

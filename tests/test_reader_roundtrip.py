@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import gaitid
-from gaitid.errors import FileFormatError
+from gaitid.errors import FileFormatError, OutputError
 from gaitid.io.c3d import read_c3d, write_c3d
 from tests.conftest import realdata_path
 
@@ -61,7 +61,7 @@ def test_write_refuses_to_overwrite_the_input(tmp_path):
     copy = tmp_path / "in.c3d"
     copy.write_bytes(src.read_bytes())
     a = read_c3d(copy)
-    with pytest.raises(FileFormatError, match="overwrite"):
+    with pytest.raises(OutputError, match="overwrite"):
         write_c3d(a, copy)
     assert copy.read_bytes() == src.read_bytes()
 

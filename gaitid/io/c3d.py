@@ -56,11 +56,11 @@ from pathlib import Path
 
 import numpy as np
 
-from gaitid.errors import DataError, FileFormatError, GaitIDError
+from gaitid.errors import DataError, FileFormatError, GaitIDError, OutputError
 from gaitid.io import forceplates as fpmod
 from gaitid.io.c3d_check import C3DData, C3DLayout, check_c3d, read_data
 from gaitid.io.vertical import detect_up, rotation_to_z_up
-from gaitid.io.atomic import atomic_path
+from gaitid.io.atomic import atomic_path, register_input, verify_c3d
 from gaitid.trial import VICON_SUBJECT_FIELDS, Analogs, Event, ForcePlate, ModelOutput, Subject, Trial
 from gaitid.vocabulary import COP_THRESHOLD_N
 
@@ -78,24 +78,30 @@ _EVENT_CODES = {"HS": "Foot Strike", "FS": "Foot Strike", "IC": "Foot Strike", "
 # --------------------------------------------------------------------------- reading
 
 
-def read_c3d(path: str | os.PathLike, *, cop_threshold: float = COP_THRESHOLD_N) -> Trial:
+def read_c3d(
+    path: str | os.PathLike, *, cop_threshold: float = COP_THRESHOLD_N, plate_offsets: bool | str = True
+) -> Trial:
     """Read a C3D file into a :class:`Trial` (SI units, Z-up right-handed lab).
 
     ``cop_threshold`` (N): the centre of pressure is NaN while |Fz| is below it.
+    ``plate_offsets``: subtract FORCE_PLATFORM:ZERO and an unloaded plate baseline that reads as a
+    load (:func:`gaitid.io.forceplates.plate_offsets`; a warning says what was done); ``'all'``:
+    negative baselines too; False: the channels as stored.
     Raises :class:`gaitid.errors.GaitIDError` subclasses naming the file for any bad input.
     """
     path = Path(path)
+    register_input(path)
     layout = check_c3d(path)
     try:
         data = read_data(path, layout)
-        return _build_trial(layout, data, path, cop_threshold)
+        return _build_trial(layout, data, path, cop_threshold, plate_offsets)
     except GaitIDError:
         raise
     except Exception as exc:  # malformed content that passed the checks
         raise FileFormatError(f"malformed C3D content ({type(exc).__name__}: {exc})", path) from exc
 
 
-def _build_trial(layout: C3DLayout, data: C3DData, path: Path, cop_threshold: float) -> Trial:
+def _build_trial(layout: C3DLayout, data: C3DData, path: Path, cop_threshold: float, offsets: bool | str) -> Trial:
     params = _params(layout)
     point = params.get("POINT", {})
     rate = _scalar(point.get("RATE"), layout.frame_rate)
@@ -104,7 +110,7 @@ def _build_trial(layout: C3DLayout, data: C3DData, path: Path, cop_threshold: fl
     warnings: list[str] = []
     pts = _points(data, params, path, warnings)
     analogs = _analogs(data, params, rate, layout, warnings)
-    plates = _plates(analogs, params, rate, path, cop_threshold)
+    plates = _plates(analogs, params, rate, path, cop_threshold, offsets, warnings)
     trial = Trial(
         path=path,
         point_rate=float(rate),
@@ -199,10 +205,20 @@ def _type_groups(point: dict) -> list[tuple[str, str]]:
     return pairs or _DEFAULT_TYPE_GROUPS
 
 
-def _listed(label: str, names: set[str]) -> bool:
-    if label in names:
-        return True
-    return any(label.startswith(n) and _SUFFIX.fullmatch(label[len(n) :]) for n in names if len(n) >= 4)
+def _matcher(names: set[str]):
+    """``label -> bool``: the label is a listed name, or a listed name (4+ characters) plus a short
+    suffix (``V``, ``_M``...). A set lookup per possible suffix length: linear in the labels."""
+    long_names = {n for n in names if len(n) >= 4}
+
+    def listed(label: str) -> bool:
+        if label in names:
+            return True
+        for k in range(1, 5):  # _SUFFIX is 1-4 characters long
+            if len(label) - k >= 4 and label[:-k] in long_names and _SUFFIX.fullmatch(label[-k:]):
+                return True
+        return False
+
+    return listed
 
 
 def classify_points(labels: list[str], point: dict) -> dict[str, tuple[str, str]]:
@@ -211,15 +227,17 @@ def classify_points(labels: list[str], point: dict) -> dict[str, tuple[str, str]
     for group, unit_key in _type_groups(point):
         if group.startswith("MODEL"):  # MODELED_MARKERS: positions, handled as virtual points below
             continue
-        names = set(_strings(point.get(group)))
+        names = set(_strings_continued(point, group))
         if not names:
             continue
+        listed = _matcher(names)
         for lab in labels:
-            if lab not in out and _listed(lab, names):
+            if lab not in out and listed(lab):
                 out[lab] = ("model", unit_key)
-    modelled = set(_strings(point.get("MODELED_MARKERS")))
+    modelled = set(_strings_continued(point, "MODELED_MARKERS"))
+    label_set = set(labels)
     prefixes = {lab[:-1] for lab in labels if len(lab) >= 2}
-    quads = {p for p in prefixes if all(p + s in labels for s in _PIG_QUAD)}
+    quads = {p for p in prefixes if all(p + s in label_set for s in _PIG_QUAD)}
     for lab in labels:
         if lab in out:
             continue
@@ -265,7 +283,8 @@ def _points(data: C3DData, params, path: Path, warnings: list[str]) -> dict:
     markers = xyz[:, marker_idx, :] * scale
     if not marker_idx or not np.isfinite(markers).any():
         raise DataError("the file holds no marker data (every marker sample is missing or invalid)", path)
-    empty = [labels[i] for i, j in zip(marker_idx, range(len(marker_idx))) if not np.isfinite(markers[:, j]).any()]
+    has_sample = np.isfinite(markers).any(axis=(0, 2))
+    empty = [labels[i] for i, ok in zip(marker_idx, has_sample) if not ok]
     if empty:
         warnings.append(f"{len(empty)} markers have no valid sample: {', '.join(empty[:10])}{'...' if len(empty) > 10 else ''}")
     outputs = {}
@@ -313,7 +332,8 @@ def _strings_continued(group: dict, name: str) -> list[str]:
     return out
 
 
-def _plates(analogs: Analogs | None, params, point_rate: float, path: Path, cop_threshold: float) -> list[ForcePlate]:
+def _plates(analogs: Analogs | None, params, point_rate: float, path: Path, cop_threshold: float, offsets: bool | str,
+            warnings: list[str]) -> list[ForcePlate]:
     fp = params.get("FORCE_PLATFORM", {})
     n_ch = 0 if analogs is None else analogs.values.shape[1]
     specs = fpmod.plate_specs(fp, n_ch, str(path))
@@ -324,6 +344,10 @@ def _plates(analogs: Analogs | None, params, point_rate: float, path: Path, cop_
     units = params.get("POINT", {}).get("UNITS")
     len_scale = fpmod.length_scale(_strings(units)[0] if _strings(units) else "mm")
     f_scale = fpmod.force_scale((_strings(fp.get("UNITS")) or ["N"])[0])
+    zero = np.ravel(np.asarray(fp.get("ZERO", []), dtype=object))
+    zero_frames = None
+    if zero.size >= 2 and all(isinstance(v, (int, np.integer)) for v in zero[:2]):
+        zero_frames = (int(zero[0]), int(zero[1]))
     out = []
     for spec in specs:
         block = analogs.values[:, spec.channels]
@@ -341,8 +365,12 @@ def _plates(analogs: Analogs | None, params, point_rate: float, path: Path, cop_
                 f_scale=f_scale,
                 cop_threshold=cop_threshold,
                 channel_labels=analogs.labels,
+                zero_frames=zero_frames,
+                offsets=offsets,
             )
         )
+        if out[-1].offset_note:
+            warnings.append(f"force plate {spec.index}: {out[-1].offset_note}")
     return out
 
 
@@ -360,8 +388,8 @@ def _event_label(label: str, context: str) -> tuple[str, str]:
 
 def _events(params, rate: float) -> list[Event]:
     ev = params.get("EVENT", {})
-    labels = _strings(ev.get("LABELS"))
-    times = np.asarray(ev.get("TIMES", []), dtype=float)
+    labels = _strings_continued(ev, "LABELS")
+    times = _event_times(ev)
     used = _scalar(ev.get("USED"))
     n = len(labels) if used is None else min(len(labels), max(0, int(used)))
     if n == 0 or times.size < n:
@@ -369,7 +397,7 @@ def _events(params, rate: float) -> list[Event]:
     if times.ndim == 1:
         times = times[: 2 * n].reshape(n, 2).T if times.size >= 2 * n else np.vstack([np.zeros(n), times[:n]])
     seconds = 60.0 * times[0, :n] + times[1, :n] if times.shape[0] >= 2 else times[0, :n]
-    contexts = _strings(ev.get("CONTEXTS"))
+    contexts = _strings_continued(ev, "CONTEXTS")
     out = []
     for i in range(n):
         if not np.isfinite(seconds[i]):
@@ -377,6 +405,22 @@ def _events(params, rate: float) -> list[Event]:
         label, context = _event_label(labels[i], contexts[i] if i < len(contexts) else "")
         out.append(Event(label, context, float(seconds[i]), int(round(seconds[i] * rate)) + 1))
     return sorted(out, key=lambda e: (e.time, e.context, e.label))
+
+
+def _event_times(ev: dict) -> np.ndarray:
+    """EVENT:TIMES (2, n), continued in TIMES2, TIMES3... when every part is (2, k); else TIMES as stored."""
+    try:
+        times = np.asarray(ev.get("TIMES", []), dtype=float)
+        parts = [times]
+        for i in range(2, 100):
+            if f"TIMES{i}" not in ev:
+                break
+            parts.append(np.asarray(ev[f"TIMES{i}"], dtype=float))
+    except (TypeError, ValueError):
+        return np.zeros(0)
+    if len(parts) > 1 and all(p.ndim == 2 and p.shape[0] == 2 for p in parts):
+        return np.concatenate(parts, axis=1)
+    return times
 
 
 def _subject(params) -> Subject:
@@ -435,78 +479,121 @@ _OUTPUT_GROUPS = {"angle": ("ANGLES", "ANGLE", "deg", 1.0), "force": ("FORCES", 
                   "moment": ("MOMENTS", "MOMENT", "Nmm", 1e3), "power": ("POWERS", "POWER", "W", 1.0)}
 _C3D_CHAR, _C3D_INT, _C3D_FLOAT = -1, 2, 4  # C3D parameter data types (as ezc3d's type codes)
 _SUBJECT_OUT = {field: (name, 1.0 / scale) for name, (field, scale) in _SUBJECT_FIELDS.items()}
+_MAX_ENTRIES = 255  # a C3D dimension is one byte: longer lists continue in NAME2, NAME3...
 
 
-def write_c3d(trial: Trial, path: str | os.PathLike) -> Path:
-    """Write ``trial`` to a C3D file, atomically (temp file in the same folder, then ``os.replace``).
+def write_c3d(
+    trial: Trial,
+    path: str | os.PathLike,
+    *,
+    extra_points: dict[str, tuple[str, np.ndarray]] | None = None,
+    file_lab: bool = False,
+) -> Path:
+    """Write ``trial`` to a C3D file, atomically, from gaitid's own parsed Trial.
 
-    Points are written in mm in the trial's Z-up lab: markers, then virtual points
-    (listed in POINT:MODELED_MARKERS), then model outputs in Plug-in Gait's stored
-    units (N, Nmm, W, deg; values per kg as read) listed in POINT:ANGLES/FORCES/
-    MOMENTS/POWERS. Each force plate is written as a type-2 plate (6 channels
-    ``F{i}x..M{i}z`` in N and N.mm, plate frame, moment about the sensor origin)
-    synthesised from its analog-rate wrench, with its corners and origin; other
-    analog channels are kept. The moment of an unloaded sample (COP NaN) is
+    Points are written in mm: markers, then virtual points (listed in
+    POINT:MODELED_MARKERS), then model outputs in Plug-in Gait's stored units
+    (N, Nmm, W, deg; values per kg as read) listed in POINT:ANGLES/FORCES/
+    MOMENTS/POWERS, then ``extra_points`` (``{label: (POINT group, (n_frames, 3)
+    values as stored)}``; an extra point replaces a point of the same label).
+    Lists longer than 255 entries continue in LABELS2, DESCRIPTIONS2, ... (the C3D
+    convention; also for events and the type-group lists); more than 65535 frames
+    are written with TRIAL:ACTUAL_END_FIELD and POINT:LONG_FRAMES. Each force plate
+    is written as a type-2 plate (6 channels ``F{i}x..M{i}z`` in N and N.mm, plate
+    frame, moment about the sensor origin) synthesised from its analog-rate wrench
+    (so offsets the reader removed stay removed), with its corners and origin;
+    other analog channels are kept. The moment of an unloaded sample (COP NaN) is
     written as 0. Events, TRIAL:ACTUAL_START_FIELD and PROCESSING anthropometry
     are written too, so :func:`read_c3d` gives back the same markers, plates and
-    events (to float32 precision). Never overwrites ``trial.path``.
+    events (to float32 precision).
+
+    ``file_lab``: write markers, virtual points and plates in the file's own lab
+    (``trial.lab_rotation`` undone) instead of gaitid's Z-up lab.
+    The file is verified (header, parameters, size) before it replaces ``path``;
+    never replaces a file this process read (:mod:`gaitid.io.atomic`).
     """
     import ezc3d
 
     path = Path(path)
-    if trial.path is not None and path.exists() and path.resolve() == Path(trial.path).resolve():
-        raise FileFormatError("refusing to overwrite the trial's own input file", path)
     if path.suffix.lower() != ".c3d":
         raise FileFormatError("output file name must end in .c3d", path)
+    rot = trial.lab_rotation if file_lab else np.eye(3)
     c = ezc3d.c3d()
-    _write_points(c, trial)
-    _write_analogs_and_plates(c, trial, path)
+    n_points = _write_points(c, trial, rot, extra_points or {})
+    _write_analogs_and_plates(c, trial, path, rot)
     _write_events(c, trial)
     _write_subject(c, trial)
+    inputs = (trial.path,) if trial.path is not None else ()
     try:
-        with atomic_path(path) as tmp:
+        with atomic_path(path, inputs=inputs, verify=verify_c3d(trial.n_frames, n_points)) as tmp:
             c.write(str(tmp))
     except GaitIDError:
         raise
     except Exception as exc:
-        raise FileFormatError(f"could not write the C3D file ({type(exc).__name__}: {exc})", path) from exc
+        raise OutputError(f"could not write the C3D file ({type(exc).__name__}: {exc})", path) from exc
     return path
 
 
 def _param(c, group: str, name: str, value, kind: str = "float") -> None:
-    """Set GROUP:NAME in an ezc3d object (kind 'int', 'float' or 'str'); creates the group if needed."""
+    """Set GROUP:NAME in an ezc3d object (kind 'int', 'float' or 'str'); creates the group if needed.
+    A list (or the last dimension of an array) longer than 255 continues in NAME2, NAME3..."""
     groups = c["parameters"]
     if group not in groups:
         groups[group] = {"__METADATA__": {"DESCRIPTION": "", "IS_LOCKED": False}}
     if kind == "str":
-        entry = {"type": _C3D_CHAR, "value": [str(v) for v in value]}
-    elif kind == "int":
-        entry = {"type": _C3D_INT, "value": np.asarray(value, dtype=np.int64)}
+        value = [str(v)[:255] for v in value]
     else:
-        entry = {"type": _C3D_FLOAT, "value": np.asarray(value, dtype=float)}
-    entry.update(description="", is_locked=False)
-    groups[group][name] = entry
+        value = np.asarray(value, dtype=np.int64 if kind == "int" else float)
+    n = len(value) if kind == "str" else (value.shape[-1] if value.ndim else 1)
+    for k, start in enumerate(range(0, max(n, 1), _MAX_ENTRIES)):
+        key = name if k == 0 else f"{name}{k + 1}"
+        part = value[start : start + _MAX_ENTRIES] if (kind == "str" or value.ndim) else value
+        if kind == "str":
+            entry = {"type": _C3D_CHAR, "value": list(part)}
+        else:
+            entry = {"type": _C3D_INT if kind == "int" else _C3D_FLOAT, "value": part if value.ndim < 2 else
+                     value[..., start : start + _MAX_ENTRIES]}
+        entry.update(description="", is_locked=False)
+        groups[group][key] = entry
 
 
-def _write_points(c, trial: Trial) -> None:
+def _write_points(c, trial: Trial, rot: np.ndarray, extra: dict[str, tuple[str, np.ndarray]]) -> int:
     n = trial.n_frames
-    blocks, labels = [trial.markers * 1e3], list(trial.marker_labels)
+    blocks, labels = [trial.markers @ rot * 1e3], list(trial.marker_labels)
     if trial.virtual_points is not None and trial.virtual_labels:
-        blocks.append(trial.virtual_points * 1e3)
+        blocks.append(trial.virtual_points @ rot * 1e3)
         labels += trial.virtual_labels
     groups: dict[str, list[str]] = {}
     for out in trial.model_outputs.values():
+        if out.label in extra:
+            continue  # replaced below
         group, _, _, scale = _OUTPUT_GROUPS.get(out.kind, ("SCALARS", "SCALAR", out.unit, 1.0))
         blocks.append((out.values * scale)[:, None, :])
         labels.append(out.label)
         groups.setdefault(group, []).append(out.label)
     xyz = np.concatenate(blocks, axis=1)  # (n, n_points, 3)
+    if extra:
+        index = {lab: i for i, lab in enumerate(labels)}
+        new = []
+        for label, (group, values) in extra.items():
+            values = np.asarray(values, dtype=float).reshape(n, 3)
+            if label in index:
+                xyz[:, index[label], :] = values
+            else:
+                new.append(values[:, None, :])
+                labels.append(label)
+            groups.setdefault(group, [])
+            if label not in groups[group]:
+                groups[group].append(label)
+        if new:
+            xyz = np.concatenate([xyz] + new, axis=1)
+    xyz = np.where(np.isfinite(xyz), xyz, np.nan)
     points = np.ones((4, xyz.shape[1], n))
     points[:3] = np.transpose(xyz, (2, 1, 0))
     c["data"]["points"] = points
-    c["data"]["meta_points"] = {"residuals": np.where(np.isnan(points[:1]), -1.0, 0.0)}
+    c["data"]["meta_points"] = {"residuals": np.where(np.isnan(points[:3]).any(axis=0, keepdims=True), -1.0, 0.0)}
     c["parameters"]["POINT"]["RATE"]["value"] = np.array([trial.point_rate])
-    c["parameters"]["POINT"]["LABELS"]["value"] = labels
+    c["parameters"]["POINT"]["LABELS"]["value"] = labels  # ezc3d continues them in LABELS2...
     c["parameters"]["POINT"]["DESCRIPTIONS"]["value"] = [""] * len(labels)
     c["parameters"]["POINT"]["UNITS"]["value"] = ["mm"]
     for kind, (group, unit_key, unit, _) in _OUTPUT_GROUPS.items():
@@ -524,13 +611,16 @@ def _write_points(c, trial: Trial) -> None:
     c["header"]["points"]["first_frame"] = min(max(first - 1, 0), 65534)
     _param(c, "TRIAL", "ACTUAL_START_FIELD", [first & 0xFFFF, first >> 16], "int")
     _param(c, "TRIAL", "ACTUAL_END_FIELD", [last & 0xFFFF, last >> 16], "int")
+    if n > 0xFFFF:
+        _param(c, "POINT", "LONG_FRAMES", [float(n)])
     _param(c, "MANUFACTURER", "COMPANY", [trial.manufacturer or "gaitid"], "str")
     from gaitid import __version__
 
     _param(c, "MANUFACTURER", "SOFTWARE", [f"gaitid {__version__}"], "str")
+    return xyz.shape[1]
 
 
-def _write_analogs_and_plates(c, trial: Trial, path: Path) -> None:
+def _write_analogs_and_plates(c, trial: Trial, path: Path, rot: np.ndarray) -> None:
     plates = trial.force_plates
     if trial.analogs is not None:
         rate = trial.analogs.rate
@@ -545,11 +635,14 @@ def _write_analogs_and_plates(c, trial: Trial, path: Path) -> None:
     plate_channels = {lab for p in plates for lab in p.channels}
     labels, units, cols = [], [], []
     if trial.analogs is not None:
+        values = trial.analogs.values
+        if values.shape[0] < n_samples:
+            raise DataError(f"the trial has {values.shape[0]} analog samples, {n_samples} expected", path)
         for j, lab in enumerate(trial.analogs.labels):
             if lab not in plate_channels:
                 labels.append(lab)
                 units.append(trial.analogs.units[j])
-                cols.append(trial.analogs.values[:n_samples, j])
+                cols.append(values[:n_samples, j])
     channel_table = []
     for k, p in enumerate(plates, start=1):
         if p.analog.n_samples != n_samples:
@@ -562,7 +655,8 @@ def _write_analogs_and_plates(c, trial: Trial, path: Path) -> None:
             cols.append(col)
     if not cols:
         return
-    c["data"]["analogs"] = np.asarray(cols, dtype=float)[None, :, :]
+    data = np.asarray(cols, dtype=float)
+    c["data"]["analogs"] = np.where(np.isfinite(data), data, np.nan)[None, :, :]
     c["parameters"]["ANALOG"]["RATE"]["value"] = np.array([rate])
     c["parameters"]["ANALOG"]["LABELS"]["value"] = labels
     c["parameters"]["ANALOG"]["DESCRIPTIONS"]["value"] = [""] * len(labels)
@@ -572,14 +666,15 @@ def _write_analogs_and_plates(c, trial: Trial, path: Path) -> None:
     if plates:
         _param(c, "FORCE_PLATFORM", "USED", [len(plates)], "int")
         _param(c, "FORCE_PLATFORM", "TYPE", [2] * len(plates), "int")
-        _param(c, "FORCE_PLATFORM", "ZERO", [1, 0], "int")
-        _param(c, "FORCE_PLATFORM", "CORNERS", np.stack([p.corners.T * 1e3 for p in plates], axis=2))
+        _param(c, "FORCE_PLATFORM", "ZERO", [0, 0], "int")
+        _param(c, "FORCE_PLATFORM", "CORNERS", np.stack([(p.corners @ rot).T * 1e3 for p in plates], axis=2))
         _param(c, "FORCE_PLATFORM", "ORIGIN", np.stack([p.origin * 1e3 for p in plates], axis=1))
         _param(c, "FORCE_PLATFORM", "CHANNEL", np.array(channel_table).T, "int")
 
 
 def _plate_channels(p: ForcePlate) -> tuple[np.ndarray, np.ndarray]:
-    """Type-2 channels (plate frame, N and N.mm about the sensor origin) reproducing ``p.analog``."""
+    """Type-2 channels (plate frame, N and N.mm about the sensor origin) reproducing ``p.analog``.
+    The plate frame does not depend on the lab the corners are given in."""
     rot = fpmod.plate_frame(p.corners)
     centre = p.corners.mean(axis=0)
     w = p.analog
@@ -613,5 +708,5 @@ def _write_subject(c, trial: Trial) -> None:
         _param(c, "SUBJECTS", "NAMES", [s.name], "str")
     for field, (name, scale) in _SUBJECT_OUT.items():
         value = getattr(s, field)
-        if value is not None:
+        if value is not None and np.isfinite(value):
             _param(c, "PROCESSING", name, [value * scale])

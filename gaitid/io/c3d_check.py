@@ -25,7 +25,14 @@ Checked:
   the header's frame range is non-negative and the frame rate finite;
 * analog samples per frame is a whole number and the file holds at least as
   many bytes as the header promises: ``(DATA_START-1)*512 + frames *
-  (4*points + analog words) * word size``.
+  (4*points + analog words) * word size``;
+* POINT:RATE lies within 1 Hz - 100 kHz and the analog rate is at most 10 MHz;
+* a header whose last frame is 65535 takes its frame count from POINT:LONG_FRAMES,
+  a float POINT:FRAMES or TRIAL:ACTUAL_START/END_FIELD (:func:`_long_frames`);
+* decoding fits the memory budget (:func:`memory_budget`, ``GAITID_MEMORY_BUDGET``),
+  estimated from the header and parameters before anything is allocated.
+
+Length: one walk through the format's structures, every check beside the structure it guards.
 """
 
 from __future__ import annotations
@@ -43,6 +50,11 @@ from gaitid.errors import FileFormatError, UnsupportedError
 BLOCK = 512
 C3D_KEY = 0x50
 INTEL, DEC, MIPS = 84, 85, 86
+MIN_POINT_RATE_HZ, MAX_POINT_RATE_HZ = 1.0, 1e5  # outside: a corrupt rate (filters would be singular)
+MAX_ANALOG_RATE_HZ = 1e7
+MAX_FRAMES = 2**31 - 1
+DEFAULT_MEMORY_BUDGET = 8 * 2**30
+BUDGET_ENV = "GAITID_MEMORY_BUDGET"
 
 
 @dataclass
@@ -58,13 +70,33 @@ class C3DLayout:
     scale: float
     frame_rate: float
     analog_samples_per_frame: int = 0  # header word 10
+    long_frames: int | None = None  # frame count from the long-frame parameters (> 65535 frames), else None
     params: dict[str, dict[str, object]] = field(default_factory=dict)  # GROUP -> PARAM -> flat decoded values
     values: dict[str, dict[str, object]] = field(default_factory=dict)  # GROUP -> PARAM -> shaped (ezc3d-like) value
     names: dict[str, dict[str, str]] = field(default_factory=dict)  # GROUP -> PARAM -> name as stored
 
     @property
     def n_frames(self) -> int:
+        if self.long_frames is not None:
+            return self.long_frames
         return self.last_frame - self.first_frame + 1
+
+    @property
+    def analog_channels(self) -> int:
+        return self.analog_words_per_frame // self.analog_samples_per_frame if self.analog_words_per_frame else 0
+
+    def decoded_bytes(self, n_plates: int = 0) -> int:
+        """Peak memory (bytes, an upper estimate) of decoding this file and computing its plate
+        wrenches: the float64 frame array, points, residuals and validity, the scaled analog
+        array twice, and per plate about 40 float64 values per analog sample (channels, plate-
+        and lab-frame wrenches at the analog rate, the resampled copy)."""
+        frames = self.n_frames
+        samples = frames * max(self.analog_samples_per_frame, 1) if self.analog_words_per_frame else 0
+        values = frames * (4 * self.n_points + self.analog_words_per_frame) * 8
+        points = frames * self.n_points * (7 * 8 + 1)
+        analog = samples * self.analog_channels * 8 * 2
+        plates = n_plates * samples * 8 * 40
+        return values + points + analog + plates
 
     @property
     def word_bytes(self) -> int:
@@ -276,6 +308,9 @@ def _cross_check(layout: C3DLayout, size: int, param_block: int, n_param_blocks:
     rate = _first(p, "POINT", "RATE", layout.frame_rate)
     if not (isinstance(rate, float) and math.isfinite(rate) and rate > 0):
         raise FileFormatError(f"POINT:RATE is {rate!r}, not a positive frame rate", path)
+    if not MIN_POINT_RATE_HZ <= rate <= MAX_POINT_RATE_HZ:
+        raise FileFormatError(f"POINT:RATE is {rate:g} Hz, outside the plausible {MIN_POINT_RATE_HZ:g}.."
+                              f"{MAX_POINT_RATE_HZ:g} Hz of motion capture", path)
     scale = _first(p, "POINT", "SCALE", layout.scale)
     if not (isinstance(scale, float) and math.isfinite(scale)):
         raise FileFormatError("POINT:SCALE is not a finite number", path)
@@ -285,6 +320,7 @@ def _cross_check(layout: C3DLayout, size: int, param_block: int, n_param_blocks:
         raise FileFormatError(
             f"header frame range {layout.first_frame}..{layout.last_frame} is empty or invalid", path
         )
+    layout.long_frames = _long_frames(p, layout, path)
     n_frames = layout.n_frames
     analog_used = _first(p, "ANALOG", "USED", 0) or 0
     if analog_used < 0:
@@ -303,6 +339,9 @@ def _cross_check(layout: C3DLayout, size: int, param_block: int, n_param_blocks:
                 f"ANALOG:USED ({analog_used}) x samples per frame ({spf})",
                 path,
             )
+        if rate * spf > MAX_ANALOG_RATE_HZ:
+            raise FileFormatError(f"the analog rate ({rate:g} Hz x {spf} samples per frame) exceeds "
+                                  f"{MAX_ANALOG_RATE_HZ:g} Hz", path)
         analog_rate = _first(p, "ANALOG", "RATE", None)
         if analog_rate is not None and not (isinstance(analog_rate, float) and math.isfinite(analog_rate) and analog_rate > 0):
             raise FileFormatError(f"ANALOG:RATE is {analog_rate!r}, not a positive rate", path)
@@ -325,11 +364,65 @@ def _cross_check(layout: C3DLayout, size: int, param_block: int, n_param_blocks:
         raise FileFormatError(
             f"truncated: the header promises {n_frames} frames ({needed} bytes) but the file has {size} bytes", path
         )
+    budget = memory_budget()
+    n_plates = max(0, min(int(_first(p, "FORCE_PLATFORM", "USED", 0) or 0), 255))
+    if layout.decoded_bytes(n_plates) > budget:
+        raise FileFormatError(
+            f"reading this file would need about {layout.decoded_bytes(n_plates) / 2**20:.0f} MiB "
+            f"({n_frames} frames, {layout.n_points} points, {layout.analog_channels} analog channels x "
+            f"{layout.analog_samples_per_frame} samples per frame, {n_plates} plates), over the memory budget of "
+            f"{budget / 2**20:.0f} MiB; raise it with the environment variable {BUDGET_ENV} (bytes, or e.g. '16G')",
+            path,
+        )
     for group, names in (("POINT", ("LABELS", "DESCRIPTIONS", "UNITS")), ("ANALOG", ("LABELS", "UNITS"))):
         for name in names:
             value = p.get(group, {}).get(name)
             if value is not None and not isinstance(value, str):
                 raise FileFormatError(f"{group}:{name} is numeric, expected text", path)
+
+
+def _long_frames(p, layout: C3DLayout, path: Path) -> int | None:
+    """Frame count of a file longer than the header's 16-bit frame numbers can say, else None.
+
+    When the header's last frame is 65535 (the largest it can hold), POINT:LONG_FRAMES
+    (float), POINT:FRAMES (float) and TRIAL:ACTUAL_START_FIELD/ACTUAL_END_FIELD (two
+    16-bit words each, low word first) give the real count; the largest of them wins.
+    """
+    if layout.last_frame != 0xFFFF:
+        return None
+    header_count = layout.last_frame - layout.first_frame + 1
+    counts = []
+    for name in ("LONG_FRAMES", "FRAMES"):
+        v = _first(p, "POINT", name)
+        if isinstance(v, float) and math.isfinite(v):
+            counts.append(int(v))
+    trial = p.get("TRIAL", {})
+    start, end = trial.get("ACTUAL_START_FIELD"), trial.get("ACTUAL_END_FIELD")
+    if isinstance(start, list) and isinstance(end, list) and len(start) >= 2 and len(end) >= 2:
+        if all(isinstance(w, int) for w in start[:2] + end[:2]):
+            first = (start[0] & 0xFFFF) + ((start[1] & 0xFFFF) << 16)
+            last = (end[0] & 0xFFFF) + ((end[1] & 0xFFFF) << 16)
+            if first >= 1 and last >= first:
+                counts.append(last - first + 1)
+    count = max(counts, default=0)
+    if count <= header_count:
+        return None
+    if count > MAX_FRAMES:
+        raise FileFormatError(f"the long-frame parameters promise {count} frames (more than {MAX_FRAMES})", path)
+    return count
+
+
+def memory_budget() -> int:
+    """Bytes one trial may take to decode: the environment variable ``GAITID_MEMORY_BUDGET`` (bytes,
+    or with a K/M/G suffix), else :data:`DEFAULT_MEMORY_BUDGET` (8 GiB)."""
+    text = os.environ.get(BUDGET_ENV, "").strip().upper()
+    if not text:
+        return DEFAULT_MEMORY_BUDGET
+    mult = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}.get(text[-1:], 1)
+    try:
+        return int(float(text.rstrip("KMGTB") if mult > 1 else text) * mult)
+    except ValueError:
+        return DEFAULT_MEMORY_BUDGET
 
 
 def _require_values(p, group: str, name: str, count: int, kind: type, path: Path) -> None:

@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from gaitid.errors import FileFormatError, UnsupportedError
-from gaitid.io.atomic import atomic_path
+from gaitid.io.atomic import atomic_path, register_input
 
 __all__ = [
     "Storage",
@@ -192,6 +192,7 @@ def _declared(header: dict[str, str], *keys: str) -> int | None:
 def read_storage(path: str | Path) -> Storage:
     """Read an OpenSim ``.mot`` or ``.sto`` file (values as stored, see :class:`Storage`)."""
     path = Path(path)
+    register_input(path)
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
@@ -437,6 +438,7 @@ def _text(element: ET.Element, tag: str) -> str | None:
 
 def parse_xml(path: Path) -> ET.Element:
     """The root element of an XML file; a FileFormatError naming the file when it cannot be read."""
+    register_input(path)
     try:
         return ET.parse(path).getroot()
     except OSError as exc:

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from gaitid.errors import FileFormatError, SettingsError
-from gaitid.io.atomic import atomic_path
+from gaitid.io.atomic import atomic_path, register_input
 from gaitid.io.mot import grid_start
 from gaitid.trial import Trial
 
@@ -85,6 +85,7 @@ def read_trc_with_time(path: str | Path, *, up: str = "y") -> tuple[Trial, float
     ``Trial.time`` is rounded to the grid with a warning saying by how much.
     """
     path = Path(path)
+    register_input(path)
     rotation = up_rotation(up)
     try:
         text = path.read_text(encoding="utf-8", errors="replace")

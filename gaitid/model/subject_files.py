@@ -35,6 +35,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from gaitid.errors import FileFormatError, SettingsError
+from gaitid.io.atomic import register_input
 from gaitid.model.subject import (
     SUBJECT_FILE_TYPES,
     subject_from_mapping,
@@ -254,6 +255,7 @@ def read_subjects(path: str | Path) -> dict[str, Subject]:
     A ``.vsk`` / ``.mp`` holds one subject named after the file; a table row without a name
     is named ``<file stem>`` (one row) or ``<file stem>#<row>``."""
     path = Path(path)
+    register_input(path)  # no output of this run may replace it
     if not path.is_file():
         raise FileFormatError("subject file not found", path)
     suffix = path.suffix.lower()

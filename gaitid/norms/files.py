@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from gaitid.errors import DataError, FileFormatError, GaitIDError, SettingsError
+from gaitid.io.atomic import register_input
 from gaitid.norms.data import (
     BAND_COLUMNS,
     CURVE_COLUMNS,
@@ -34,6 +35,7 @@ def read_norms(source) -> Norms:
     if isinstance(source, pd.DataFrame):
         return _curves_csv(source.copy(), "normative table")
     path = Path(source)
+    register_input(path)  # no output of this run may replace it
     if not path.is_file():
         raise FileFormatError("normative data file not found", path)
     suffix = path.suffix.lower()

@@ -47,9 +47,12 @@ def write_report(result_or_results, outdir: str | os.PathLike, formats=FORMATS, 
     bad = [f for f in formats if f not in FORMATS]
     if bad or not formats:
         raise SettingsError(f"report formats {list(formats)!r}: each must be one of {', '.join(FORMATS)}")
+    import matplotlib
+
     data = gather(result_or_results, title=title)
     bands = read_normative(normative) if normative is not None else None
-    figures = report_figures(data, bands)
+    with matplotlib.rc_context({"text.parse_math": False}):  # text from files ('$' in a unit) is never TeX
+        figures = report_figures(data, bands)
     warnings = list(data.warnings) + (bands.warnings if bands is not None else [])
     stem = _safe_name(name or (data.trials[0] if not data.is_session else "session"))
     outdir = Path(outdir)
@@ -59,7 +62,10 @@ def write_report(result_or_results, outdir: str | os.PathLike, formats=FORMATS, 
         target = outdir / f"{stem}_report.{fmt}"
         writer = write_pdf if fmt == "pdf" else write_html
         try:
-            paths.append(writer(data, figures, target, warnings, inputs))
+            with matplotlib.rc_context({"text.parse_math": False}):
+                paths.append(writer(data, figures, target, warnings, inputs))
         except OSError as exc:  # unwritable folder, disk full, outdir is a file...
             raise GaitIDError(f"cannot write the {fmt.upper()} report: {exc.strerror or exc}", target) from exc
+        except GaitIDError as exc:  # the same, found by gaitid.io.atomic
+            raise GaitIDError(f"cannot write the {fmt.upper()} report: {exc}", target) from exc
     return paths

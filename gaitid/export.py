@@ -171,8 +171,12 @@ def parameters_wide(result) -> pd.DataFrame:
     p = result.parameters
     if p is None or p.empty:
         return pd.DataFrame(columns=["side", "cycle"])
-    names = (p["variable"].fillna("") + " " + p["component"].fillna("") + " " + p["parameter"]).str.strip()
-    names = names.str.replace(r"\s+", " ", regex=True)
+    def name(parameter: str, variable: str, component: str) -> str:  # 'AnkleMoment max', X -> 'AnkleMoment X max'
+        rest = parameter[len(variable):].strip() if variable and parameter.startswith(variable) else parameter
+        return " ".join(x for x in (variable, component, rest) if x)
+
+    names = pd.Series([name(a, b, c) for a, b, c in zip(p["parameter"].tolist(), p["variable"].fillna("").tolist(),
+                                                        p["component"].fillna("").tolist())], index=p.index)
     units = p["unit"].fillna("")
     p = p.assign(label=names + (" [" + units + "]").where(units != "", ""), timing=names + " timing [% cycle]")
     order = list(dict.fromkeys(p["label"]))

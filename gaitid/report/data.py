@@ -228,6 +228,34 @@ def cycles_table(result, trial: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=CYCLE_COLUMNS)
 
 
+def event_lines(choice, most: int = 3) -> list[str]:
+    """The events that disagree, one line each, or one line per side and event kind when there
+    are more than ``most`` of a kind (the range of the differences; every one is in
+    ``Result.event_comparison``), then the events stage's notes."""
+    c = choice.comparison
+    if c is None or c.empty or "disagree" not in c.columns:
+        return list(choice.notes)
+    bad = c[c["disagree"].astype(bool)]
+    out = []
+    for (context, label), g in bad.groupby(["context", "label"], sort=False):
+        if len(g) <= most:
+            out += [line for line in choice.describe() if line.startswith(f"{context} {label}:")]
+            continue
+        paired = g[g["status"] == "paired"]
+        what = f"{context} {label}: {len(g)} events"
+        if len(paired):
+            lo, hi = paired["frame_difference"].min(), paired["frame_difference"].max()
+            source = ", ".join(sorted(set(paired["source"])))
+            span = f"{lo:+.0f}" if lo == hi else f"{lo:+.0f} to {hi:+.0f}"
+            what += (f", {source} {span} frames from the file's "
+                     f"({paired['reference_time_s'].min():.2f}\u2013{paired['reference_time_s'].max():.2f} s)")
+        unpaired = len(g) - len(paired)
+        if unpaired:
+            what += f"; {unpaired} found by one side only"
+        out.append(what)
+    return out + list(choice.notes)
+
+
 def _time(t: float, otherwise: str) -> str:
     return f"{t:.2f} s" if np.isfinite(t) else otherwise
 
@@ -250,20 +278,13 @@ def notices(result) -> dict[str, list[str]]:
                       f"{c.reason or 'no reason recorded'}")
     choice = result.event_choice
     events = [w for w in result.warnings if w.startswith(f"{choice.disagreements} detected event(s)")]
-    events += choice.describe()
+    events += event_lines(choice)
     subject = list(result.subject.notes)
     s, src = result.subject.subject, result.subject.sources
-    for name, text in (("mass", f"{s.mass:.1f} kg" if s.mass else None),
-                       ("height", f"{s.height:.2f} m" if s.height else None)):
-        where = src.get(name)
-        if text is None:
-            subject.append(f"body {name} unknown")
-        elif where not in (None, "file"):
-            subject.append(f"body {name} {text} given by {where}" if where != "plates" else
-                           f"body {name} {text} estimated from the force plates")
+    subject += [f"body {name} unknown" for name in ("mass", "height") if not getattr(s, name)]
     given = sorted(k for k, v in src.items() if v == "caller" and k not in ("mass", "height", "name"))
     if given:
-        subject.append(f"given by the caller: {', '.join(given)}")
+        subject.append(f"model parameters given by the caller: {', '.join(given)}")
     shown = set(events) | set(subject) | set(choice.notes)
     other = [w for w in result.warnings if w not in shown]
     return {"plates": plates, "events": events, "subject": subject, "other": other}

@@ -465,3 +465,35 @@ def _pdf_text(path: Path) -> bytes:
         except zlib.error:
             out += m.group(1)
     return out
+
+
+def test_norm_and_gait_index_slots(tmp_path, result):
+    """The first page's slots: a 'Norm' column when the normative data give spatio-temporal norms
+    (parameter_band), a gait-index table when GPS/MAP values are given; nothing otherwise."""
+    from gaitid.report.pages import clinical_table
+    from gaitid.report.tables import parameter_table
+
+    class Norms:  # the interface the norms module provides
+        def band(self, variable, component, unit=None):
+            return None
+
+        def parameter_band(self, parameter, unit):
+            return (1.35, 0.12) if (parameter, unit) == ("walking_speed", "m/s") else None
+
+    data = gather(result)
+    plain = parameter_table(data, "spatiotemporal")
+    assert plain.columns == ["Parameter", "Unit", "Left", "Right"]
+    with_norms = parameter_table(data, "spatiotemporal", Norms())
+    assert with_norms.columns[-1] == "Norm (mean \u00b1 SD)"
+    rows = {row[0]: row[-1] for row in with_norms.rows}
+    assert rows["Walking speed"] == "1.35 \u00b1 0.12" and rows["Cadence"] == "\u2013"
+    assert clinical_table(data) is None
+    gps = pd.DataFrame({"measure": ["GPS", "GPS", "GPS", "MAP knee flexion"], "side": ["Left", "Right", "Overall", "Left"],
+                        "value": [5.21, 6.02, 5.63, 7.9], "unit": ["deg"] * 4})
+    table = clinical_table(data, gps)
+    assert table.columns == ["Index", "Unit", "Left", "Right", "Overall"]
+    assert table.rows[0] == ["GPS", "deg", "5.2", "6.0", "5.6"] and table.rows[1][3:] == ["\u2013", "\u2013"]
+    pdf, html = write_report(result, tmp_path, normative=Norms(), clinical=gps)
+    text = html.read_text()
+    assert 'id="gait-indices"' in text and "1.35 \u00b1 0.12" in text
+    assert "Gait indices" in " ".join(t for page in summary_pages(data, Norms(), gps) for t in page.texts())

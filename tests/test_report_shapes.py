@@ -87,3 +87,24 @@ def test_report_renders(shape, sources, tmp_path):
             for s in p.series:
                 assert s.y is None or len(s.y) == len(s.x)
             assert np.all(np.isfinite(p.box))
+
+
+def test_batch_reports_a_trial_with_a_contact_without_a_foot(tmp_path):
+    """The issue's batch symptom: the trial is 'ok' (not failed after its tables were written) and is
+    in the folder's session report."""
+    import shutil
+
+    from gaitid.batch import run_batch
+    from gaitid.settings import Settings
+
+    from report_shapes import SAMPLE
+
+    folder = tmp_path / "visit"
+    folder.mkdir()
+    for name in ("walk01.c3d", "walk02.c3d"):
+        shutil.copy(SAMPLE, folder / name)
+    summary = run_batch([folder], tmp_path / "out", Settings(plates={1: "Invalid"}), progress=lambda row: None)
+    assert list(summary.status) == ["ok", "ok"], summary.error.tolist()
+    html = (tmp_path / "out" / "session_visit_report.html").read_text()
+    assert "walk01" in html and "walk02" in html and "no foot assigned" in html
+    assert (tmp_path / "out" / "walk01" / "walk01_report.pdf").exists()

@@ -33,7 +33,8 @@ def write_report(result_or_results, outdir: str | os.PathLike, formats=FORMATS, 
     ``result_or_results``: a Result or a list of Results (session). ``formats``: any of
     'pdf', 'html'. ``normative``: a CSV path, DataFrame or
     :class:`~gaitid.report.normative.NormativeBands` (format in :mod:`gaitid.report.normative`),
-    drawn as a grey band. ``clinical``: gait indices (GPS, MAP...) as a table with columns
+    drawn as a grey band, or any object with its ``band()`` method (and ``parameter_band()`` for
+    spatio-temporal norms, :func:`gaitid.report.tables.parameter_norm`). ``clinical``: gait indices (GPS, MAP...) as a table with columns
     measure, side, value (, unit), shown on the first page (:func:`gaitid.report.pages.clinical_table`).
     ``name``: file stem (default: the trial's name, or 'session'); ``title``: the heading
     (default: the trial name or 'Session: N trials').
@@ -51,9 +52,10 @@ def write_report(result_or_results, outdir: str | os.PathLike, formats=FORMATS, 
     if bad or not formats:
         raise SettingsError(f"report formats {list(formats)!r}: each must be one of {', '.join(FORMATS)}")
     data = gather(result_or_results, title=title)
-    bands = read_normative(normative) if normative is not None else None
+    # a CSV, a DataFrame, or any object with the bands' interface (band(); parameter_band() for norms)
+    bands = normative if normative is None or callable(getattr(normative, "band", None)) else read_normative(normative)
     curves = curve_pages(data, bands)  # drawn once, written to both formats
-    extra = bands.warnings if bands is not None else []
+    extra = list(getattr(bands, "warnings", [])) if bands is not None else []
     stem = _safe_name(name or (data.trials[0] if not data.is_session else "session"))
     outdir = Path(outdir)
     inputs = tuple(r.trial.path for r in data.results if r.trial.path is not None)

@@ -121,8 +121,10 @@ def wrap(text: str, width: float, size: float, bold: bool = False) -> list[str]:
 
 def runs(xy: np.ndarray) -> list[np.ndarray]:
     """The finite stretches (at least 2 points) of a polyline with NaN breaks."""
+    if len(xy) < 2:
+        return []
     ok = np.isfinite(xy).all(axis=1)
     if ok.all():
-        return [xy] if len(xy) >= 2 else []
+        return [xy]
     edges = np.flatnonzero(np.diff(np.concatenate([[0], ok.astype(np.int8), [0]])))
     return [xy[a:b] for a, b in zip(edges[::2], edges[1::2]) if b - a >= 2]

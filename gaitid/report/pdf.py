@@ -33,9 +33,10 @@ def path_operators(xy, height: float, closed: bool) -> str:
 
 
 def draw_page(c, page: Page) -> None:
-    """Every item of ``page`` onto the reportlab canvas ``c`` (its current page)."""
+    """Every item of ``page`` onto the reportlab canvas ``c`` (its current page); colours, widths
+    and fonts are set only when they change."""
     h = page.height
-    font = None
+    font = fill = stroke = width = dash = None
     for it in page.items:
         if isinstance(it, Text):
             if not it.text:
@@ -43,7 +44,9 @@ def draw_page(c, page: Page) -> None:
             if (it.bold, it.italic, it.size) != font:
                 font = (it.bold, it.italic, it.size)
                 c.setFont(FONTS[it.bold, it.italic], it.size)
-            c.setFillColorRGB(*rgb(it.colour))
+            if it.colour != fill:
+                fill = it.colour
+                c.setFillColorRGB(*rgb(it.colour))
             draw = {"start": c.drawString, "middle": c.drawCentredString, "end": c.drawRightString}[it.anchor]
             if it.rotate:
                 c.saveState()
@@ -58,12 +61,20 @@ def draw_page(c, page: Page) -> None:
         if not ops:
             continue
         if it.fill is not None:
-            c.setFillColorRGB(*rgb(it.fill))
+            if it.fill != fill:
+                fill = it.fill
+                c.setFillColorRGB(*rgb(it.fill))
             c.setFillAlpha(it.alpha)
         if it.stroke is not None:
-            c.setStrokeColorRGB(*rgb(it.stroke))
-            c.setLineWidth(it.width)
-            c.setDash(list(it.dash) if it.dash else [])
+            if it.stroke != stroke:
+                stroke = it.stroke
+                c.setStrokeColorRGB(*rgb(it.stroke))
+            if it.width != width:
+                width = it.width
+                c.setLineWidth(it.width)
+            if it.dash != dash:
+                dash = it.dash
+                c.setDash(list(it.dash) if it.dash else [])
         paint = "B" if it.fill is not None and it.stroke is not None else ("f" if it.fill is not None else "S")
         c.addLiteral(ops + paint)
         if it.fill is not None and it.alpha != 1.0:

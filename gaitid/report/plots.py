@@ -88,7 +88,8 @@ class Series:
 @dataclass
 class Panel:
     """One plot: ``box`` (x, y, w, h) of its plot area on the page, x from ``xlim``; y limits from
-    the data drawn (0 always inside)."""
+    the data drawn (0 always inside). Only a panel with an ``xlabel`` (the foot of a column of
+    panels sharing the x axis) numbers its x axis."""
 
     title: str
     box: tuple[float, float, float, float]
@@ -118,6 +119,8 @@ class Panel:
         vals = [s.y for s in self.series if s.y is not None] + [s.y2 for s in self.series if s.y2 is not None]
         finite = np.concatenate([v[np.isfinite(v)] for v in vals]) if vals else np.empty(0)
         lo, hi = (min(0.0, finite.min()), max(0.0, finite.max())) if finite.size else (-1.0, 1.0)
+        if hi - lo < 1e-9:  # a curve that is zero to rounding (a degree of freedom the model locks)
+            lo, hi = lo - 1.0, hi + 1.0
         return nice_ticks(lo, hi)
 
     def draw(self, page: Page) -> None:
@@ -153,8 +156,9 @@ class Panel:
         step = float(ticks[1] - ticks[0])
         for v, yy in zip(ticks, Y(ticks)):
             page.text(bx - 2.5, float(yy) + 2.2, tick_text(float(v), step), size=6.0, anchor="end", colour=MUTED)
-        for v, xx in zip(xticks, X(xticks)):
-            page.text(float(xx), by + bh + 7.5, f"{v:g}", size=6.0, anchor="middle", colour=MUTED)
+        if self.xlabel:  # the panel at the foot of its column carries the x axis' numbers and name
+            for v, xx in zip(xticks, X(xticks)):
+                page.text(float(xx), by + bh + 7.5, f"{v:g}", size=6.0, anchor="middle", colour=MUTED)
         page.text(bx + bw / 2, by - 4.0, self.title, size=7.5, bold=True, anchor="middle", colour=self.title_colour)
         lines = self.ylabel.split("\n")
         for k, line in enumerate(lines):
@@ -228,7 +232,9 @@ def cycle_panel(panel: Panel, data: ReportData, variable: str, component: str, n
         if np.isfinite(fo):
             panel.vline(fo, SIDE_COLOURS[side], gid=f"foot_off:{side}")
     what = "kinetic cycle" if kinetic else "complete gait cycle"
-    if not drawn:
+    if not drawn and variable not in data.units:
+        panel.missing = f"not an output of model {data.settings.get('model')}"
+    elif not drawn:
         panel.missing = f"no {what}"
     else:
         panel.notes += [(f"{s}: no {what}", SIDE_COLOURS[s]) for s in absent]
@@ -324,7 +330,7 @@ def contributions_page(data: ReportData) -> Page:
         for j, joint in enumerate(JOINTS):
             moment = f"{joint}Moment"
             panel = Panel(f"{side} {joint.lower()} sagittal moment", boxes[i][j], title_colour=SIDE_COLOURS[side],
-                          xlabel="% gait cycle")
+                          xlabel="% gait cycle" if i == len(SIDES) - 1 else "")
             for part in ("Total", *CONTRIBUTION_PARTS):
                 summ = data.mean_sd(side, moment if part == "Total" else f"{moment}{part}", "X")
                 if summ is not None:

@@ -63,10 +63,13 @@ def num(value, digits: int = 3) -> str:
     return f"{v:.{digits}f}" if math.isfinite(v) else DASH
 
 
-def mean_sd_text(mean: float, sd: float, n: int) -> str:
+COARSE_UNITS = ("%", "steps/min", "deg")  # shown with one decimal
+
+
+def mean_sd_text(mean: float, sd: float, n: int, unit: str = "") -> str:
     if not np.isfinite(mean):
         return DASH
-    digits = 3 if abs(mean) < 10 else 1
+    digits = 1 if unit in COARSE_UNITS or abs(mean) >= 10 else 3
     sd_text = f" \u00b1 {sd:.{digits}f}" if np.isfinite(sd) else ""
     return f"{mean:.{digits}f}{sd_text} (n={n})"
 
@@ -126,7 +129,7 @@ def _parameter_table(data: ReportData, kind: str, normative) -> Table:
         row = [parameter_name(key[0], key[1], key[2], data.convention), key[3]]
         for side in SIDES:
             r = by_key.get((side, *key))
-            row.append(mean_sd_text(float(r.mean), float(r.sd), int(r.n)) if r is not None else DASH)
+            row.append(mean_sd_text(float(r.mean), float(r.sd), int(r.n), key[3]) if r is not None else DASH)
             if kinetic:
                 pm = float(getattr(r, "percent_mean", np.nan)) if r is not None else np.nan
                 row.append(f"{pm:.0f}" if np.isfinite(pm) else DASH)

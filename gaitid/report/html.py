@@ -12,7 +12,7 @@ from pathlib import Path
 
 from gaitid.io.atomic import atomic_path
 from gaitid.report.data import ReportData
-from gaitid.report.pages import NO_WARNINGS, clinical_table, notice_groups
+from gaitid.report.pages import NO_WARNINGS, clinical_table, notice_groups, subject_heading
 from gaitid.report.svg import page_svg
 from gaitid.report.tables import (
     Table,
@@ -77,7 +77,7 @@ def render_html(data: ReportData, curves, extra_warnings: list[str] = (), normat
            '<section id="summary" class="header"><h2>Summary</h2>']
     out += [f"<p>{e(line)}</p>" for line in header_lines(data)]
     out.append(warnings_html(data, list(extra_warnings)))
-    out.append("<h3>Subject</h3>" + html_table(subject_table(data.results[0]), "subject-table"))
+    out.append(f"<h3>{e(subject_heading(data))}</h3>" + html_table(subject_table(data.results[0]), "subject-table"))
     if data.is_session:
         out.append("<h3>Trials</h3>" + html_table(trials_table(data), "trial-table"))
     out.append("<h3>Spatio-temporal parameters</h3><p>Mean \u00b1 SD (n cycles) per side.</p>"

@@ -106,6 +106,7 @@ class Flow:
         """Draw ``table`` (header row repeated on each page it spans)."""
         if table.empty:
             self.paragraph(empty, size=size, italic=True, colour=MUTED)
+            self.y += 6.0
             return
         pad, leading = 3.0, size * 1.25
         widths = column_widths(table, self.width, size, pad)

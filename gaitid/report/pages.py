@@ -48,6 +48,12 @@ def notice_groups(data: ReportData, extra: list[str] = ()) -> list[tuple[str, li
     return out
 
 
+def subject_heading(data: ReportData) -> str:
+    """'Subject', or in a session whose trials have other subjects, whose data the table shows."""
+    subjects = {(r.trial.subject.name, r.trial.subject.mass) for r in data.results}
+    return "Subject" if len(subjects) == 1 else f"Subject of {data.trials[0]} (each trial's mass: Trials table)"
+
+
 def clinical_table(data: ReportData, clinical=None) -> Table | None:
     """Slot for gait indices (GPS, MAP...): a table per side when the call (``clinical``) or the
     Result (an attribute ``clinical``) supplies them as a table with columns ``measure``, ``side``
@@ -84,7 +90,7 @@ def summary_pages(data: ReportData, normative=None, clinical=None, extra_warning
     if not groups:
         flow.paragraph(NO_WARNINGS, size=7.5)
     flow.space(4.0)
-    flow.heading_text("Subject")
+    flow.heading_text(subject_heading(data))
     flow.table(subject_table(data.results[0]))
     if data.is_session:
         flow.heading_text("Trials")

@@ -44,7 +44,8 @@ def trials(tmp: Path, long_s: float) -> list[tuple[str, str, dict]]:
         out.append((f"synthetic {seconds:g} s", str(path), {}))
     if REALDATA.is_dir():
         out.append(("HC030A05 2 s", str(REALDATA / "biomechzoo" / "HC030A05.c3d"), {}))
-        out.append(("walking2 5 s", str(REALDATA / "opensim-core" / "walking2.c3d"), {"model": "isb", "subject": "plates"}))
+        out.append(("walking2 5 s", str(REALDATA / "opensim-core" / "walking2.c3d"),
+                    {"model": "isb", "subject": "plates"}))
     return out
 
 

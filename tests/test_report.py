@@ -488,8 +488,9 @@ def test_norm_and_gait_index_slots(tmp_path, result):
     rows = {row[0]: row[-1] for row in with_norms.rows}
     assert rows["Walking speed"] == "1.35 \u00b1 0.12" and rows["Cadence"] == "\u2013"
     assert clinical_table(data) is None
-    gps = pd.DataFrame({"measure": ["GPS", "GPS", "GPS", "MAP knee flexion"], "side": ["Left", "Right", "Overall", "Left"],
-                        "value": [5.21, 6.02, 5.63, 7.9], "unit": ["deg"] * 4})
+    gps = pd.DataFrame({"measure": ["GPS", "GPS", "GPS", "MAP knee flexion"],
+                        "side": ["Left", "Right", "Overall", "Left"], "value": [5.21, 6.02, 5.63, 7.9],
+                        "unit": ["deg"] * 4})
     table = clinical_table(data, gps)
     assert table.columns == ["Index", "Unit", "Left", "Right", "Overall"]
     assert table.rows[0] == ["GPS", "deg", "5.2", "6.0", "5.6"] and table.rows[1][3:] == ["\u2013", "\u2013"]
@@ -497,3 +498,18 @@ def test_norm_and_gait_index_slots(tmp_path, result):
     text = html.read_text()
     assert 'id="gait-indices"' in text and "1.35 \u00b1 0.12" in text
     assert "Gait indices" in " ".join(t for page in summary_pages(data, Norms(), gps) for t in page.texts())
+
+
+def test_grf_without_a_direction_of_progression_is_in_lab_axes(result, monkeypatch):
+    import gaitid.report.data as report_data
+
+    monkeypatch.setattr(report_data, "progression_axes", lambda r: None)
+    page = kinetics_page(gather(result))
+    titles = [p.title for p in page.panels][-3:]
+    assert titles == ["GRF lab X", "GRF lab Y", "GRF vertical"]
+    (contact,) = [c for c in result.foot_contacts if c.side == "Right" and c.valid]
+    f = result.frames
+    x = f[(f.side == "Right") & (f.variable == "GroundReactionForce") & (f.component == "X")]
+    t = contact.strike_time + np.linspace(0, 1, 101) * (contact.off_time - contact.strike_time)
+    np.testing.assert_allclose(panel(page, "GRF lab X").get("grf:Right")[0].y,
+                               np.interp(t, x.time_s.to_numpy(), x.value.to_numpy()), atol=1e-9)

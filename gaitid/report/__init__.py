@@ -34,8 +34,9 @@ def write_report(result_or_results, outdir: str | os.PathLike, formats=FORMATS, 
     'pdf', 'html'. ``normative``: a CSV path, DataFrame or
     :class:`~gaitid.report.normative.NormativeBands` (format in :mod:`gaitid.report.normative`),
     drawn as a grey band, or any object with its ``band()`` method (and ``parameter_band()`` for
-    spatio-temporal norms, :func:`gaitid.report.tables.parameter_norm`). ``clinical``: gait indices (GPS, MAP...) as a table with columns
-    measure, side, value (, unit), shown on the first page (:func:`gaitid.report.pages.clinical_table`).
+    spatio-temporal norms, :func:`gaitid.report.tables.parameter_norm`). ``clinical``: gait
+    indices (GPS, MAP...) as a table with columns measure, side, value (, unit), shown on the
+    first page (:func:`gaitid.report.pages.clinical_table`).
     ``name``: file stem (default: the trial's name, or 'session'); ``title``: the heading
     (default: the trial name or 'Session: N trials').
     """

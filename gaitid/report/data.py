@@ -198,19 +198,19 @@ def progression_axes(result) -> np.ndarray | None:
 
 def side_stances(results: list, names: list[str], side: str, directions: list) -> Stances | None:
     """The GRF of every valid, complete plate contact of ``side``, 0-100 % of the stance, along the
-    direction of progression (anterior, medial = towards the other foot, vertical)."""
-    trial, plates, rows, unit, along = [], [], [], "", True
+    direction of progression (anterior, medial = towards the other foot, vertical); in the lab's X,
+    Y, Z when a trial has no direction of progression (no pelvis markers), for every trial alike."""
+    along = all(d is not None for d in directions)
+    trial, plates, rows, unit = [], [], [], ""
     for r, name, d in zip(results, names, directions):
         F = r.outputs.curves.get(side, {}).get("GroundReactionForce")
         if F is None:
             continue
         unit = r.outputs.units.get("GroundReactionForce", unit)
         F = np.asarray(F, float)
-        if d is not None:
+        if along:
             medial = np.cross([0.0, 0.0, 1.0], d) * (1.0 if side == "Right" else -1.0)
             F = np.column_stack([np.einsum("ni,ni->n", F, d), np.einsum("ni,ni->n", F, medial), F[:, 2]])
-        else:
-            along = False
         for c in r.foot_contacts:
             if not (c.valid and c.side == side and c.complete and c.off_time > c.strike_time):
                 continue

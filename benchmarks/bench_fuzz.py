@@ -45,7 +45,7 @@ def main() -> None:
         if outcome not in ("result", "gaitid error"):
             others.append(f"{kind} | {Path(src).name} seed {s} | {what} | {detail}")
     print(f"gaitid from {root}; {n} cases, seed {seed}, {time.time() - t0:.0f} s")
-    print(f"| kind | cases | results | gaitid errors | anything else |")
+    print("| kind | cases | results | gaitid errors | anything else |")
     print("|---|---|---|---|---|")
     total = Counter()
     for kind in KINDS:

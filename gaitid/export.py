@@ -20,7 +20,14 @@ contacts           plates, side, strike_time_s, off_time_s, valid, reason, sourc
 ``variable`` uses Plug-in Gait's names without the side letter (``AnkleMoment``,
 ``KneeAngles``, ``HipPower``, ``GroundReactionForce``) plus gaitid's moment
 contributions (``AnkleMomentInertial``, ``...Velocity``, ``...Gravity``, ``...External``).
-Excel: one workbook, one sheet per table.
+
+Excel (:func:`write_excel`): one workbook in a wide per-cycle layout, one sheet per table:
+``curves`` (one row per cycle and % of the cycle, one column per variable and component, e.g.
+``AnkleMoment X [N.m/kg]``), ``curves_summary`` (mean, SD, n per side and %), ``parameters``
+(one row per cycle, one column per parameter and its timing), ``parameters_summary``,
+``cycles``, ``events``, ``contacts``. The per-frame table stays in CSV / Parquet: any trial
+length fits a spreadsheet (a table longer than Excel's 1,048,576 rows would continue on a
+second sheet).
 
 C3D: a copy of the input trial (rebuilt from gaitid's parsed trial: markers, virtual points,
 model outputs, analog channels, plates as type-2 wrenches, events, subject) with the results
@@ -99,13 +106,134 @@ def _stringify_objects(table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def output_label(variable: str, component: str, unit: str) -> str:
+    """Column name of one output component: 'AnkleMoment X [N.m/kg]', 'HipPower [W/kg]'."""
+    name = f"{variable} {component}" if component else variable
+    return f"{name} [{unit}]" if unit else name
+
+
+def curves_wide(result) -> pd.DataFrame:
+    """Time-normalised cycles, wide: one row per cycle and percent (``side, cycle, kinetic,
+    percent``), one column per output variable and component, in the output's unit. Built from the
+    per-frame arrays with :func:`gaitid.cycles.time_normalise`, as ``Result.curves`` is."""
+    from gaitid.cycles import time_normalise
+    from gaitid.vocabulary import CYCLE_POINTS
+
+    units = result.outputs.units
+    order: dict[tuple[str, str], int] = {}
+    blocks = {}
+    for side, curves in result.outputs.curves.items():
+        cols, arrays = [], []
+        for name, arr in curves.items():
+            a = np.asarray(arr, float).reshape(result.trial.n_frames, -1)
+            comps = ("X", "Y", "Z")[: a.shape[1]] if a.shape[1] > 1 else ("",)
+            cols += [(name, c) for c in comps]
+            arrays.append(a)
+        for c in cols:
+            order.setdefault(c, len(order))
+        blocks[side] = ([order[c] for c in cols], np.hstack(arrays) if arrays else None)
+    rows, keys = [], []
+    for c in sorted(result.cycles, key=lambda c: (c.side, c.index)):
+        where, block = blocks.get(c.side, ([], None))
+        values = np.full((CYCLE_POINTS, len(order)), np.nan)
+        if block is not None:
+            values[:, where] = time_normalise(block, result.trial.time, c.start_time, c.end_time)
+        rows.append(values)
+        keys.append((c.side, c.index, bool(c.kinetic)))
+    meta = pd.DataFrame({
+        "side": [k[0] for k in keys for _ in range(CYCLE_POINTS)],
+        "cycle": np.repeat([k[1] for k in keys], CYCLE_POINTS).astype(int),
+        "kinetic": np.repeat([k[2] for k in keys], CYCLE_POINTS).astype(bool),
+        "percent": np.tile(np.linspace(0.0, 100.0, CYCLE_POINTS), len(keys)),
+    })
+    labels = [output_label(v, c, units.get(v, "")) for v, c in order]
+    values = pd.DataFrame(np.vstack(rows) if rows else np.empty((0, len(labels))), columns=labels)
+    return pd.concat([meta, values], axis=1)
+
+
+def curves_summary_wide(curves: pd.DataFrame) -> pd.DataFrame:
+    """Mean, sample SD and n of the cycles in ``curves`` (:func:`curves_wide`), wide: one row per
+    side and percent, three columns per output variable and component ('AnkleMoment X [N.m/kg]
+    mean', '... SD', '... n'); NaN-skipping, as :func:`gaitid.parameters.summarise`."""
+    labels = [c for c in curves.columns if c not in ("side", "cycle", "kinetic", "percent")]
+    if curves.empty:
+        return pd.DataFrame(columns=["side", "percent"])
+    g = curves.groupby(["side", "percent"], sort=True)[labels]
+    stats = {"mean": g.mean(), "SD": g.std(ddof=1), "n": g.count()}
+    out = pd.concat({k: v for k, v in stats.items()}, axis=1)
+    out = out[[(stat, lab) for lab in labels for stat in stats]]
+    out.columns = [f"{lab} {stat}" for stat, lab in out.columns]
+    return out.reset_index()
+
+
+def parameters_wide(result) -> pd.DataFrame:
+    """Discrete parameters, wide: one row per cycle (``side, cycle``), one column per parameter
+    ('cadence [steps/min]', 'ankle plantarflexor moment, late stance, peak [N.m/kg]', 'AnklePower
+    A2 [W/kg]') and, for timed parameters (peaks, bursts), their timing ('... timing [% cycle]')."""
+    p = result.parameters
+    if p is None or p.empty:
+        return pd.DataFrame(columns=["side", "cycle"])
+    def name(parameter: str, variable: str, component: str) -> str:
+        if " " in parameter:  # a clinical parameter names itself ('knee flexion, swing, peak')
+            return parameter
+        return " ".join(x for x in (variable, component, parameter) if x)  # 'AnklePower A2'
+
+    names = pd.Series([name(a, b, c) for a, b, c in zip(p["parameter"].tolist(), p["variable"].fillna("").tolist(),
+                                                        p["component"].fillna("").tolist())], index=p.index)
+    units = p["unit"].fillna("")
+    p = p.assign(label=names + (" [" + units + "]").where(units != "", ""), timing=names + " timing [% cycle]")
+    order = list(dict.fromkeys(p["label"]))
+    value = p.pivot_table(index=["side", "cycle"], columns="label", values="value", aggfunc="first", sort=False)
+    value = value.reindex(columns=order)
+    timed = p[p["percent"].notna()]
+    if not timed.empty:
+        t_order = list(dict.fromkeys(timed["timing"]))
+        timing = timed.pivot_table(index=["side", "cycle"], columns="timing", values="percent", aggfunc="first",
+                                   sort=False).reindex(columns=t_order)
+        value = value.join(timing)
+        # each timing column right after its value column
+        pairs = dict(zip(p["label"], p["timing"]))
+        value = value[[c for lab in order for c in (lab, pairs[lab]) if c in value.columns]]
+    value.columns.name = None
+    return value.reset_index()
+
+
+def excel_tables(result) -> dict[str, pd.DataFrame]:
+    """The sheets of :func:`write_excel`, in order."""
+    from gaitid.cycles import cycles_table
+
+    small = tables_small(result)
+    about = pd.DataFrame({"item": ["trial", "file", "written by", "layout", "per-frame data"], "value": [
+        result.name, str(result.trial.path or ""), "gaitid",
+        "curves: one row per cycle and % of the cycle, one column per output variable and component, in the "
+        "unit its name gives; parameters: one row per cycle",
+        f"not in this workbook (it can exceed a spreadsheet's row limit): {result.name}_frames.csv or "
+        f".parquet (Result.to_csv / to_parquet)"]})
+    curves = curves_wide(result)
+    return {"about": about, "curves": curves, "curves_summary": curves_summary_wide(curves),
+            "parameters": parameters_wide(result), "parameters_summary": small["parameters_summary"],
+            "cycles": cycles_table(result.cycles), "events": small["events"], "contacts": small["contacts"]}
+
+
+def tables_small(result) -> dict[str, pd.DataFrame]:
+    """The Result's short tables (events, contacts, parameter summary), without the per-frame one."""
+    events = pd.DataFrame([(e.label, e.context, e.time, e.frame, e.source) for e in result.events],
+                          columns=["label", "context", "time_s", "frame", "source"])
+    summary = result.parameters_summary if result.parameters_summary is not None else pd.DataFrame()
+    return {"events": events, "contacts": result.contacts, "parameters_summary": summary}
+
+
 def write_excel(result, path: str | os.PathLike) -> Path:
-    """One ``.xlsx`` workbook, a sheet per table (the per-frame table may be long)."""
+    """One ``.xlsx`` workbook in a wide per-cycle layout (:func:`excel_tables`): curves, their mean
+    and SD, parameters per cycle, cycles, events, contacts. The per-frame table is not in it (CSV,
+    Parquet): any trial length stays within a spreadsheet's limits (:mod:`gaitid.io.xlsx`)."""
+    from gaitid.io.xlsx import write_xlsx
+
     path = Path(path)
+    sheets = excel_tables(result)
+    sheets.update({k: _stringify_objects(sheets[k]) for k in ("events", "contacts")})
     with atomic_path(path, inputs=_inputs(result)) as tmp:
-        with pd.ExcelWriter(tmp, engine="openpyxl") as writer:
-            for name, table in tables(result).items():
-                _stringify_objects(table).to_excel(writer, sheet_name=name[:31], index=False)
+        write_xlsx(tmp, sheets)
     return path
 
 

@@ -324,7 +324,7 @@ def test_controls_processed_differently_are_refused(sample):
 
 def test_convention_conversion_and_report_band(sample):
     from gaitid.report.data import gather
-    from gaitid.report.plots import joint_grid
+    from gaitid.report.plots import kinetics_page
 
     norms = build_norms(_perturbed(sample))
     ext = norms.in_convention("external")
@@ -337,9 +337,9 @@ def test_convention_conversion_and_report_band(sample):
     key = ("", "", "knee extensor moment, early stance, peak", "KneeMoment", "X")
     assert p_ext[key] == pytest.approx(p_int[key])
     np.testing.assert_allclose(ext.in_convention("internal").band("KneeMoment", "X")[1], m_int, equal_nan=True)
-    fig = joint_grid(gather(sample), "Moment", norms.in_convention(sample.settings.convention))
-    knee = [ax for ax in fig.axes if ax.get_title() == "Knee sagittal moment"][0]
-    assert [c for c in knee.collections if c.get_gid() == "normative"]
+    page = kinetics_page(gather(sample), norms.in_convention(sample.settings.convention))
+    (knee,) = [p for p in page.panels if p.title == "Knee sagittal moment"]
+    assert knee.get("normative")
 
 
 # --------------------------------------------------------------------------- CSV and GCD

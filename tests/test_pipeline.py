@@ -149,7 +149,8 @@ def test_exports_round_trip(default_result, tmp_path):
     pq = pd.read_parquet(tmp_path / "walk_synthetic_parameters.parquet")
     assert list(pq.columns) == list(r.parameters.columns)
     r.to_excel(tmp_path / "walk.xlsx")
-    assert set(pd.ExcelFile(tmp_path / "walk.xlsx").sheet_names) >= {"frames", "parameters", "contacts"}
+    sheets = set(pd.ExcelFile(tmp_path / "walk.xlsx").sheet_names)  # wide per cycle; per-frame data in CSV only
+    assert sheets >= {"curves", "parameters", "contacts"} and "frames" not in sheets
 
     out = r.to_c3d(tmp_path / "walk_results.c3d", suffix="_gid")
     back = read_c3d(out)

@@ -187,7 +187,7 @@ def test_treadmill_joint_loads_are_the_overground_walks():
 def test_treadmill_walks_in_place_on_moving_belts(split_trial):
     """The pelvis stays in place (mean lab velocity 0, within 7 cm); each stance foot travels
     backwards at the belt speed (the walking speed of the overground walk)."""
-    b, p = split_trial.block, split_trial.params
+    b = split_trial.block
     v = split_trial.scenario.notes["belt_speed_m_s"]
     assert v == pytest.approx(S.make_gait_trial().path.x.slope, abs=1e-12)
     pel = b.kinematics["pelvis"]

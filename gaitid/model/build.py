@@ -174,7 +174,7 @@ def build_segments(
     subj, overrides = split_subject(subject, trial)
     params = resolve_parameters(m, subj, overrides, trial)
     if subj.mass is None or not subj.mass > 0:
-        raise ModelError(f"body mass unknown for the trial: give subject={{...}} or a Subject with mass",
+        raise ModelError("body mass unknown for the trial: give subject={...} or a Subject with mass",
                          trial.path)
     trial = apply_aliases(trial, m)
     residuals, flags = {}, {}

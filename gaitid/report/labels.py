@@ -6,7 +6,10 @@ Z transverse, with the same sign meaning on the left and the right.
 The axis label states what a positive value means (``"Dorsiflexion (+)"``).
 
 Angles: Plug-in Gait's signs (flexion, dorsiflexion, adduction/varus, inversion,
-internal rotation positive; see :func:`gaitid.kinematics.joint_angles`).
+internal rotation positive; see :func:`gaitid.kinematics.joint_angles`). Pelvis (in the
+direction of progression): anterior tilt, that side up (obliquity), that side forward
+(internal rotation) positive; foot progression (foot long axis against the direction of
+progression): internal (in-toeing) positive, so a typical foot is at -5 to -15 deg.
 
 Moments: the label names the net *muscle* (internal) moment a positive value
 stands for. gaitid's moments use the angle's axes: with ``convention='external'``
@@ -28,16 +31,26 @@ convention.
 from __future__ import annotations
 
 JOINTS = ("Hip", "Knee", "Ankle")  # top to bottom, as gait reports print them
+# kinematics page rows: (variable, {component: panel title}); foot progression: transverse only
+KINEMATIC_ROWS = (
+    ("PelvisAngles", {"X": "Pelvic tilt", "Y": "Pelvic obliquity", "Z": "Pelvic rotation"}),
+    ("HipAngles", {"X": "Hip flexion/extension", "Y": "Hip ab/adduction", "Z": "Hip rotation"}),
+    ("KneeAngles", {"X": "Knee flexion/extension", "Y": "Knee varus/valgus", "Z": "Knee rotation"}),
+    ("AnkleAngles", {"X": "Ankle dorsi/plantarflexion", "Y": "Ankle inversion/eversion", "Z": "Ankle rotation"}),
+    ("FootProgressAngles", {"Z": "Foot progression"}),
+)
 COMPONENTS = ("X", "Y", "Z")
 PLANES = {"X": "Sagittal", "Y": "Frontal", "Z": "Transverse"}
 SIDE_COLOURS = {"Left": "#d62728", "Right": "#2ca02c"}  # clinical convention: left red, right green
-NORMATIVE_COLOUR = "0.80"
+NORMATIVE_COLOUR = "#cccccc"
 CONTRIBUTION_PARTS = ("Inertial", "Velocity", "Gravity", "External")
 CONTRIBUTION_COLOURS = {"Inertial": "#1f77b4", "Velocity": "#9467bd", "Gravity": "#8c564b",
-                        "External": "#ff7f0e", "Total": "black"}
+                        "External": "#ff7f0e", "Total": "#111111"}
 
 # positive direction of each angle (Plug-in Gait)
 ANGLE_POSITIVE = {
+    ("PelvisAngles", "X"): "Anterior tilt", ("PelvisAngles", "Y"): "Up", ("PelvisAngles", "Z"): "Internal rotation",
+    ("FootProgressAngles", "Z"): "Internal",
     ("HipAngles", "X"): "Flexion", ("HipAngles", "Y"): "Adduction", ("HipAngles", "Z"): "Internal rotation",
     ("KneeAngles", "X"): "Flexion", ("KneeAngles", "Y"): "Varus", ("KneeAngles", "Z"): "Internal rotation",
     ("AnkleAngles", "X"): "Dorsiflexion", ("AnkleAngles", "Y"): "Inversion",
@@ -103,3 +116,23 @@ def quantity(variable: str) -> str:
             joint = variable[: -len(word)]
             return f"{joint} {'angle' if word == 'Angles' else word.lower()}"
     return variable
+
+
+# ground reaction force panels: (title, axis sign) per component, in the direction of progression
+# (anterior, medial = towards the other foot, vertical) or, without pelvis markers, the lab axes
+GRF_BODY = (("GRF anterior-posterior", "Anterior (+)"), ("GRF medio-lateral", "Medial (+)"),
+            ("GRF vertical", "Vertical (+ up)"))
+GRF_LAB = (("GRF lab X", "Lab X (+)"), ("GRF lab Y", "Lab Y (+)"), ("GRF vertical", "Vertical (+ up)"))
+
+ANGLE_CONVENTION = ("Angles in degrees with Plug-in Gait's signs; each axis names the positive direction. "
+                    "Pelvis and foot progression are measured against the direction of progression.")
+
+
+def moment_convention(convention: str, frame: str) -> str:
+    """The sentence a kinetics page states once: which moments, in which frame, what + means."""
+    where = "the lab frame" if frame == "lab" else f"the {frame} segment's frame"
+    if convention == "external":
+        return (f"Moments: external (= \u2212 internal, as Plug-in Gait reports them), in {where}; each axis "
+                "names the net muscle moment a positive value stands for. Powers: + generation.")
+    return (f"Moments: internal (net muscle) moments, in {where}; each axis names the muscle group a "
+            "positive value stands for. Powers: + generation.")

@@ -17,8 +17,18 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from gaitid.report.labels import SIDE_COLOURS
-from gaitid.report.plots import FONT, new_figure
 from gaitid.scores import GPS_VARIABLES
+
+FONT = {"font.size": 8, "axes.titlesize": 9, "axes.labelsize": 8, "xtick.labelsize": 7, "ytick.labelsize": 7,
+        "legend.fontsize": 8, "text.parse_math": False}  # text from files ('$' in a name) is never TeX
+
+def new_figure(size) -> Figure:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    fig = Figure(figsize=size)
+    FigureCanvasAgg(fig)
+    return fig
+
 
 OVERALL_COLOUR = "0.25"
 REFERENCE_COLOUR = "0.85"

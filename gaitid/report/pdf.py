@@ -1,45 +1,113 @@
-"""The PDF report: one summary page, four figure pages, one kinetic-parameter page (6 pages)."""
+"""The PDF report: the report's pages (:mod:`gaitid.report.canvas`) written with reportlab.
+
+Lines and areas go into the page's content stream as PDF path operators in one string per path;
+text is drawn in Helvetica, a standard PDF font (nothing embedded, any viewer shows it).
+"""
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 
-from matplotlib.backends.backend_pdf import PdfPages
-
 from gaitid.io.atomic import atomic_path
-from gaitid.report.data import ReportData
-from gaitid.report.plots import table_figure
-from gaitid.report.tables import contacts_table, cycles_table, header_lines, parameter_table, trials_table
-
-N_PAGES = 6
+from gaitid.report.canvas import FONTS, Page, Text, runs
+from gaitid.report.layout import MARGIN, MUTED
 
 
-def summary_page(data: ReportData, warnings: list[str]):
-    notes = header_lines(data)
-    blocks = [("Trials", trials_table(data).drop(columns=["File"]))] if data.is_session else []
-    blocks += [("Spatio-temporal parameters (mean \u00b1 SD, n cycles)", parameter_table(data, "spatiotemporal")),
-              ("Gait cycles", cycles_table(data)),
-              ("Force-plate assignment", contacts_table(data))]
-    fig = table_figure(f"gaitid report \u2014 {data.title}", blocks, notes, max_rows=16, bottom=0.12)
-    if warnings:
-        shown = [w if len(w) <= 150 else w[:147] + "..." for w in warnings[:5]]
-        if len(warnings) > 5:
-            shown.append(f"... {len(warnings) - 5} more in the HTML report")
-        fig.text(0.05, 0.105, "Warnings", fontsize=9, fontweight="bold", va="top", color="#8a4b00")
-        for k, line in enumerate(shown):
-            fig.text(0.05, 0.085 - 0.013 * k, f"\u2022 {line}", fontsize=6.5, va="top", color="#8a4b00")
-    return fig
+@lru_cache(maxsize=64)
+def rgb(colour: str) -> tuple[float, float, float]:
+    """'#rrggbb' -> (r, g, b) in 0-1."""
+    c = colour.lstrip("#")
+    return int(c[0:2], 16) / 255.0, int(c[2:4], 16) / 255.0, int(c[4:6], 16) / 255.0
 
 
-def write_pdf(data: ReportData, figures, path: Path, warnings: list[str], inputs=()) -> Path:
-    """Write the PDF atomically: summary, the figures, the kinetic parameters."""
-    params = parameter_table(data, "kinetic")
-    pages = [summary_page(data, warnings), *(f for _, _, f in figures),
-             table_figure(f"{data.title} \u2014 kinetic parameters (kinetic cycles, mean \u00b1 SD)",
-                          [("Peak moments and power bursts (Winter 1991; A2, K1-K4, H1-H3)", params)],
-                          max_rows=60)]
+def path_operators(xy, height: float, closed: bool) -> str:
+    """PDF path construction operators of a polyline (page points, y down) with NaN breaks."""
+    ops = []
+    for run in runs(xy):
+        flat = run.copy()
+        flat[:, 1] = height - flat[:, 1]
+        v = tuple(flat.ravel().tolist())
+        ops.append(("%.2f %.2f m\n" + "%.2f %.2f l\n" * (len(run) - 1)) % v + ("h\n" if closed else ""))
+    return "".join(ops)
+
+
+def draw_page(c, page: Page) -> None:
+    """Every item of ``page`` onto the reportlab canvas ``c`` (its current page); colours, widths
+    and fonts are set only when they change."""
+    h = page.height
+    font = fill = stroke = width = dash = None
+    for it in page.items:
+        if isinstance(it, Text):
+            if not it.text:
+                continue
+            if (it.bold, it.italic, it.size) != font:
+                font = (it.bold, it.italic, it.size)
+                c.setFont(FONTS[it.bold, it.italic], it.size)
+            if it.colour != fill:
+                fill = it.colour
+                c.setFillColorRGB(*rgb(it.colour))
+            draw = {"start": c.drawString, "middle": c.drawCentredString, "end": c.drawRightString}[it.anchor]
+            if it.rotate:
+                c.saveState()
+                c.translate(it.x, h - it.y)
+                c.rotate(it.rotate)
+                draw(0, 0, it.text)
+                c.restoreState()
+            else:
+                draw(it.x, h - it.y, it.text)
+            continue
+        ops = path_operators(it.xy, h, it.closed)
+        if not ops:
+            continue
+        if it.fill is not None:
+            if it.fill != fill:
+                fill = it.fill
+                c.setFillColorRGB(*rgb(it.fill))
+            c.setFillAlpha(it.alpha)
+        if it.stroke is not None:
+            if it.stroke != stroke:
+                stroke = it.stroke
+                c.setStrokeColorRGB(*rgb(it.stroke))
+            if it.width != width:
+                width = it.width
+                c.setLineWidth(it.width)
+            if it.dash != dash:
+                dash = it.dash
+                c.setDash(list(it.dash) if it.dash else [])
+        paint = "B" if it.fill is not None and it.stroke is not None else ("f" if it.fill is not None else "S")
+        c.addLiteral(ops + paint)
+        if it.fill is not None and it.alpha != 1.0:
+            c.setFillAlpha(1.0)
+
+
+def write_pdf(pages: list[Page], path: Path, title: str, inputs=()) -> Path:
+    """Write ``pages`` as one PDF ('page k of n' on each), atomically (temporary file, then rename).
+    Streams are zlib-compressed without reportlab's default ASCII85 layer (binary PDF: a third
+    smaller and, without reportlab's optional C accelerator, several times faster to write)."""
+    from reportlab import rl_config
+
+    useA85 = rl_config.useA85
+    rl_config.useA85 = 0
+    try:
+        return _write(pages, path, title, inputs)
+    finally:
+        rl_config.useA85 = useA85
+
+
+def _write(pages: list[Page], path: Path, title: str, inputs=()) -> Path:
+    from reportlab.pdfgen.canvas import Canvas
+
     with atomic_path(path, inputs=inputs) as tmp:
-        with PdfPages(tmp, metadata={"Title": f"gaitid report: {data.title}", "Creator": "gaitid"}) as pdf:
-            for fig in pages:
-                pdf.savefig(fig)
+        c = Canvas(str(tmp), pagesize=(pages[0].width, pages[0].height), pageCompression=1)
+        c.setTitle(f"gaitid report: {title}")
+        c.setCreator("gaitid")
+        for k, page in enumerate(pages, start=1):
+            c.setPageSize((page.width, page.height))
+            draw_page(c, page)
+            c.setFont(FONTS[False, False], 6.5)  # draw_page's font tracking starts afresh on each page
+            c.setFillColorRGB(*rgb(MUTED))
+            c.drawRightString(page.width - MARGIN[2], MARGIN[3] - 20.0, f"page {k} of {len(pages)}")
+            c.showPage()
+        c.save()
     return Path(path)

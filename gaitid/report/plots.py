@@ -1,376 +1,355 @@
-"""Matplotlib figures of a report, drawn from the tidy tables of :mod:`gaitid.report.data`.
+"""The report's curve pages: kinematics, kinetics (moments, powers, GRF) and moment contributions.
 
-Every figure is a plain :class:`matplotlib.figure.Figure` on the Agg canvas (no pyplot
-state, safe in batch workers). Per panel: each cycle as a thin line, the mean as a
-thick line with a +-1 SD band, left red and right green, the mean foot-off of each
-side as a dashed vertical line, the user's normative band in grey behind. Artists
-carry a ``gid`` (``'mean:Left'``, ``'cycle:Right'``, ``'foot_off:Left'``, ``'normative'``)
-so scripts and tests can find what was drawn.
+Each page is one :class:`~gaitid.report.canvas.Page` drawn once and written to both the PDF and the
+HTML. Per panel: each cycle as a thin line, the mean as a thick line with a +-1 SD band, left red
+and right green, the mean foot off of each side as a dashed vertical line, the user's normative
+band in grey behind. Every panel keeps, in data units, what it drew (:class:`Panel`, ``series``
+with a ``gid``: 'mean:Left', 'cycle:Right', 'sd:Left', 'foot_off:Left', 'normative',
+'part:Left:Gravity', 'grf:Right'), so scripts and tests can read the curves back. The sign
+convention is stated once per page, in its footer; each y axis names what a positive value means.
 """
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
-from matplotlib.patches import Patch
+import math
+from dataclasses import dataclass, field
 
-from gaitid.errors import GaitIDError
-from gaitid.report.data import ReportData
+import numpy as np
+
+from gaitid.report.canvas import INK, Page
+from gaitid.report.data import ReportData, mean_sd_of
+from gaitid.report.layout import MARGIN, MUTED, page_frame
 from gaitid.report.labels import (
+    ANGLE_CONVENTION,
     COMPONENTS,
     CONTRIBUTION_COLOURS,
     CONTRIBUTION_PARTS,
+    GRF_BODY,
+    GRF_LAB,
     JOINTS,
+    KINEMATIC_ROWS,
     NORMATIVE_COLOUR,
     PLANES,
     SIDE_COLOURS,
     axis_label,
     is_kinematic,
+    moment_convention,
 )
 from gaitid.vocabulary import SIDES
 
-A4_PORTRAIT = (8.27, 11.69)
-FONT = {"font.size": 8, "axes.titlesize": 9, "axes.labelsize": 8, "xtick.labelsize": 7, "ytick.labelsize": 7,
-        "legend.fontsize": 8}
+GRID = "#e6e6e6"
+FRAME = "#666666"
+NORMATIVE = NORMATIVE_COLOUR
 
 
-def new_figure(size=A4_PORTRAIT) -> Figure:
-    fig = Figure(figsize=size)
-    FigureCanvasAgg(fig)
-    return fig
+def mix(colour: str, amount: float) -> str:
+    """``colour`` lightened towards white by ``amount`` (0-1): the single cycles' thin lines."""
+    c = colour.lstrip("#")
+    rgb = [int(c[i:i + 2], 16) for i in (0, 2, 4)]
+    return "#" + "".join(f"{round(v + (255 - v) * amount):02x}" for v in rgb)
 
 
-def unit_of(data: ReportData, variable: str) -> str:
-    sel = data.curves.loc[data.curves["variable"] == variable, "unit"]
-    if len(sel):
-        return str(sel.iloc[0])
-    for r in data.results:
-        if variable in r.units:
-            return r.units[variable]
-    return ""
+CYCLE_COLOURS = {s: mix(c, 0.5) for s, c in SIDE_COLOURS.items()}
 
 
-def _missing_text(ax, text: str, **kw) -> None:
-    ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center", color="0.35", fontsize=9,
-            style="italic", gid="missing", **kw)
+def nice_ticks(lo: float, hi: float, n: int = 4) -> np.ndarray:
+    """About ``n`` intervals of 1, 2, 2.5 or 5 x 10^k covering [lo, hi]."""
+    if not (np.isfinite(lo) and np.isfinite(hi)) or hi <= lo:
+        lo, hi = (lo - 1.0, lo + 1.0) if np.isfinite(lo) else (-1.0, 1.0)
+    raw = (hi - lo) / n
+    mag = 10.0 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1.0, 2.0, 2.5, 5.0, 10.0) if m * mag >= raw * 0.999)
+    first, last = math.floor(lo / step + 1e-9), math.ceil(hi / step - 1e-9)
+    return np.arange(first, last + 1) * step + 0.0
 
 
-def draw_cycles(ax, data: ReportData, variable: str, component: str, normative=None, show_cycles: bool = True,
-                ylabel: bool = True) -> bool:
-    """One panel: cycles, mean +- SD per side, foot-off lines, normative band. False if nothing drawn."""
+def tick_text(v: float, step: float) -> str:
+    """A tick value with as many decimals as the step needs (2.5 -> '2.5', 0.25 -> '0.25')."""
+    digits = next((d for d in range(6) if abs(step * 10 ** d - round(step * 10 ** d)) < 1e-6 * 10 ** d), 6)
+    return f"{v + 0.0:.{digits}f}"
+
+
+@dataclass
+class Series:
+    """What a panel drew, in data units: 'line' (x, y), 'band' (x, y = lower, y2 = upper) or
+    'vline' (x = [position])."""
+
+    kind: str
+    gid: str
+    x: np.ndarray
+    y: np.ndarray | None = None
+    y2: np.ndarray | None = None
+    colour: str = INK
+    width: float = 0.5
+    alpha: float = 1.0
+    dash: tuple = ()
+
+
+@dataclass
+class Panel:
+    """One plot: ``box`` (x, y, w, h) of its plot area on the page, x from ``xlim``; y limits from
+    the data drawn (0 always inside). Only a panel with an ``xlabel`` (the foot of a column of
+    panels sharing the x axis) numbers its x axis."""
+
+    title: str
+    box: tuple[float, float, float, float]
+    ylabel: str = ""
+    xlabel: str = ""
+    xlim: tuple[float, float] = (0.0, 100.0)
+    title_colour: str = INK
+    series: list[Series] = field(default_factory=list)
+    notes: list[tuple[str, str]] = field(default_factory=list)  # (text, colour) at the top left
+    missing: str = ""
+
+    def line(self, x, y, colour, width=0.5, gid="", dash=()):
+        self.series.append(Series("line", gid, np.asarray(x, float), np.asarray(y, float), colour=colour, width=width,
+                                  dash=tuple(dash)))
+
+    def band(self, x, lower, upper, colour, alpha, gid=""):
+        self.series.append(Series("band", gid, np.asarray(x, float), np.asarray(lower, float),
+                                  np.asarray(upper, float), colour=colour, alpha=alpha))
+
+    def vline(self, x, colour, gid="", dash=(3.0, 2.0), width=0.8):
+        self.series.append(Series("vline", gid, np.array([x], float), colour=colour, width=width, dash=tuple(dash)))
+
+    def get(self, gid: str) -> list[Series]:
+        return [s for s in self.series if s.gid == gid]
+
+    def ylim(self) -> np.ndarray:
+        vals = [s.y for s in self.series if s.y is not None] + [s.y2 for s in self.series if s.y2 is not None]
+        finite = np.concatenate([v[np.isfinite(v)] for v in vals]) if vals else np.empty(0)
+        lo, hi = (min(0.0, finite.min()), max(0.0, finite.max())) if finite.size else (-1.0, 1.0)
+        if hi - lo < 1e-9:  # a curve that is zero to rounding (a degree of freedom the model locks)
+            lo, hi = lo - 1.0, hi + 1.0
+        return nice_ticks(lo, hi)
+
+    def draw(self, page: Page) -> None:
+        bx, by, bw, bh = self.box
+        ticks = self.ylim()
+        y0, y1 = float(ticks[0]), float(ticks[-1])
+        x0, x1 = self.xlim
+
+        def X(x):
+            return bx + (np.asarray(x, float) - x0) / (x1 - x0) * bw
+
+        def Y(y):
+            return by + bh - (np.asarray(y, float) - y0) / (y1 - y0) * bh
+
+        xticks = np.linspace(x0, x1, 6)
+        grid = [np.array([[bx, v], [bx + bw, v]]) for v in Y(ticks[1:-1])]
+        grid += [np.array([[v, by], [v, by + bh]]) for v in X(xticks[1:-1])]
+        page.path(np.concatenate([np.vstack([g, [[np.nan, np.nan]]]) for g in grid]), stroke=GRID, width=0.4)
+        for s in (s for s in self.series if s.kind == "band"):
+            xs, up, lo = X(s.x), Y(s.y2), Y(s.y)
+            for a, b in _stretches(np.isfinite(xs) & np.isfinite(up) & np.isfinite(lo)):  # one polygon each
+                page.path(np.vstack([np.column_stack([xs[a:b], up[a:b]]), np.column_stack([xs[a:b], lo[a:b]])[::-1]]),
+                          stroke=None, fill=s.colour, alpha=s.alpha, closed=True, gid=s.gid)
+        if y0 < 0 < y1:
+            page.path([[bx, float(Y(0.0))], [bx + bw, float(Y(0.0))]], stroke="#8c8c8c", width=0.5)
+        for s in self.series:
+            if s.kind == "line":
+                page.path(np.column_stack([X(s.x), Y(s.y)]), stroke=s.colour, width=s.width, dash=s.dash, gid=s.gid)
+            elif s.kind == "vline" and x0 <= s.x[0] <= x1:
+                page.path([[float(X(s.x[0])), by], [float(X(s.x[0])), by + bh]], stroke=s.colour, width=s.width,
+                          dash=s.dash, gid=s.gid)
+        page.rect(bx, by, bw, bh, stroke=FRAME, width=0.6)
+        step = float(ticks[1] - ticks[0])
+        for v, yy in zip(ticks, Y(ticks)):
+            page.text(bx - 2.5, float(yy) + 2.2, tick_text(float(v), step), size=6.0, anchor="end", colour=MUTED)
+        if self.xlabel:  # the panel at the foot of its column carries the x axis' numbers and name
+            for v, xx in zip(xticks, X(xticks)):
+                page.text(float(xx), by + bh + 7.5, f"{v:g}", size=6.0, anchor="middle", colour=MUTED)
+        page.text(bx + bw / 2, by - 4.0, self.title, size=7.5, bold=True, anchor="middle", colour=self.title_colour)
+        lines = self.ylabel.split("\n")
+        for k, line in enumerate(lines):
+            page.text(bx - 22.0 + 7.5 * k - 7.5 * (len(lines) - 1), by + bh / 2, line, size=6.5, anchor="middle",
+                      rotate=90.0)
+        if self.xlabel:
+            page.text(bx + bw / 2, by + bh + 15.5, self.xlabel, size=6.5, anchor="middle", colour=MUTED)
+        for k, (note, colour) in enumerate(self.notes):
+            page.text(bx + 3.0, by + 8.0 + 7.0 * k, note, size=6.0, colour=colour)
+        if self.missing:
+            page.text(bx + bw / 2, by + bh / 2 + 2.5, self.missing, size=7.5, anchor="middle", italic=True,
+                      colour=MUTED, gid="missing")
+        page.panels.append(self)
+
+
+def _stretches(ok: np.ndarray) -> list[tuple[int, int]]:
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], ok.astype(np.int8), [0]])))
+    return [(a, b) for a, b in zip(edges[::2], edges[1::2]) if b - a >= 2]
+
+
+def curve_legend(normative) -> list:
+    out = [("line", SIDE_COLOURS[s], f"{s} mean") for s in SIDES]
+    out += [("band", "#dddddd", "\u00b11 SD"), ("thin", "#999999", "each cycle"),
+            ("dash", "#555555", "mean foot off")]
+    if normative is not None:
+        out.append(("band", NORMATIVE, "normative \u00b11 SD"))
+    return out
+
+
+def grid_boxes(page: Page, n_rows: int, footer_top: float, n_cols: int = 3):
+    """Plot-area boxes of an n_rows x n_cols grid filling the page between the header and
+    ``footer_top`` (points from the top)."""
+    left, top, right, _ = MARGIN
+    gutter, gap_right, title_h, ticks_h = 34.0, 6.0, 12.0, 20.0
+    col_w = (page.width - left - right) / n_cols
+    avail = footer_top - top - 4.0
+    row_h = avail / n_rows
+    return [[(left + j * col_w + gutter, top + i * row_h + title_h, col_w - gutter - gap_right,
+              row_h - title_h - ticks_h) for j in range(n_cols)] for i in range(n_rows)]
+
+
+# --------------------------------------------------------------------------- panels
+
+
+def cycle_panel(panel: Panel, data: ReportData, variable: str, component: str, normative=None,
+                show_cycles: bool = True) -> bool:
+    """Cycles, mean +- SD per side, foot-off lines, normative band. False if nothing drawn."""
     kinetic = not is_kinematic(variable)
-    unit = unit_of(data, variable)
-    drawn, absent = [], []
+    unit = data.units.get(variable, "")
     if normative is not None:
         band = normative.band(variable, component, unit)
         if band is not None:
             pct, mean, sd = band
-            ax.fill_between(pct, mean - sd, mean + sd, color=NORMATIVE_COLOUR, lw=0, zorder=0, gid="normative")
+            panel.band(pct, mean - sd, mean + sd, NORMATIVE, 1.0, gid="normative")
+    drawn, absent = [], []
     for side in SIDES:
-        colour = SIDE_COLOURS[side]
         summ = data.mean_sd(side, variable, component)
-        if summ is None or not np.isfinite(summ[1]).any():
+        if summ is None:
             absent.append(side)
             continue
-        pct, mean, sd = summ
+        pct, mean, sd, _ = summ
+        panel.band(pct, mean - sd, mean + sd, SIDE_COLOURS[side], 0.18, gid=f"sd:{side}")
         if show_cycles:
-            m = data.cycle_matrix(side, variable, component)
-            for row in m:
-                ax.plot(pct, row, color=colour, lw=0.5, alpha=0.45, gid=f"cycle:{side}")
-        ax.fill_between(pct, mean - sd, mean + sd, color=colour, alpha=0.18, lw=0, gid=f"sd:{side}")
-        ax.plot(pct, mean, color=colour, lw=1.8, gid=f"mean:{side}")
+            for row in data.cycle_matrix(side, variable, component):
+                panel.line(pct, row, CYCLE_COLOURS[side], 0.5, gid=f"cycle:{side}")
+        drawn.append(side)
+    for side in drawn:
+        pct, mean, _, _ = data.mean_sd(side, variable, component)
+        panel.line(pct, mean, SIDE_COLOURS[side], 1.5, gid=f"mean:{side}")
         fo = data.foot_off(side, kinetic)
         if np.isfinite(fo):
-            ax.axvline(fo, color=colour, ls="--", lw=0.9, gid=f"foot_off:{side}")
-        drawn.append(side)
+            panel.vline(fo, SIDE_COLOURS[side], gid=f"foot_off:{side}")
     what = "kinetic cycle" if kinetic else "complete gait cycle"
-    if not drawn:
-        _missing_text(ax, f"no {what}")
-    elif absent:
-        ax.text(0.02, 0.97, "\n".join(f"{s}: no {what}" for s in absent), transform=ax.transAxes, ha="left",
-                va="top", fontsize=6.5, color=SIDE_COLOURS[absent[0]] if len(absent) == 1 else "0.3", gid="missing")
-    ax.axhline(0.0, color="0.55", lw=0.5, zorder=0.5)
-    ax.set_xlim(0, 100)
-    ax.set_xticks([0, 20, 40, 60, 80, 100])
-    ax.grid(True, color="0.92", lw=0.5)
-    if ylabel:
-        ax.set_ylabel(axis_label(variable, component, unit, data.convention))
+    if not drawn and variable not in data.units:
+        panel.missing = f"not an output of model {data.settings.get('model')}"
+    elif not drawn:
+        panel.missing = f"no {what}"
+    else:
+        panel.notes += [(f"{s}: no {what}", SIDE_COLOURS[s]) for s in absent]
+    panel.ylabel = axis_label(variable, component, unit, data.convention)
     return bool(drawn)
 
 
-def _side_legend(fig: Figure, extra: list | None = None, y: float = 0.012) -> None:
-    handles = [Line2D([], [], color=SIDE_COLOURS[s], lw=1.8, label=f"{s} mean") for s in SIDES]
-    handles += [Patch(color="0.6", alpha=0.35, label="\u00b11 SD"),
-                Line2D([], [], color="0.3", ls="--", lw=0.9, label="foot off (mean)"),
-                Line2D([], [], color="0.3", lw=0.5, alpha=0.6, label="each cycle")]
-    handles += extra or []
-    fig.legend(handles=handles, loc="lower center", ncol=len(handles), frameon=False, bbox_to_anchor=(0.5, y))
-
-
-def _normative_handle(normative) -> list:
-    return [Patch(color=NORMATIVE_COLOUR, label=f"normative \u00b11 SD")] if normative is not None else []
-
-
-def joint_grid(data: ReportData, kind: str, normative=None, show_cycles: bool = True) -> Figure:
-    """Hip/knee/ankle (rows) x sagittal/frontal/transverse (columns) of ``kind`` 'Angles' or 'Moment'."""
-    with _style():
-        fig = new_figure()
-        axes = fig.subplots(3, 3, sharex=True)
-        for i, joint in enumerate(JOINTS):
-            for j, comp in enumerate(COMPONENTS):
-                ax = axes[i, j]
-                draw_cycles(ax, data, f"{joint}{kind}", comp, normative, show_cycles)
-                ax.set_title(f"{joint} {PLANES[comp].lower()}" if kind == "Angles"
-                             else f"{joint} {PLANES[comp].lower()} moment", fontweight="bold")
-                if i == 2:
-                    ax.set_xlabel("% gait cycle")
-        if kind == "Angles":
-            title = "Kinematics: joint angles (every cycle)"
-        else:
-            title = ("Kinetics: joint moments, internal (net muscle) moments (kinetic cycles)"
-                     if data.convention == "internal" else
-                     "Kinetics: joint moments, external convention (= \u2212internal) (kinetic cycles)\n"
-                     "(+) labels name the net muscle moment a positive value stands for")
-        fig.suptitle(f"{data.title}\n{title}", fontsize=10 if "\n" in title else 11)
-        _side_legend(fig, _normative_handle(normative))
-        fig.subplots_adjust(left=0.1, right=0.98, bottom=0.075, top=0.915 if "\n" in title else 0.925,
-                            hspace=0.28, wspace=0.45)
-    return fig
-
-
-def _grf_lab_to_body(result) -> tuple[np.ndarray, dict[str, np.ndarray], str, bool]:
-    """(time, {side: (n, 3) GRF as [anterior, medial, vertical]}, unit, True) of one trial, on the
-    direction of progression (:func:`gaitid.progression.progression_direction`); without it the lab
-    X, Y, Z and False."""
-    from gaitid.progression import progression_direction
-
-    f = result.frames
-    sel = f[f["variable"] == "GroundReactionForce"]
-    time = result.trial.time
-    unit = str(sel["unit"].iloc[0]) if len(sel) else ""
-    try:
-        d = progression_direction(result.trial, result.markers).direction_lab
-        d = np.where(np.isfinite(d), d, np.nan)
-    except GaitIDError:  # no pelvis markers: fall back on the lab axes (labelled as such)
-        d = None
-    out = {}
+def grf_panel(panel: Panel, data: ReportData, k: int, show_cycles: bool = True) -> None:
+    """Component ``k`` of the GRF per valid plate contact, 0-100 % stance, mean +- SD per side."""
+    drawn, absent, along, unit = [], [], True, data.units.get("GroundReactionForce", "")
     for side in SIDES:
-        s = sel[sel["side"] == side]
-        if s.empty:
+        st = data.stance_grf(side)
+        if st is None:
+            absent.append(side)
             continue
-        F = s.pivot(index="frame", columns="component", values="value").reindex(result.trial.frames)
-        F = F.reindex(columns=list(COMPONENTS)).to_numpy(float)
-        if d is not None:  # medial = towards the other foot: left of progression for the right foot
-            medial = np.cross(np.array([0.0, 0.0, 1.0]), d) * (1.0 if side == "Right" else -1.0)
-            F = np.stack([np.einsum("ni,ni->n", F, d), np.einsum("ni,ni->n", F, medial), F[:, 2]], axis=1)
-        out[side] = F
-    return time, out, unit, d is not None
+        along &= st.along_progression
+        pct = np.linspace(0.0, 100.0, st.values.shape[1])
+        v = st.values[:, :, k]
+        mean, sd, _ = mean_sd_of(v)
+        panel.band(pct, mean - sd, mean + sd, SIDE_COLOURS[side], 0.18, gid=f"sd:{side}")
+        if show_cycles:
+            for row in v:
+                panel.line(pct, row, CYCLE_COLOURS[side], 0.5, gid=f"cycle:{side}")
+        panel.line(pct, mean, SIDE_COLOURS[side], 1.5, gid=f"grf:{side}")
+        drawn.append(side)
+    title, sign = (GRF_BODY if along else GRF_LAB)[k]
+    panel.title, panel.ylabel, panel.xlabel = title, f"[{unit}]\n{sign}" if unit else sign, "% stance"
+    if not drawn:
+        panel.missing = "no valid plate contact"
+    else:
+        panel.notes += [(f"{s}: no valid plate contact", SIDE_COLOURS[s]) for s in absent]
 
 
-GRF_NAMES_BODY = ("Anterior (+)", "Medial (+)", "Vertical (+ up)")
-GRF_NAMES_LAB = ("Lab X (+)", "Lab Y (+)", "Vertical (+ up)")
-GRF_TITLES_BODY = ("GRF anterior-posterior", "GRF medio-lateral", "GRF vertical")
-GRF_TITLES_LAB = ("GRF lab X", "GRF lab Y", "GRF vertical")
+# --------------------------------------------------------------------------- pages
 
 
-def draw_grf_time(axes, result) -> None:
-    """Ground reaction force on each foot vs time (s), in the direction of progression."""
-    time, grf, unit, body = _grf_lab_to_body(result)
-    names, titles = (GRF_NAMES_BODY, GRF_TITLES_BODY) if body else (GRF_NAMES_LAB, GRF_TITLES_LAB)
-    for k, ax in enumerate(axes):
-        drawn = []
-        for side, F in grf.items():
-            # show the force only where the foot's load is known and non-zero (stance on a plate)
-            v = np.where(np.abs(F[:, 2:3]) > 0, F, np.nan)[:, k]
-            if np.isfinite(v).any():
-                ax.plot(time, v, color=SIDE_COLOURS[side], lw=1.4, gid=f"grf:{side}")
-                drawn.append(side)
-        if not drawn:
-            _missing_text(ax, "no force-plate contact")
-        elif len(drawn) == 1:
-            other = "Right" if drawn[0] == "Left" else "Left"
-            ax.text(0.02, 0.97, f"{other}: no plate contact", transform=ax.transAxes, ha="left", va="top",
-                    fontsize=6.5, color=SIDE_COLOURS[other], gid="missing")
-        ax.axhline(0.0, color="0.55", lw=0.5)
-        ax.grid(True, color="0.92", lw=0.5)
-        ax.set_title(titles[k], fontweight="bold")
-        ax.set_xlabel("time [s]")
-        ax.set_ylabel(f"[{unit}]\n{names[k]}")
-
-
-def grf_cycles(data: ReportData):
-    """Session GRF per kinetic cycle, % cycle: tidy table like ``data.curves`` (components 0, 1, 2)."""
-    from gaitid.cycles import time_normalise
-
-    rows = []
-    pct = np.linspace(0.0, 100.0, 101)
-    body_all = True
-    for r, name in zip(data.results, data.trials):
-        time, grf, unit, body = _grf_lab_to_body(r)
-        body_all &= body
-        for c in r.cycles:
-            if not c.kinetic or c.side not in grf:
+def kinematics_page(data: ReportData, normative=None, show_cycles: bool = True) -> Page:
+    """Pelvis, hip, knee, ankle (rows) in three planes (columns) and the foot progression."""
+    page = Page("kinematics", "Kinematics")
+    n = int(sum(len(s.cycle) for s in data.sides.values()))
+    bottom = page_frame(page, data.title, "Kinematics",
+                        [f"Joint angles of every gait cycle ({n}). {ANGLE_CONVENTION}"], curve_legend(normative))
+    boxes = grid_boxes(page, len(KINEMATIC_ROWS), bottom)
+    for i, (variable, titles) in enumerate(KINEMATIC_ROWS):
+        for j, comp in enumerate(COMPONENTS):
+            if comp not in titles:
                 continue
-            v = time_normalise(grf[c.side], time, c.start_time, c.end_time)
-            for k in range(3):
-                rows.append(pd.DataFrame({"trial": name, "side": c.side, "cycle": c.index, "kinetic": True,
-                                          "variable": "GRF", "component": COMPONENTS[k], "percent": pct,
-                                          "value": v[:, k], "unit": unit}))
-    return (pd.concat(rows, ignore_index=True) if rows else None), body_all
+            panel = Panel(titles[comp], boxes[i][j])
+            cycle_panel(panel, data, variable, comp, normative, show_cycles)
+            if i == len(KINEMATIC_ROWS) - 1 or comp not in KINEMATIC_ROWS[i + 1][1]:
+                panel.xlabel = "% gait cycle"
+            panel.draw(page)
+    return page
 
 
-def power_grf_figure(data: ReportData, normative=None, show_cycles: bool = True) -> Figure:
-    """Top row: hip, knee, ankle power per cycle; bottom row: ground reaction forces
-    (vs time for one trial, per kinetic cycle for a session)."""
-    with _style():
-        fig = new_figure((A4_PORTRAIT[0], 7.5))
-        axes = fig.subplots(2, 3)
+def kinetics_page(data: ReportData, normative=None, show_cycles: bool = True) -> Page:
+    """Hip, knee, ankle moments (three planes), joint powers, GRF in % stance."""
+    page = Page("kinetics", "Kinetics")
+    s = data.settings
+    n = int(sum(side.kinetic.sum() for side in data.sides.values()))
+    bottom = page_frame(page, data.title, "Kinetics", [
+        f"Moments and powers of the kinetic cycles ({n}: stance on one valid plate contact), normalised by "
+        f"{s.get('normalise')}. {moment_convention(data.convention, s.get('frame', 'distal'))}",
+        "GRF: each valid plate contact, 0-100 % of its stance; anterior (+) along the direction of progression, "
+        "medial (+) towards the other foot, vertical (+) up."], curve_legend(normative))
+    boxes = grid_boxes(page, 5, bottom)
+    for i, joint in enumerate(JOINTS):
+        for j, comp in enumerate(COMPONENTS):
+            panel = Panel(f"{joint} {PLANES[comp].lower()} moment", boxes[i][j])
+            cycle_panel(panel, data, f"{joint}Moment", comp, normative, show_cycles)
+            panel.draw(page)
+    for j, joint in enumerate(JOINTS):
+        panel = Panel(f"{joint} power", boxes[3][j], xlabel="% gait cycle")
+        cycle_panel(panel, data, f"{joint}Power", "", normative, show_cycles)
+        panel.draw(page)
+    for k in range(3):
+        panel = Panel("", boxes[4][k])
+        grf_panel(panel, data, k, show_cycles)
+        panel.draw(page)
+    return page
+
+
+def contributions_page(data: ReportData) -> Page:
+    """Sagittal moment of each joint and side split into inertial, velocity, gravity and external parts."""
+    page = Page("contributions", "Moment contributions")
+    legend = [("dash" if p == "Total" else "line", CONTRIBUTION_COLOURS[p], "total" if p == "Total" else p.lower())
+              for p in ("Total", *CONTRIBUTION_PARTS)]
+    bottom = page_frame(page, data.title, "Moment contributions", [
+        "Mean of the kinetic cycles: total = inertial + velocity + gravity + external (the solver's split). "
+        + moment_convention(data.convention, data.settings.get("frame", "distal"))], legend)
+    boxes = grid_boxes(page, 2, bottom)
+    for i, side in enumerate(SIDES):
         for j, joint in enumerate(JOINTS):
-            ax = axes[0, j]
-            draw_cycles(ax, data, f"{joint}Power", "", normative, show_cycles)
-            ax.set_title(f"{joint} power", fontweight="bold")
-            ax.set_xlabel("% gait cycle")
-        if not data.is_session:
-            draw_grf_time(axes[1], data.results[0])
-        else:
-            table, body = grf_cycles(data)
-            names, titles = (GRF_NAMES_BODY, GRF_TITLES_BODY) if body else (GRF_NAMES_LAB, GRF_TITLES_LAB)
-            sub = _sub_data(data, table)
-            for k, ax in enumerate(axes[1]):
-                draw_cycles(ax, sub, "GRF", COMPONENTS[k], None, show_cycles, ylabel=False)
-                ax.set_ylabel(f"[{unit_of(sub, 'GRF')}]\n{names[k]}")
-                ax.set_title(titles[k], fontweight="bold")
-                ax.set_xlabel("% gait cycle")
-        fig.suptitle(f"{data.title}\nJoint powers (kinetic cycles) and ground reaction forces", fontsize=11)
-        _side_legend(fig, _normative_handle(normative))
-        fig.subplots_adjust(left=0.1, right=0.98, bottom=0.12, top=0.89, hspace=0.45, wspace=0.45)
-    return fig
+            moment = f"{joint}Moment"
+            panel = Panel(f"{side} {joint.lower()} sagittal moment", boxes[i][j], title_colour=SIDE_COLOURS[side],
+                          xlabel="% gait cycle" if i == len(SIDES) - 1 else "")
+            for part in ("Total", *CONTRIBUTION_PARTS):
+                summ = data.mean_sd(side, moment if part == "Total" else f"{moment}{part}", "X")
+                if summ is not None:
+                    panel.line(summ[0], summ[1], CONTRIBUTION_COLOURS[part], 1.6 if part == "Total" else 1.1,
+                               gid=f"part:{side}:{part}", dash=(4.0, 2.0) if part == "Total" else ())
+            if panel.series:
+                fo = data.foot_off(side, True)
+                if np.isfinite(fo):
+                    panel.vline(fo, SIDE_COLOURS[side], gid=f"foot_off:{side}")
+            else:
+                panel.missing = "no kinetic cycle"
+            panel.ylabel = axis_label(moment, "X", data.units.get(moment, ""), data.convention)
+            panel.draw(page)
+    return page
 
 
-def _sub_data(data: ReportData, curves: pd.DataFrame | None) -> ReportData:
-    """A ReportData holding other curves (same cycles, settings), its summary recomputed."""
-    from dataclasses import replace
-
-    from gaitid.parameters import summarise
-
-    if curves is None or curves.empty:
-        empty = pd.DataFrame(columns=["trial", "side", "cycle", "kinetic", "variable", "component", "percent",
-                                      "value", "unit"])
-        return replace(data, curves=empty, summary=pd.DataFrame(columns=["side", "variable", "component", "unit",
-                                                                         "percent", "mean", "sd", "n"]))
-    return replace(data, curves=curves, summary=summarise(curves.drop(columns=["trial", "cycle", "kinetic"])))
-
-
-def contributions_figure(data: ReportData) -> Figure:
-    """Sagittal (X) joint moment and its inertial, velocity, gravity and external parts,
-    mean over the kinetic cycles, per side (rows) and joint (columns)."""
-    with _style():
-        fig = new_figure((A4_PORTRAIT[0], 7.0))
-        axes = fig.subplots(2, 3, sharex=True)
-        for i, side in enumerate(SIDES):
-            for j, joint in enumerate(JOINTS):
-                ax = axes[i, j]
-                moment = f"{joint}Moment"
-                unit = unit_of(data, moment)
-                any_data = False
-                for part in ("Total", *CONTRIBUTION_PARTS):
-                    var = moment if part == "Total" else f"{moment}{part}"
-                    summ = data.mean_sd(side, var, "X")
-                    if summ is None or not np.isfinite(summ[1]).any():
-                        continue
-                    ax.plot(summ[0], summ[1], color=CONTRIBUTION_COLOURS[part], lw=1.8 if part == "Total" else 1.3,
-                            ls="--" if part == "Total" else "-", zorder=3 if part == "Total" else 2,
-                            gid=f"part:{side}:{part}")
-                    any_data = True
-                if any_data:
-                    fo = data.foot_off(side, True)
-                    if np.isfinite(fo):
-                        ax.axvline(fo, color=SIDE_COLOURS[side], ls="--", lw=0.9, gid=f"foot_off:{side}")
-                else:
-                    _missing_text(ax, "no kinetic cycle")
-                ax.axhline(0.0, color="0.55", lw=0.5)
-                ax.grid(True, color="0.92", lw=0.5)
-                ax.set_xlim(0, 100)
-                ax.set_xticks([0, 20, 40, 60, 80, 100])
-                ax.set_title(f"{side} {joint.lower()} sagittal moment", fontweight="bold", color=SIDE_COLOURS[side])
-                ax.set_ylabel(axis_label(moment, "X", unit, data.convention))
-                if i == 1:
-                    ax.set_xlabel("% gait cycle")
-        handles = [Line2D([], [], color=CONTRIBUTION_COLOURS[p], lw=1.8 if p == "Total" else 1.3,
-                          ls="--" if p == "Total" else "-",
-                          label="total" if p == "Total" else p.lower()) for p in ("Total", *CONTRIBUTION_PARTS)]
-        fig.legend(handles=handles, loc="lower center", ncol=len(handles), frameon=False, bbox_to_anchor=(0.5, 0.01))
-        fig.suptitle(f"{data.title}\nMoment contributions (mean of kinetic cycles): "
-                     "total = inertial + velocity + gravity + external", fontsize=11)
-        fig.subplots_adjust(left=0.1, right=0.98, bottom=0.12, top=0.89, hspace=0.3, wspace=0.45)
-    return fig
-
-
-def table_figure(title: str, blocks: list[tuple[str, pd.DataFrame]], notes: list[str] = (),
-                 max_rows: int = 40, bottom: float = 0.05) -> Figure:
-    """A text page: a title, notes (one per line) and tables (rows beyond ``max_rows`` or below
-    ``bottom``, in figure fraction, are cut, and the page says so)."""
-    with _style():
-        fig = new_figure()
-        y = 0.97
-        fig.text(0.05, y, title, fontsize=12, fontweight="bold", va="top")
-        y -= 0.035
-        for line in notes:
-            fig.text(0.05, y, line, fontsize=7.5, va="top", wrap=True)
-            y -= 0.018
-        for heading, df in blocks:
-            if y < bottom + 0.03:
-                break
-            y -= 0.01
-            fig.text(0.05, y, heading, fontsize=10, fontweight="bold", va="top")
-            y -= 0.022
-            if df is None or df.empty:
-                fig.text(0.06, y, "(none)", fontsize=8, va="top", style="italic")
-                y -= 0.02
-                continue
-            room = max(1, int((y - bottom) / 0.0175) - 1)
-            cut = len(df) > min(max_rows, room)
-            shown = df.head(min(max_rows, room) - (1 if cut else 0)) if cut else df
-            if shown.empty:  # no room left on the page for even one row
-                fig.text(0.06, y, f"({len(df)} rows: see the HTML report)", fontsize=8, va="top", style="italic")
-                break
-            h = 0.0175 * (len(shown) + 1)
-            ax = fig.add_axes((0.05, y - h, 0.9, h))
-            ax.axis("off")
-            tab = ax.table(cellText=shown.astype(str).to_numpy(), colLabels=list(shown.columns), loc="upper left",
-                           cellLoc="left", colLoc="left", bbox=(0, 0, 1, 1))
-            tab.auto_set_font_size(False)
-            tab.set_fontsize(7)
-            # column widths from the longest text of each column (matplotlib's auto width measures every cell)
-            chars = np.array([max([len(str(c)), *(len(v) for v in shown[c].astype(str))]) for c in shown.columns],
-                             float) + 2.0
-            widths = chars / chars.sum()
-            for (r, col), cell in tab.get_celld().items():
-                cell.set_width(widths[col])
-                cell.set_linewidth(0.3)
-                if r == 0:
-                    cell.set_facecolor("0.9")
-                    cell.set_text_props(fontweight="bold")
-            y -= h + 0.01
-            if cut:
-                fig.text(0.05, y, f"... {len(df) - len(shown)} more rows in the HTML report", fontsize=7,
-                         style="italic", va="top")
-                y -= 0.02
-    return fig
-
-
-class _style:
-    """Report fonts for the figures built inside (matplotlib rc_context)."""
-
-    def __enter__(self):
-        import matplotlib
-
-        self._ctx = matplotlib.rc_context(FONT)
-        self._ctx.__enter__()
-        return self
-
-    def __exit__(self, *exc):
-        return self._ctx.__exit__(*exc)
+def curve_pages(data: ReportData, normative=None) -> list[Page]:
+    """The curve pages in report order. A session with many cycles draws the means and SD bands
+    without the single cycles."""
+    show_cycles = sum(len(s.cycle) for s in data.sides.values()) <= 40
+    return [kinematics_page(data, normative, show_cycles), kinetics_page(data, normative, show_cycles),
+            contributions_page(data)]

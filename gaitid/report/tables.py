@@ -1,6 +1,14 @@
-"""Tables of a report as display strings (shared by the PDF and the HTML page)."""
+"""Tables of a report as display strings (shared by the PDF and the HTML page).
+
+Every cell is formatted here, explicitly: a missing number, a contact without a foot or a
+cycle without a reason shows '\u2013' or '' (never 'nan', never a crash on a float where text was
+expected, whatever pandas' string handling). :class:`Table` is plain lists of strings.
+"""
 
 from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -10,140 +18,231 @@ from gaitid.report.data import ReportData
 from gaitid.report.labels import PLANES, quantity, sign_label
 from gaitid.vocabulary import SIDES
 
+DASH = "\u2013"
 SPATIOTEMPORAL = ("walking_speed", "cadence", "stride_time", "stride_length", "step_time", "step_length",
                   "stance", "swing", "double_support", "single_support", "opposite_foot_off",
                   "opposite_foot_strike")
+SUBJECT_FIELDS = (("mass", "Body mass", "kg", 1.0, 1), ("height", "Height", "m", 1.0, 2),
+                  ("leg_length", "Leg length", "mm", 1e3, 0), ("knee_width", "Knee width", "mm", 1e3, 0),
+                  ("ankle_width", "Ankle width", "mm", 1e3, 0),
+                  ("inter_asis_distance", "Inter-ASIS distance", "mm", 1e3, 0),
+                  ("marker_diameter", "Marker diameter", "mm", 1e3, 0))
 
 
-def _fmt(mean: float, sd: float, n: int) -> str:
+@dataclass
+class Table:
+    """A display table: ``columns`` and ``rows`` of strings; ``wide`` names the columns that may
+    wrap over several lines (long reasons, file names) when the page is narrow."""
+
+    columns: list[str]
+    rows: list[list[str]]
+    wide: tuple[str, ...] = ()
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not self.rows
+
+    def to_frame(self) -> pd.DataFrame:
+        return pd.DataFrame(self.rows, columns=self.columns)
+
+
+def text(value) -> str:
+    """A cell: '' for None/NaN, the string otherwise."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return str(value)
+
+
+def num(value, digits: int = 3) -> str:
+    """A number with ``digits`` decimals; '\u2013' when missing or not finite."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return DASH
+    return f"{v:.{digits}f}" if math.isfinite(v) else DASH
+
+
+COARSE_UNITS = ("%", "steps/min", "deg")  # shown with one decimal
+
+
+def mean_sd_text(mean: float, sd: float, n: int, unit: str = "") -> str:
     if not np.isfinite(mean):
-        return "\u2013"
-    digits = 3 if abs(mean) < 10 else 1
+        return DASH
+    digits = 1 if unit in COARSE_UNITS or abs(mean) >= 10 else 3
     sd_text = f" \u00b1 {sd:.{digits}f}" if np.isfinite(sd) else ""
     return f"{mean:.{digits}f}{sd_text} (n={n})"
 
 
-def _name(row, convention: str = "internal") -> str:
-    p = str(row["parameter"])
-    if p in SPATIOTEMPORAL:
-        return p.replace("_", " ").capitalize()
-    var, comp = str(row["variable"]), str(row["component"])
-    if var.endswith("Moment") and p.startswith(var):
-        kind = p[len(var):].strip()
-        sign = sign_label(var, comp, convention)
-        return f"{quantity(var)} {PLANES.get(comp, comp).lower()} {kind} ({sign.replace(' (+)', ' +')})" if sign \
-            else f"{quantity(var)} {comp} {kind}"
-    if var.endswith("Power"):
-        return f"{p} ({quantity(var).lower()} burst)"
-    return p
+def parameter_name(parameter: str, variable: str, component: str, convention: str = "internal") -> str:
+    if parameter in SPATIOTEMPORAL:
+        return parameter.replace("_", " ").capitalize()
+    if variable.endswith("Moment") and parameter.startswith(variable):
+        kind = parameter[len(variable):].strip()
+        sign = sign_label(variable, component, convention)
+        return (f"{quantity(variable)} {PLANES.get(component, component).lower()} {kind} "
+                f"({sign.replace(' (+)', ' +')})" if sign else f"{quantity(variable)} {component} {kind}")
+    if variable.endswith("Power"):
+        return f"{parameter} ({quantity(variable).lower()} burst)"
+    return parameter
 
 
-def parameter_table(data: ReportData, kind: str = "spatiotemporal") -> pd.DataFrame:
+def parameter_norm(normative, parameter: str, unit: str):
+    """Slot for spatio-temporal norms: (mean, sd) of ``parameter`` in ``unit`` when the normative
+    data carries it (an object with ``parameter_band(parameter, unit) -> (mean, sd) | None``,
+    e.g. the norms module being added); None otherwise, and the column is left out."""
+    get = getattr(normative, "parameter_band", None)
+    return get(parameter, unit) if callable(get) else None
+
+
+def parameter_table(data: ReportData, kind: str = "spatiotemporal", normative=None) -> Table:
     """Mean +- SD (n) per side of the discrete parameters; ``kind`` 'spatiotemporal' or 'kinetic'.
 
-    Kinetic rows add the mean timing (% cycle) of the peak per side. A moment's name carries
-    the sign label of :mod:`gaitid.report.labels` for the report's convention ("Ankle moment
-    sagittal max (Plantarflexor +)" = the peak plantarflexor moment).
+    Kinetic rows add the mean timing (% cycle) of the peak per side; a moment's name carries the
+    sign label of the report's convention ("Ankle moment sagittal max (Plantarflexor +)").
+    Spatio-temporal rows add a 'Norm' column when ``normative`` gives norms (:func:`parameter_norm`).
     """
+    key = ("parameter_table", kind, id(normative))
+    if key not in data.cache:
+        data.cache[key] = _parameter_table(data, kind, normative)
+    return data.cache[key]
+
+
+def _parameter_table(data: ReportData, kind: str, normative) -> Table:
+    kinetic = kind != "spatiotemporal"
+    columns = ["Parameter", "Unit", "Left", *(["Left timing [%]"] if kinetic else []), "Right",
+               *(["Right timing [%]"] if kinetic else [])]
     s = data.parameters_summary
     if s is None or s.empty:
-        return pd.DataFrame(columns=["Parameter", "Unit", "Left", "Right"])
-    st = s["parameter"].isin(SPATIOTEMPORAL)
-    s = s[st] if kind == "spatiotemporal" else s[~st]
-    rows = []
+        return Table(columns, [])
     keys = ["parameter", "variable", "component", "unit"]
-    order = list(dict.fromkeys(map(tuple, s[keys].astype(str).to_numpy())))
-    if kind == "spatiotemporal":
-        order.sort(key=lambda k: SPATIOTEMPORAL.index(k[0]))
+    s = s.assign(**{k: s[k].fillna("").astype(str) for k in keys})
+    s = s[~s["parameter"].isin(SPATIOTEMPORAL)] if kinetic else s[s["parameter"].isin(SPATIOTEMPORAL)]
+    order = list(dict.fromkeys(zip(*(s[k].tolist() for k in keys))))
+    if not kinetic:
+        order.sort(key=lambda key: SPATIOTEMPORAL.index(key[0]))
+    by_key = {(r.side, r.parameter, r.variable, r.component, r.unit): r for r in s.itertuples(index=False)}
+    norms = {key: parameter_norm(normative, key[0], key[3]) for key in order} if normative is not None else {}
+    show_norm = any(v is not None for v in norms.values())
+    rows = []
     for key in order:
-        row = dict(zip(keys, key))
-        out = {"Parameter": _name(row, data.convention), "Unit": row["unit"]}
+        row = [parameter_name(key[0], key[1], key[2], data.convention), key[3]]
         for side in SIDES:
-            sel = s[(s["side"] == side) & (s[keys].astype(str) == pd.Series(row)).all(axis=1)]
-            if sel.empty:
-                out[side] = "\u2013"
-                if kind != "spatiotemporal":
-                    out[f"{side} timing [%]"] = "\u2013"
-                continue
-            r = sel.iloc[0]
-            out[side] = _fmt(float(r["mean"]), float(r["sd"]), int(r["n"]))
-            if kind != "spatiotemporal":
-                pm = float(r.get("percent_mean", np.nan))
-                out[f"{side} timing [%]"] = f"{pm:.0f}" if np.isfinite(pm) else "\u2013"
-        rows.append(out)
-    return pd.DataFrame(rows)
+            r = by_key.get((side, *key))
+            row.append(mean_sd_text(float(r.mean), float(r.sd), int(r.n), key[3]) if r is not None else DASH)
+            if kinetic:
+                pm = float(getattr(r, "percent_mean", np.nan)) if r is not None else np.nan
+                row.append(f"{pm:.0f}" if np.isfinite(pm) else DASH)
+        if show_norm:
+            norm = norms.get(key)
+            row.append(f"{norm[0]:.3g} \u00b1 {norm[1]:.2g}" if norm is not None else DASH)
+        rows.append(row)
+    return Table(columns + (["Norm (mean \u00b1 SD)"] if show_norm else []), rows, wide=("Parameter",))
 
 
-def cycles_table(data: ReportData) -> pd.DataFrame:
-    c = data.cycles
-    if c.empty:
-        return pd.DataFrame(columns=["Trial", "Side", "Cycle", "Start [s]", "End [s]", "Foot off [%]", "Kinetic"])
-    out = pd.DataFrame({
-        "Trial": c["trial"], "Side": c["side"], "Cycle": c["cycle"] + 1,
-        "Start [s]": c["start_s"].map(lambda v: f"{v:.3f}"), "End [s]": c["end_s"].map(lambda v: f"{v:.3f}"),
-        "Foot off [%]": c["foot_off_pct"].map(lambda v: f"{v:.1f}"),
-        "Kinetic": [f"yes (plate {p})" if k else f"no: {r}" for k, p, r in zip(c["kinetic"], c["plates"], c["reason"])],
-    })
-    return out if data.is_session else out.drop(columns=["Trial"])
+def cycles_table(data: ReportData) -> Table:
+    columns = ["Trial", "Side", "Cycle", "Start [s]", "End [s]", "Foot off [%]", "Kinetic"]
+    rows = []
+    for r in data.cycles.itertuples(index=False):
+        kinetic = f"yes (plate {text(r.plates)})" if r.kinetic else f"no: {text(r.reason) or 'no reason recorded'}"
+        rows.append([text(r.trial), text(r.side), str(int(r.cycle) + 1), num(r.start_s), num(r.end_s),
+                     num(r.foot_off_pct, 1), kinetic])
+    return _drop_trial(Table(columns, rows, wide=("Kinetic",)), data)
 
 
-def contacts_table(data: ReportData) -> pd.DataFrame:
+def contacts_table(data: ReportData) -> Table:
+    columns = ["Trial", "Plate(s)", "Foot", "Strike [s]", "Off [s]", "Valid", "Reason", "Source"]
     c = data.contacts
-    if c is None or c.empty:
-        return pd.DataFrame(columns=["Plate(s)", "Foot", "Strike [s]", "Off [s]", "Valid", "Reason", "Source"])
-    out = pd.DataFrame({
-        "Trial": c["trial"], "Plate(s)": c["plates"], "Foot": c["side"],
-        "Strike [s]": c["strike_time_s"].map(lambda v: f"{v:.3f}"),
-        "Off [s]": c["off_time_s"].map(lambda v: f"{v:.3f}"),
-        "Valid": c["valid"].map(lambda v: "yes" if v else "no"), "Reason": c["reason"].fillna(""),
-        "Source": c["source"],
-    })
-    return out if data.is_session else out.drop(columns=["Trial"])
+    rows = []
+    if c is not None and not c.empty:
+        for r in c.itertuples(index=False):
+            rows.append([text(r.trial), text(r.plates), text(r.side) or "none", num(r.strike_time_s),
+                         num(r.off_time_s), "yes" if bool(r.valid) else "no", text(r.reason), text(r.source)])
+    return _drop_trial(Table(columns, rows, wide=("Reason",)), data)
 
 
-def trials_table(data: ReportData) -> pd.DataFrame:
+def _drop_trial(table: Table, data: ReportData) -> Table:
+    if data.is_session:
+        return table
+    return Table(table.columns[1:], [row[1:] for row in table.rows], table.wide, table.notes)
+
+
+def trials_table(data: ReportData) -> Table:
     """One row per trial of a session: file, subject mass, cycles and kinetic cycles per side."""
+    columns = ["Trial", "File", "Mass [kg]", *(f"{s} cycles (kinetic)" for s in SIDES), "Warnings"]
     rows = []
     for r, name in zip(data.results, data.trials):
         c = data.cycles[data.cycles["trial"] == name]
-        row = {"Trial": name, "File": str(r.trial.path) if r.trial.path is not None else "",
-               "Mass [kg]": f"{r.trial.subject.mass:.1f}" if r.trial.subject.mass else "\u2013"}
+        row = [name, text(r.trial.path), num(r.trial.subject.mass, 1)]
         for side in SIDES:
             cs = c[c["side"] == side]
-            row[f"{side} cycles (kinetic)"] = f"{len(cs)} ({int(cs['kinetic'].sum())})"
-        row["Warnings"] = len(r.warnings)
-        rows.append(row)
-    return pd.DataFrame(rows)
+            row.append(f"{len(cs)} ({int(cs['kinetic'].astype(bool).sum())})")
+        rows.append(row + [str(len(r.warnings))])
+    return Table(columns, rows, wide=("File",))
 
 
-def settings_table(data: ReportData) -> pd.DataFrame:
-    return pd.DataFrame({"Setting": list(data.settings), "Value": [str(v) for v in data.settings.values()]})
+def subject_table(result) -> Table:
+    """The subject's data used, with where each value came from ('file', 'caller', 'plates')."""
+    s, src = result.subject.subject, result.subject.sources
+    rows = []
+    for name, label, unit, scale, digits in SUBJECT_FIELDS:
+        sided = [f"{name}_{side.lower()}" for side in SIDES]
+        if hasattr(s, name):
+            value = getattr(s, name)
+            rows.append([label, f"{num(value * scale if value else None, digits)} {unit}" if value else "unknown",
+                         src.get(name, "")])
+        elif all(hasattr(s, k) for k in sided):
+            values = [getattr(s, k) for k in sided]
+            if any(v is not None for v in values):
+                rows.append([f"{label} L / R", " / ".join(num(v * scale if v is not None else None, digits)
+                                                             for v in values) + f" {unit}",
+                             " / ".join(src.get(k, "") or DASH for k in sided)])
+    for key, value in sorted((result.subject.parameters or {}).items()):
+        rows.append([key, text(value), "caller"])
+    return Table(["Subject", "Value", "Source"], rows)
+
+
+def settings_table(data: ReportData) -> Table:
+    return Table(["Setting", "Value"], [[k, text(v)] for k, v in data.settings.items()], wide=("Value",))
 
 
 def _filters(s: dict) -> str:
     def hz(v):
         return "none" if v is None else f"{v:g} Hz"
 
-    markers = s.get("marker_cutoff_hz")
-    plates = s.get("force_cutoff_hz")
+    markers, plates = s.get("marker_cutoff_hz"), s.get("force_cutoff_hz")
     plates_text = f"{hz(markers)} (as markers)" if plates == "markers" else hz(plates)
     return (f"low-pass zero-lag Butterworth order {s.get('filter_order')}, markers {hz(markers)}, "
             f"force plates {plates_text}")
 
 
+def cycle_counts(data: ReportData) -> str:
+    c = data.cycles
+    parts = []
+    for side in SIDES:
+        cs = c[c["side"] == side]
+        if len(cs):
+            parts.append(f"{side}: {len(cs)} cycles ({int(cs['kinetic'].astype(bool).sum())} kinetic)")
+    return ", ".join(parts) or "no complete cycle"
+
+
 def header_lines(data: ReportData) -> list[str]:
     """Trial(s), subject, processing date, gaitid version and the settings that change the numbers."""
     s = data.settings
-    counts = data.cycles.groupby("side")["kinetic"].agg(["size", "sum"]) if not data.cycles.empty else None
-    cyc = ", ".join(f"{side}: {int(counts.loc[side, 'size'])} cycles ({int(counts.loc[side, 'sum'])} kinetic)"
-                    for side in SIDES if counts is not None and side in counts.index) or "no complete cycle"
-    trials = ", ".join(data.trials)
-    return [
-        f"{'Trials' if data.is_session else 'Trial'}: {trials}",
+    r = data.results[0]
+    lines = [f"{'Trials' if data.is_session else 'Trial'}: {', '.join(data.trials)}"]
+    if not data.is_session and r.trial.path is not None:
+        lines.append(f"File: {r.trial.path}")
+    if not data.is_session:
+        t = r.trial
+        lines.append(f"Record: {t.n_frames} frames at {t.point_rate:g} Hz ({t.n_frames / t.point_rate:.2f} s), "
+                     f"{len(t.force_plates)} force plate(s)")
+    lines += [
         f"Subject: {data.subject_text()}",
         f"Processed: {data.created} with gaitid {gaitid.__version__}",
         f"Model: {s.get('model')}; moments {s.get('convention')}, in the {s.get('frame')} segment frame; "
         f"normalised by {s.get('normalise')}",
         f"Filters: {_filters(s)}; events: {s.get('events')}",
-        f"Cycles: {cyc}",
+        f"Cycles: {cycle_counts(data)}",
     ]
+    return lines

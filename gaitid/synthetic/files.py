@@ -120,7 +120,6 @@ def truth_table(trial: SyntheticTrial):
 
     p = trial.params
     cols = {"frame": np.arange(1, p.n_frames + 1), "time_s": trial.time}
-    xyz = "xyz"
     for side in SIDES:
         cols[f"{side}_contact"] = trial.contact[side]
     for side in SIDES:

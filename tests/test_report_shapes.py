@@ -1,0 +1,111 @@
+"""The report renders for every shape of Result the pipeline produces (tests/report_shapes.py):
+both files written, every page's text inside the page, and each panel saying what it shows or
+why it is empty -- derived from the Result itself, so a new shape is one entry in SHAPES."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gaitid.report import write_report
+from gaitid.report.canvas import Text, text_width
+from gaitid.report.data import gather
+from gaitid.report.pages import report_pages
+from gaitid.vocabulary import SIDES
+
+from conftest import REALDATA
+from report_shapes import SHAPES, Sources
+
+_built: dict = {}
+
+
+@pytest.fixture(scope="module")
+def sources(tmp_path_factory):
+    return Sources(tmp_path_factory.mktemp("shapes"))
+
+
+def build(shape, sources):
+    if shape.realdata and not REALDATA.is_dir():
+        pytest.skip(f"real data not available: {REALDATA} is absent")
+    if shape.name not in _built:
+        _built[shape.name] = shape.build(sources)
+    return _built[shape.name]
+
+
+def panel(pages, title):
+    (p,) = [p for page in pages for p in page.panels if p.title == title]
+    return p
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=[s.name for s in SHAPES])
+def test_report_renders(shape, sources, tmp_path):
+    r = build(shape, sources)
+    pdf, html = write_report(r, tmp_path)
+    assert pdf.read_bytes().startswith(b"%PDF-") and html.read_text().rstrip().endswith("</html>")
+    data = gather(r)
+    pages = report_pages(data)
+    page_texts = " ".join(t for page in pages for t in page.texts())
+    text = html.read_text()
+
+    # what each panel says follows from the Result: a side draws moments only with a kinetic cycle,
+    # the GRF only with a valid, complete plate contact, angles with any complete cycle
+    for side in SIDES:
+        kinetic = any(c.side == side and c.kinetic for c in r.cycles)
+        moment = panel(pages, "Knee sagittal moment")
+        assert bool(moment.get(f"mean:{side}")) == kinetic, side
+        if not kinetic:
+            assert (f"{side}: no kinetic cycle", "#d62728" if side == "Left" else "#2ca02c") in moment.notes \
+                or moment.missing == "no kinetic cycle"
+        stance = any(c.side == side and c.valid and c.complete for c in r.foot_contacts)
+        grf = panel(pages, "GRF vertical")
+        assert bool(grf.get(f"grf:{side}")) == stance, side
+        cycles = any(c.side == side for c in r.cycles)
+        assert bool(panel(pages, "Knee flexion/extension").get(f"mean:{side}")) == cycles
+    if not r.cycles:
+        assert "no complete gait cycle" in page_texts
+
+    # the first page names every rejected contact with its reason, and a contact without a foot
+    for c in r.foot_contacts:
+        if not c.valid:
+            assert (c.reason or "no reason recorded") in page_texts  # wrapped at spaces, joined by spaces
+            assert c.reason in text
+        if c.side is None:
+            assert "no foot assigned" in page_texts and "no foot assigned" in text
+    if not r.trial.force_plates:
+        assert "no force plates in the trial: kinematics only" in text
+
+    # nothing runs off a page
+    for page in pages:
+        for t in page.items:
+            if isinstance(t, Text) and t.text and not t.rotate:
+                w = text_width(t.text, t.size, t.bold)
+                left = {"start": t.x, "middle": t.x - w / 2, "end": t.x - w}[t.anchor]
+                assert left >= 0.0 and left + w <= page.width - 10.0, (page.heading, t.text)
+                assert 0.0 < t.y < page.height, (page.heading, t.text)
+    for page in pages:
+        for p in page.panels:
+            for s in p.series:
+                assert s.y is None or len(s.y) == len(s.x)
+            assert np.all(np.isfinite(p.box))
+
+
+def test_batch_reports_a_trial_with_a_contact_without_a_foot(tmp_path):
+    """The issue's batch symptom: the trial is 'ok' (not failed after its tables were written) and is
+    in the folder's session report."""
+    import shutil
+
+    from gaitid.batch import run_batch
+    from gaitid.settings import Settings
+
+    from report_shapes import SAMPLE
+
+    folder = tmp_path / "visit"
+    folder.mkdir()
+    for name in ("walk01.c3d", "walk02.c3d"):
+        shutil.copy(SAMPLE, folder / name)
+    summary = run_batch([folder], tmp_path / "out", Settings(plates={1: "Invalid"}), progress=lambda row: None)
+    assert list(summary.status) == ["ok", "ok"], summary.error.tolist()
+    (page,) = (tmp_path / "out").glob("session_*visit*_report.html")  # one subject in one folder: one session
+    html = page.read_text()
+    assert "walk01" in html and "walk02" in html and "no foot assigned" in html
+    assert (tmp_path / "out" / "walk01" / "walk01_report.pdf").exists()

@@ -149,7 +149,7 @@ def process(
     cycles = gait_cycles(choice.events, contacts)
     curves, curves_summary, params, params_summary = cycle_tables(trial, outputs, cycles, markers, settings)
     return Result(trial, settings, subj, markers, kinematics, contacts, choice, loads, joints, outputs, cycles,
-                  curves, curves_summary, params, params_summary,
+                  curves, curves_summary, params, params_summary, static=static_trial and (static_trial.path or "(a Trial)"),
                   warnings=collect_warnings(trial, subj, kinematics, choice, cycles, settings))
 
 

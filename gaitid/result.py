@@ -64,6 +64,7 @@ class Result:
     parameters: pd.DataFrame
     parameters_summary: pd.DataFrame | None
     warnings: list[str] = field(default_factory=list)
+    static: Path | str | None = None  # the static (calibration) trial used: its path; None: none
 
     @property
     def name(self) -> str:
@@ -126,7 +127,11 @@ class Result:
 
         return write_opensim(self, outdir)
 
-    def report(self, outdir: str | os.PathLike, formats: tuple[str, ...] = ("pdf", "html"), normative=None) -> list[Path]:
+    def report(self, outdir: str | os.PathLike, formats: tuple[str, ...] = ("pdf", "html"), normative=None,
+               clinical=None) -> list[Path]:
+        """Write the PDF/HTML report (:func:`gaitid.report.write_report`): ``normative`` (norms
+        from :func:`gaitid.norms.read_norms`, or a bands CSV) adds the bands, the parameter norms and
+        the gait indices (GPS, GVS/MAP, GDI); ``clinical``: gait indices computed elsewhere."""
         from gaitid.report import write_report
 
-        return write_report(self, outdir, formats=formats, normative=normative)
+        return write_report(self, outdir, formats=formats, normative=normative, clinical=clinical)

@@ -536,3 +536,48 @@ def test_speed_band_without_controls_falls_back_to_all_speeds(sample):
     norms = build_norms(_perturbed(sample, speeds=[1.3] * 4), speed_bands=[1.0])
     assert norms.band_for_speed(0.5) == "" and norms.band_for_speed(1.3) == ">=1.00 m/s"
     assert any("no control cycles" in line for line in norms.describe())
+
+
+def test_run_with_norms_gives_bands_indices_map_and_scores(sample, tmp_path, capsys):
+    """`gaitid run --norms`: the scores CSV is gait_scores of the trial against the norms (GPS 1.5 deg:
+    the controls are the sample shifted by 0..3 deg, mean shift 1.5, so every GVS is 1.5 by hand), the
+    report's MAP page draws each bar at its score, the first page lists the indices and the parameter
+    norms, and the kinetics page draws the band."""
+    from gaitid.cli import main
+    from gaitid.norms import write_norms
+    from gaitid.report.data import gather
+    from gaitid.report.pages import clinical_table, summary_pages
+    from gaitid.report.plots import kinetics_page
+    from gaitid.report.profile import map_page
+    from gaitid.scores import gait_scores
+
+    norms = build_norms(_perturbed(sample))
+    path = write_norms(norms, tmp_path / "lab.toml")
+    out = tmp_path / "out"
+    assert main(["run", str(SAMPLE), "-o", str(out), "--norms", str(path)]) == 0
+    assert "GPS overall 1.5 deg" in capsys.readouterr().out
+    scores = pd.read_csv(out / "walk_synthetic_scores.csv")
+    gvs = scores[scores["score"] == "GVS"]["value"].to_numpy(float)
+    # every curve is the controls' mean - 1.5 deg by construction; the reference pools both sides, each GVS
+    # uses one side's mean, and the synthetic sides differ by < 0.1 mdeg
+    np.testing.assert_allclose(gvs, 1.5, atol=2e-4)
+    assert (out / "walk_synthetic_report.pdf").stat().st_size > 10_000
+    html = (out / "walk_synthetic_report.html").read_text(encoding="utf-8")
+    assert 'id="map"' in html and "Gait indices" in html
+
+    data = gather(sample)
+    expected = gait_scores(sample, read_norms(path))
+    page = map_page(data, expected)
+    (panel,) = page.panels
+    for side in ("Left", "Right"):
+        bars = [s.y2[0] for s in panel.get(f"gvs:{side}")]
+        want = expected[(expected["score"] == "GVS") & (expected["side"] == side)]["value"].to_numpy(float)
+        np.testing.assert_allclose(bars, want, rtol=1e-12)
+    assert panel.get("gps:Overall")[0].y2[0] == pytest.approx(1.5, abs=2e-4)
+    table = clinical_table(data, expected)
+    assert table.rows[0][:5] == ["GPS", "deg", "1.5", "1.5", "1.5"] and table.rows[1][0] == "GDI"
+    first = " ".join(t for p in summary_pages(data, read_norms(path), expected) for t in p.texts())
+    assert "1.100 \u00b1 0.323" in first  # walking speed norm: mean of 0.7, 0.9, 1.3, 1.5 m/s over 24 cycles
+    knee = [p for p in kinetics_page(data, read_norms(path)).panels if p.title == "Knee sagittal moment"][0]
+    assert knee.get("normative")
+    assert map_page(data, None) is None

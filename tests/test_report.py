@@ -487,7 +487,7 @@ def test_norm_and_gait_index_slots(tmp_path, result):
     with_norms = parameter_table(data, "spatiotemporal", Norms())
     assert with_norms.columns[-1] == "Norm (mean \u00b1 SD)"
     rows = {row[0]: row[-1] for row in with_norms.rows}
-    assert rows["Walking speed"] == "1.35 \u00b1 0.12" and rows["Cadence"] == "\u2013"
+    assert rows["Walking speed"] == "1.350 \u00b1 0.120" and rows["Cadence"] == "\u2013"
     assert clinical_table(data) is None
     gps = pd.DataFrame({"measure": ["GPS", "GPS", "GPS", "MAP knee flexion"],
                         "side": ["Left", "Right", "Overall", "Left"], "value": [5.21, 6.02, 5.63, 7.9],
@@ -497,7 +497,7 @@ def test_norm_and_gait_index_slots(tmp_path, result):
     assert table.rows[0] == ["GPS", "deg", "5.2", "6.0", "5.6"] and table.rows[1][3:] == ["\u2013", "\u2013"]
     pdf, html = write_report(result, tmp_path, normative=Norms(), clinical=gps)
     text = html.read_text()
-    assert 'id="gait-indices"' in text and "1.35 \u00b1 0.12" in text
+    assert 'id="gait-indices"' in text and "1.350 \u00b1 0.120" in text
     assert "Gait indices" in " ".join(t for page in summary_pages(data, Norms(), gps) for t in page.texts())
 
 

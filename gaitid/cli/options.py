@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import os
 
+NORMS_ENV = "GAITID_NORMS"  # a lab's configured norms file, used when --norms is not given
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 _LENGTH = {"m": 1.0, "cm": 1e-2, "mm": 1e-3}
 
@@ -172,3 +174,19 @@ def settings_from_args(args: argparse.Namespace):
     if args.plates:
         changes["plates"] = parse_plate_overrides(args.plates)
     return base.replace(**changes) if changes else base
+
+
+def add_norms_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--norms", default=os.environ.get(NORMS_ENV) or None, metavar="FILE",
+                        help="normative data (.toml from 'gaitid norms build', .csv or Vicon .gcd): bands in the "
+                             f"report, parameter norms, GPS/GVS (MAP) and GDI in <trial>_scores.csv; default: "
+                             f"${NORMS_ENV} when set; 'none' for no norms")
+
+
+def read_norms_option(path: str | None, convention: str):
+    """The norms of ``--norms`` in the moments' ``convention`` (None for none)."""
+    if path is None or path.lower() == "none":
+        return None
+    from gaitid.norms import read_norms
+
+    return read_norms(path).in_convention(convention)

@@ -6,8 +6,10 @@ import argparse
 
 from gaitid.cli.options import (
     EXIT_OK,
+    add_norms_argument,
     add_settings_arguments,
     add_subject_arguments,
+    read_norms_option,
     settings_from_args,
     subject_from_args,
     trial_with_subject,
@@ -44,6 +46,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--excel", action="store_true", help="also write an Excel workbook")
     parser.add_argument("--parquet", action="store_true", help="also write Parquet tables")
     parser.add_argument("--opensim", action="store_true", help="also write OpenSim GRF .mot and joint moments .sto")
+    add_norms_argument(parser)
     add_subject_arguments(parser)
     add_settings_arguments(parser)
 
@@ -111,7 +114,16 @@ def cmd_run(args: argparse.Namespace) -> int:
         written.append(result.to_excel(out / f"{result.name}.xlsx"))
     if args.opensim:
         written += result.to_opensim(out)
-    reports = [] if args.no_report else result.report(out)
+    norms = read_norms_option(args.norms, settings.convention)
+    scores = None
+    if norms is not None:
+        from gaitid.scores import gait_scores, summary_lines
+
+        scores = gait_scores(result, norms)
+        with atomic_path(out / f"{result.name}_scores.csv", inputs=(args.trial, args.norms)) as tmp:
+            scores.to_csv(tmp, index=False)
+        written.append(out / f"{result.name}_scores.csv")
+    reports = [] if args.no_report else result.report(out, normative=norms, clinical=scores)
     kinetic = sum(c.kinetic for c in result.cycles)
     print(f"{result.name}: {len(result.cycles)} gait cycles ({kinetic} with kinetics), {len(written)} files in {out}")
     s = result.trial.subject
@@ -119,7 +131,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             f"height {s.height:.3f} m ({s.sources.get('height', '?')})" if s.height else ""]
     print(f"  subject{' ' + s.name if s.name else ''}: {'; '.join(b for b in body if b)}; every value and its "
           f"source in {result.name}_subject.csv")
-    for w in result.warnings:
+    if scores is not None:
+        print(f"  against the norms {args.norms}: " + "; ".join(summary_lines(scores)))
+    for w in [*result.warnings, *(norms.warnings if norms is not None else [])]:
         print(f"  warning: {w}")
     for r in reports:
         print(f"report: {r}")

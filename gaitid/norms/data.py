@@ -76,6 +76,21 @@ class Norms:
         sel = sel.sort_values("percent")
         return sel["percent"].to_numpy(float), sel["mean"].to_numpy(float), sel["sd"].to_numpy(float)
 
+    def parameter_band(self, parameter: str, unit: str, side: str = "") -> tuple[float, float] | None:
+        """(mean, sd) of a discrete parameter (all speeds; pooled over sides unless ``side``, else the
+        mean of the sides' values), or None when absent or in another unit than ``unit``."""
+        p = self.parameters
+        if p.empty:
+            return None
+        sel = p[(p["parameter"] == parameter) & (p["band"] == "") & (p["unit"].fillna("") == unit)]
+        for s in dict.fromkeys((side, "")):
+            one = sel[sel["side"] == s]
+            if len(one):
+                return float(one["mean"].iloc[0]), float(one["sd"].iloc[0])
+        if sel.empty:
+            return None
+        return float(sel["mean"].mean()), float(sel["sd"].mean())  # the sides' norms, e.g. Left and Right
+
     def select(self, band: str = "") -> "Norms":
         """The norms of one speed band ('' = all speeds) as a Norms whose band '' rows are that band's."""
         if band == "":

@@ -34,9 +34,11 @@ def write_report(result_or_results, outdir: str | os.PathLike, formats=FORMATS, 
     'pdf', 'html'. ``normative``: a CSV path, DataFrame or
     :class:`~gaitid.report.normative.NormativeBands` (format in :mod:`gaitid.report.normative`),
     drawn as a grey band, or any object with its ``band()`` method (and ``parameter_band()`` for
-    spatio-temporal norms, :func:`gaitid.report.tables.parameter_norm`). ``clinical``: gait
-    indices (GPS, MAP...) as a table with columns measure, side, value (, unit), shown on the
-    first page (:func:`gaitid.report.pages.clinical_table`).
+    spatio-temporal norms, :func:`gaitid.report.tables.parameter_norm`); gaitid norms
+    (:class:`gaitid.norms.Norms`) are turned to the report's moment convention and also give the gait
+    indices (:func:`gaitid.scores.gait_scores`: GPS, GVS drawn as the Movement Analysis Profile, GDI).
+    ``clinical``: gait indices computed elsewhere (a gait_scores table, or columns measure, side,
+    value (, unit)), shown on the first page (:func:`gaitid.report.pages.clinical_table`).
     ``name``: file stem (default: the trial's name, or 'session'); ``title``: the heading
     (default: the trial name or 'Session: N trials').
     """
@@ -46,6 +48,7 @@ def write_report(result_or_results, outdir: str | os.PathLike, formats=FORMATS, 
     from gaitid.report.pages import report_pages
     from gaitid.report.pdf import write_pdf
     from gaitid.report.plots import curve_pages
+    from gaitid.report.profile import map_page
 
     if isinstance(formats, str):
         formats = (formats,)
@@ -55,7 +58,16 @@ def write_report(result_or_results, outdir: str | os.PathLike, formats=FORMATS, 
     data = gather(result_or_results, title=title)
     # a CSV, a DataFrame, or any object with the bands' interface (band(); parameter_band() for norms)
     bands = normative if normative is None or callable(getattr(normative, "band", None)) else read_normative(normative)
+    if callable(getattr(bands, "in_convention", None)):  # gaitid norms: moments in the report's convention
+        bands = bands.in_convention(data.convention)
+    if clinical is None and callable(getattr(bands, "score_reference", None)):  # norms: GPS, GVS (MAP), GDI
+        from gaitid.scores import gait_scores
+
+        clinical = gait_scores(data.results if data.is_session else data.results[0], bands)
     curves = curve_pages(data, bands)  # drawn once, written to both formats
+    profile = map_page(data, clinical)
+    if profile is not None:
+        curves.insert(0, profile)
     extra = list(getattr(bands, "warnings", [])) if bands is not None else []
     stem = _safe_name(name or (data.trials[0] if not data.is_session else "session"))
     outdir = Path(outdir)

@@ -10,6 +10,7 @@ gait cycles, force-plate assignment). A long first page or table continues on th
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from gaitid.report.canvas import Page
@@ -55,22 +56,32 @@ def subject_heading(data: ReportData) -> str:
 
 
 def clinical_table(data: ReportData, clinical=None) -> Table | None:
-    """Slot for gait indices (GPS, MAP...): a table per side when the call (``clinical``) or the
-    Result (an attribute ``clinical``) supplies them as a table with columns ``measure``, ``side``
+    """Gait indices per side when the call (``clinical``) or the Result (an attribute ``clinical``)
+    supplies them: a :func:`gaitid.scores.gait_scores` table (GPS, GDI, then each GVS, with the
+    controls' mean +- SD when the norms hold it), or any table with columns ``measure``, ``side``
     ('Left', 'Right' or 'Overall'), ``value`` and optionally ``unit``; None (nothing drawn) otherwise."""
     source = clinical if clinical is not None else getattr(data.results[0], "clinical", None)
     if source is None:
         return None
     df = source if isinstance(source, pd.DataFrame) else pd.DataFrame(source)
+    if {"score", "name"} <= set(df.columns):  # gait_scores: GPS and GDI first, then the MAP's GVS
+        order = df["score"].map({"GPS": 0, "GDI": 1, "GVS": 2})
+        df = df.assign(measure=[s if s == n else f"GVS {n}" for s, n in zip(df["score"], df["name"])],
+                       _o=order).sort_values("_o", kind="stable")
     if df.empty or not {"measure", "side", "value"} <= set(df.columns):
         return None
     sides = [s for s in (*SIDES, "Overall") if s in set(df["side"])]
+    controls = "reference_mean" in df.columns and df["reference_mean"].notna().any()
     rows = []
     for measure, g in df.groupby("measure", sort=False):
         unit = str(g["unit"].iloc[0]) if "unit" in g.columns else ""
         by_side = dict(zip(g["side"], g["value"]))
-        rows.append([str(measure), unit, *(num(by_side.get(s), 1) for s in sides)])
-    return Table(["Index", "Unit", *sides], rows)
+        row = [str(measure), unit, *(num(by_side.get(s), 1) for s in sides)]
+        if controls:
+            m, sd = float(g["reference_mean"].iloc[0]), float(g["reference_sd"].iloc[0])
+            row.append(f"{m:.1f} \u00b1 {sd:.1f}" if np.isfinite(m) and np.isfinite(sd) else "\u2013")
+        rows.append(row)
+    return Table(["Index", "Unit", *sides, *(["Controls (mean \u00b1 SD)"] if controls else [])], rows)
 
 
 def summary_pages(data: ReportData, normative=None, clinical=None, extra_warnings: list[str] = ()) -> list[Page]:
@@ -99,7 +110,7 @@ def summary_pages(data: ReportData, normative=None, clinical=None, extra_warning
     flow.table(parameter_table(data, "spatiotemporal", normative), empty="no complete gait cycle")
     indices = clinical_table(data, clinical)
     if indices is not None:
-        flow.heading_text("Gait indices")
+        flow.heading_text("Gait indices (Movement Analysis Profile: next page)")
         flow.table(indices)
     return flow.pages
 

@@ -135,7 +135,7 @@ def _parameter_table(data: ReportData, kind: str, normative) -> Table:
                 row.append(f"{pm:.0f}" if np.isfinite(pm) else DASH)
         if show_norm:
             norm = norms.get(key)
-            row.append(f"{norm[0]:.3g} \u00b1 {norm[1]:.2g}" if norm is not None else DASH)
+            row.append(mean_sd_text(*norm, 0, key[3]).removesuffix(" (n=0)") if norm is not None else DASH)
         rows.append(row)
     return Table(columns + (["Norm (mean \u00b1 SD)"] if show_norm else []), rows, wide=("Parameter",))
 
@@ -237,6 +237,9 @@ def header_lines(data: ReportData) -> list[str]:
         t = r.trial
         lines.append(f"Record: {t.n_frames} frames at {t.point_rate:g} Hz ({t.n_frames / t.point_rate:.2f} s), "
                      f"{len(t.force_plates)} force plate(s)")
+        static = getattr(r, "static", None)
+        lines.append(f"Static trial: {static}" if static is not None else
+                     "Static trial: none (segment parameters from the walking trial and the subject data)")
     lines += [
         f"Subject: {data.subject_text()}",
         f"Processed: {data.created} with gaitid {gaitid.__version__}",

@@ -94,7 +94,8 @@ LAYERS = [  # lowest first; docs/architecture.md states the same list
     ["trial", "settings", "resources", "kinematics"],
     ["io", "dynamics", "multibody"],
     ["model"],
-    ["progression", "contacts", "events", "loads", "bodymass", "subjects", "cycles", "parameters", "outputs"],
+    ["progression", "contacts", "events", "loads", "bodymass", "subjects", "cycles", "parameters", "outputs",
+     "uncertainty"],
     ["result", "pipeline"],
     ["export", "report", "validate", "crosscheck", "batch", "info", "synthetic", "cli"],
 ]

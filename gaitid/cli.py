@@ -111,6 +111,52 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--parquet", action="store_true", help="also write Parquet tables")
     parser.add_argument("--opensim", action="store_true", help="also write OpenSim GRF .mot and joint moments .sto")
     add_settings_arguments(parser)
+    add_uncertainty_arguments(parser)
+
+
+def add_uncertainty_arguments(parser: argparse.ArgumentParser) -> None:
+    """The joint-load uncertainty options (gaitid.uncertainty; docs/uncertainty.md)."""
+    from gaitid.uncertainty import PLATE_KINDS
+
+    g = parser.add_argument_group("uncertainty of the kinetics (docs/uncertainty.md)")
+    g.add_argument("--uncertainty", type=int, nargs="?", const=200, metavar="SAMPLES",
+                   help="SD and 95%% interval of every joint force, moment and power from the error model, by a "
+                        "Monte Carlo of SAMPLES draws (default 200; 0 = first-order propagation only); off by default")
+    g.add_argument("--error-model", metavar="TOML", help="your lab's error model (default: models/uncertainty/default.toml)")
+    g.add_argument("--plate-kind", choices=PLATE_KINDS, help="the force plates' error (default floor)")
+
+
+def uncertainty_from_args(args: argparse.Namespace):
+    """UncertaintySettings from the options, or None when --uncertainty is not given."""
+    from gaitid.errors import SettingsError
+    from gaitid.uncertainty import UncertaintySettings
+
+    if args.uncertainty is None:
+        if args.error_model or args.plate_kind:
+            raise SettingsError("--error-model and --plate-kind need --uncertainty")
+        return None
+    kw = {"samples": args.uncertainty}
+    if args.error_model:
+        kw["error_model"] = args.error_model
+    if args.plate_kind:
+        kw["plates"] = args.plate_kind
+    return UncertaintySettings(**kw)
+
+
+def write_uncertainty(result, outdir) -> list:
+    """``<trial>_uncertainty_{contributions,bands,error_model}.csv`` beside the tables (atomically)."""
+    from pathlib import Path
+
+    from gaitid.io.atomic import atomic_path
+
+    u, written = result.uncertainty, []
+    inputs = (result.trial.path,) if result.trial.path is not None else ()
+    for name, table in (("contributions", u.contributions), ("bands", u.bands), ("error_model", u.error_model_table)):
+        target = Path(outdir) / f"{result.name}_uncertainty_{name}.csv"
+        with atomic_path(target, inputs=inputs) as tmp:
+            table.to_csv(tmp, index=False)
+        written.append(target)
+    return written
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -120,9 +166,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     from gaitid.pipeline import process
 
     settings = settings_from_args(args)
-    result = process(args.trial, subject=args.mass, static=args.static, settings=settings)
+    result = process(args.trial, subject=args.mass, static=args.static, settings=settings,
+                     uncertainty=uncertainty_from_args(args))
     out = Path(args.outdir)
     written = result.to_csv(out)
+    if result.uncertainty is not None:
+        written += write_uncertainty(result, out)
     if args.trial.lower().endswith(".c3d"):
         written.append(result.to_c3d(out / f"{result.name}_results.c3d", suffix=args.suffix))
     if args.parquet:
@@ -134,6 +183,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     reports = [] if args.no_report else result.report(out)
     kinetic = sum(c.kinetic for c in result.cycles)
     print(f"{result.name}: {len(result.cycles)} gait cycles ({kinetic} with kinetics), {len(written)} files in {out}")
+    if result.uncertainty is not None:
+        u = result.uncertainty
+        print(f"  uncertainty: {u.settings.samples or 'first-order'} samples, error model {u.error_model.name}, "
+              f"{u.settings.plates} plates, {u.seconds:.2f} s: columns uncertainty_* in the tables")
+        for note in u.notes:
+            print(f"  uncertainty note: {note}")
     for w in result.warnings:
         print(f"  warning: {w}")
     for r in reports:

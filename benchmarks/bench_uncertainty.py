@@ -71,7 +71,7 @@ def main(argv=None) -> None:
         for i, how in enumerate(configs):
             t, r = best[i]
             u = r.uncertainty
-            cols = how.samples + 1 + sum(1 for _ in u.parameters_used) + how.noise_samples
+            cols = u.columns
             label = f"{how.samples}" if how.samples else "linear"
             print(f"{walk.name:<22} {r.trial.n_frames:>6} {label:>8} {cols:>8} {t0:>8.3f} {t:>8.3f} {t - t0:>7.3f} "
                   f"{t / t0:>6.1f} {u.seconds:>7.3f}")

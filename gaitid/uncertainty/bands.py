@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from gaitid.errors import DataError
+from gaitid.uncertainty.stats import coverage_interval
 
 BAND_COLUMNS = ["side", "variable", "component", "percent", "unit", "mean", "sd", "low95", "high95"]
 
@@ -57,7 +58,7 @@ def _pooled(results) -> pd.DataFrame:
         w = np.asarray(weights, float)
         mean = _weighted(np.stack(means), w)
         pooled = _weighted(np.stack(samples), w)  # (S, 101)
-        low, high = np.quantile(pooled, [0.025, 0.975], axis=0)
+        low, high = coverage_interval(pooled.T)
         parts.append(pd.DataFrame(dict(side=side, variable=variable, component=component,
                                        percent=np.linspace(0, 100, pooled.shape[1]), unit=unit, mean=mean,
                                        sd=np.std(pooled, axis=0, ddof=1), low95=low, high95=high)))

@@ -8,12 +8,15 @@ one contact's centre-of-pressure offset...). A :class:`Design` lists the perturb
 - ``samples`` Monte Carlo columns: every parameter drawn N(0, SD);
 - one nominal column (nothing perturbed): the reference of the linearised propagation;
 - one column per parameter, moved by ``step`` SD alone: its finite-difference derivative
-  (the first-order propagation: variance = sum of squared derivatives x SD^2);
+  (the first-order propagation: variance = sum of squared derivatives x SD^2). With many
+  Monte Carlo columns (at least REGRESSION_RATIO per parameter) these are left out and the
+  first-order coefficients are fitted to the Monte Carlo columns instead (least squares on the
+  draws, :func:`first_order`): the same quantity, without its own columns;
 - ``noise_samples`` columns with marker noise alone (noise is a function of time, not a few
   parameters: its first-order variance is that of these columns about the nominal).
 
 Marker noise reaches the Monte Carlo columns additively: Monte Carlo column s gets the output
-deviation of noise column s mod K from the nominal (:func:`add_noise`). Noise of 0.5 mm,
+deviation of noise column s mod K from the nominal (:func:`with_noise`). Noise of 0.5 mm,
 filtered, moves the outputs far less than the systematic errors and linearly, so its
 interaction with them is of second order; filtering K noise realisations instead of one per
 Monte Carlo column is what keeps the batch within its time budget (tests check the additive
@@ -26,6 +29,7 @@ errors (the same subject, markers and tables): sample s of every trial is one co
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,6 +37,7 @@ import numpy as np
 from gaitid.uncertainty.errormodel import SOURCES
 
 LINEAR_STEP = 0.01  # SD units: small enough for a derivative, far above rounding (1e-4 mm on a 10 mm SD)
+REGRESSION_RATIO = 4  # Monte Carlo columns per parameter from which the first order is fitted to them
 
 
 @dataclass(frozen=True)
@@ -56,8 +61,9 @@ class Design:
     """The columns of one batched evaluation (see the module docstring).
 
     ``values`` (C, P): every parameter's value in every column (SI); ``noise`` (C,): marker
-    noise drawn in the column (the noise-only columns); ``mc``, ``linear``, ``noise_only``: slices of the columns; ``nominal``: the
-    unperturbed column; ``step``: the linear columns' move, in SD units."""
+    noise drawn in the column (the noise-only columns); ``mc``, ``linear``, ``noise_only``:
+    slices of the columns; ``nominal``: the unperturbed column; ``step``: the linear columns'
+    move, in SD units; ``regression``: the first order is fitted to the Monte Carlo columns."""
 
     parameters: list[Parameter]
     values: np.ndarray
@@ -68,6 +74,7 @@ class Design:
     noise_only: slice
     step: float
     seed: int
+    regression: bool = False
 
     @property
     def n_columns(self) -> int:
@@ -85,6 +92,20 @@ class Design:
                 return self.values[:, i]
         return np.zeros(self.n_columns)
 
+    @functools.cached_property
+    def fit(self) -> np.ndarray:
+        """(P, S): least-squares coefficients of the parameters (per SD) from Monte Carlo outputs,
+        intercept fitted and dropped: b = fit @ y for y (S,)."""
+        sd = np.array([p.sd for p in self.parameters])
+        z = self.values[self.mc] / sd  # (S, P) draws in SD units
+        return np.linalg.pinv(np.column_stack([np.ones(len(z)), z]))[1:]
+
+    def subset(self, columns: slice) -> "Design":
+        """The design restricted to some columns (a chunk of the batch): their values and noise
+        only (slices and the nominal index refer to the whole design)."""
+        return Design(self.parameters, self.values[columns], self.noise[columns], self.mc, self.nominal, self.linear,
+                      self.noise_only, self.step, self.seed, self.regression)
+
     def source_index(self) -> dict[str, list[int]]:
         """Parameter indices by error source."""
         return {s: [i for i, p in enumerate(self.parameters) if p.source == s] for s in SOURCES}
@@ -92,12 +113,15 @@ class Design:
 
 def make_design(parameters: list[Parameter], samples: int, noise_samples: int, seed: int,
                 linear: bool = True, step: float = LINEAR_STEP, noise_per_sample: bool = False) -> Design:
-    """The columns for ``parameters``: ``samples`` Monte Carlo draws, the nominal, one column per
-    parameter (when ``linear``) and ``noise_samples`` noise-only columns; parameters with a zero
-    SD are dropped. ``noise_per_sample``: marker noise drawn in every Monte Carlo column too
-    (exact, slower) instead of added from the noise-only columns (:func:`add_noise`)."""
+    """The columns for ``parameters``: ``samples`` Monte Carlo draws, the nominal, the first order
+    (``linear``: one column per parameter, or fitted to the Monte Carlo columns when there are at
+    least REGRESSION_RATIO of them per parameter) and ``noise_samples`` noise-only columns;
+    parameters with a zero SD are dropped. ``noise_per_sample``: marker noise drawn in every Monte
+    Carlo column too (exact, slower) instead of added from the noise-only columns."""
     parameters = [p for p in parameters if p.sd > 0]
     P = len(parameters)
+    regression = linear and samples >= REGRESSION_RATIO * max(P, 1)
+    linear = linear and not regression
     sd = np.array([p.sd for p in parameters])
     z = np.zeros((samples, P))
     for k, source in enumerate(SOURCES):  # one stream per source: draws independent of the others' count
@@ -112,17 +136,28 @@ def make_design(parameters: list[Parameter], samples: int, noise_samples: int, s
     a = samples + 1
     b = a + lin.shape[0]
     return Design(parameters, zs * sd, noise, slice(0, samples), samples, slice(a, b), slice(b, b + noise_samples),
-                  step, seed)
+                  step, seed, regression)
 
 
-def add_noise(Y: np.ndarray, design: Design) -> np.ndarray:
-    """Outputs ``Y`` (m, C, k) with the marker noise added to the Monte Carlo columns, in place:
-    column s gets the deviation of noise column s mod K from the nominal (see the module
-    docstring). Returns ``Y``."""
+def with_noise(Y: np.ndarray, design: Design) -> np.ndarray:
+    """The Monte Carlo columns (m, S, k) of outputs ``Y`` (m, C, k) with the marker noise: column s
+    plus the deviation of noise column s mod K from the nominal (see the module docstring), or
+    as they are when noise was drawn in them (or there is none)."""
+    mc = Y[:, design.mc]
     K = design.noise_only.stop - design.noise_only.start
     S = design.mc.stop - design.mc.start
-    if K == 0 or S == 0 or design.noise[design.mc].any():  # no noise, or drawn in the columns themselves
-        return Y
+    if K == 0 or S == 0 or design.noise[design.mc].any():
+        return mc
     idx = design.noise_only.start + np.arange(S) % K
-    Y[:, design.mc] += Y[:, idx] - Y[:, design.nominal][:, None]
-    return Y
+    return mc + (Y[:, idx] - Y[:, design.nominal][:, None])
+
+
+def first_order(Y: np.ndarray, design: Design) -> np.ndarray:
+    """(m, P, k) first-order coefficients of outputs ``Y`` (m, C, k): the change per SD of each
+    parameter. From the linear columns (finite differences), or by least squares on the Monte
+    Carlo columns without noise (``design.regression``): Y_s = b_0 + sum_p b_p z_sp."""
+    nominal = Y[:, design.nominal]
+    if not design.regression:
+        return (Y[:, design.linear] - nominal[:, None]) / design.step
+    mc = np.ascontiguousarray(np.swapaxes(Y[:, design.mc], 1, 2))  # (m, k, S)
+    return np.swapaxes(mc @ design.fit.T, 1, 2)  # one matrix product (BLAS)

@@ -27,10 +27,10 @@ from gaitid.outputs import Outputs, output_curves
 from gaitid.settings import Settings
 from gaitid.trial import Subject, Trial
 import gaitid.uncertainty.tables as tb
-from gaitid.uncertainty.design import Design, Parameter, add_noise, make_design
+from gaitid.uncertainty.design import Design, Parameter, make_design
 from gaitid.uncertainty.errormodel import PLATE_KINDS, SOURCES, ErrorModel, load_error_model
 from gaitid.uncertainty.inputs import error_parameters
-from gaitid.uncertainty.kinematics import model_points, perturbed_kinematics
+from gaitid.uncertainty.kinematics import filtered_noise, model_points, perturbed_kinematics, prepare
 from gaitid.uncertainty.loads import perturbed_loads
 from gaitid.vocabulary import SIDES
 
@@ -48,7 +48,7 @@ class UncertaintySettings:
     first-order marker-noise term and the noise added to the Monte Carlo columns; ``linear``:
     also the first-order propagation (it gives the contribution of each source; off only to save
     time); ``noise_per_sample``: draw marker noise in every Monte Carlo column (exact, slower)
-    instead of adding the effect of the noise-only columns (:func:`gaitid.uncertainty.design.add_noise`)."""
+    instead of adding the effect of the noise-only columns (:func:`gaitid.uncertainty.design.with_noise`)."""
 
     samples: int = 200
     seed: int = 0
@@ -124,6 +124,8 @@ class Uncertainty:
     mean_samples: dict = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     seconds: float = float("nan")
+    columns: int = 0  # perturbed copies of the trial evaluated (Monte Carlo, nominal, first order, noise)
+    first_order: str = ""  # how the first order was had: finite differences or fitted to the Monte Carlo
 
     @property
     def error_model_table(self) -> pd.DataFrame:
@@ -131,24 +133,39 @@ class Uncertainty:
         return pd.DataFrame(self.error_model.table())
 
 
+ROWS_PER_CHUNK = 1 << 18  # frames x columns evaluated at once: memory bounded, cost linear in trial length
+
+
 def column_curves(trial: Trial, model: Model, static: Trial | None, kinematics: ModelKinematics,
                   loads: dict[str, FootLoad], settings: Settings, subject: Subject, segment_parameters: dict | None,
                   design: Design, noise_sd: float) -> dict[str, dict[str, np.ndarray]]:
     """{side: {variable: (n, C, k)}}: the kinetic outputs of every column of ``design``, in the
-    units and layout of the nominal outputs (one solver call per leg for all columns)."""
-    n, C = trial.n_frames, design.n_columns
+    units and layout of the nominal outputs; the marker noise of the noise-only columns is added
+    to the Monte Carlo ones by the statistics (:func:`gaitid.uncertainty.design.with_noise`).
+    One solver call per leg for a chunk of columns of at most ROWS_PER_CHUNK frames x columns
+    (all of them for a trial of 1300 frames at 200 samples)."""
+    n, C, rate = trial.n_frames, design.n_columns, trial.point_rate
     rng = np.random.default_rng([design.seed, len(SOURCES)])  # the marker-noise stream
-    pk = perturbed_kinematics(trial, model, static, kinematics, design, settings, subject.mass,
-                              segment_parameters, noise_sd, rng)
-    ext, feet = perturbed_loads(loads, design, trial.point_rate, settings)
-    root_R = pk.root.R if pk.root is not None else None
-    joints = {side: inverse_dynamics(pk.chains[side], pk.motion[side], [ext[side]],
-                                     gravity_lab=(0.0, 0.0, -settings.gravity_m_s2), frame=settings.frame,
-                                     convention=settings.convention, proximal_R=root_R, contributions=False)
-              for side in SIDES}
-    outs: Outputs = output_curves(pk, joints, feet, model, settings, subject)
-    return {side: {v: add_noise(np.asarray(a).reshape(n, C, -1), design) for v, a in outs.curves[side].items()
-                   if v.endswith(KINETIC_SUFFIXES)} for side in SIDES}
+    prep = prepare(trial, model, static, kinematics, design, settings)
+    step = max(1, ROWS_PER_CHUNK // n)
+    parts = []
+    for a in range(0, C, step):  # chunks of columns, not a loop per sample
+        cols = slice(a, min(C, a + step))
+        noisy = design.noise[cols]
+        noise = filtered_noise(prep.points, noisy, noise_sd, rng, rate, settings) if noise_sd > 0 and noisy.any() else None
+        pk = perturbed_kinematics(trial, model, kinematics, design, cols, prep, settings, subject.mass,
+                                  segment_parameters, noise)
+        ext, feet = perturbed_loads(loads, design.subset(cols), rate, settings)
+        root_R = pk.root.R if pk.root is not None else None
+        joints = {side: inverse_dynamics(pk.chains[side], pk.motion[side], [ext[side]],
+                                         gravity_lab=(0.0, 0.0, -settings.gravity_m_s2), frame=settings.frame,
+                                         convention=settings.convention, proximal_R=root_R, contributions=False)
+                  for side in SIDES}
+        outs: Outputs = output_curves(pk, joints, feet, model, settings, subject)
+        parts.append({side: {v: np.asarray(a).reshape(n, cols.stop - cols.start, -1)
+                             for v, a in outs.curves[side].items() if v.endswith(KINETIC_SUFFIXES)} for side in SIDES})
+    return {side: {v: np.concatenate([p[side][v] for p in parts], axis=1) if len(parts) > 1 else parts[0][side][v]
+                   for v in parts[0][side]} for side in SIDES}
 
 
 def joint_load_uncertainty(trial: Trial, model: Model, static: Trial | None, kinematics: ModelKinematics,
@@ -171,10 +188,9 @@ def joint_load_uncertainty(trial: Trial, model: Model, static: Trial | None, kin
     values = tb.parameter_values(norm, cycles)
     par_summary, contributions = tb.parameter_summary(values, design, outputs.units)
     kinetic_means = tb.cycle_means(norm, cycles, kinetic_only=True)
-    bands = tb.band_rows(tb.summary_rows(kinetic_means, design), kinetic_means, design, outputs.units)
-    mean_samples = {(side, var, comp): Y[:, design.mc, i].T.astype(np.float32)
-                    for side, by in kinetic_means.items() for var, Y in by.items()
-                    for i, comp in enumerate(tb.component_names(Y.shape[2]))} if how.samples else {}
+    summary, band = tb.summary_rows([tb.cycle_means(norm, cycles, kinetic_only=False), kinetic_means], design)
+    bands = tb.band_rows(band, kinetic_means, design, outputs.units)
+    mean_samples = tb.monte_carlo_means(kinetic_means, design) if how.samples else {}
     notes = []
     if static is None and model.static:
         notes.append("no static trial: the static calibrations (foot offsets) are not recomputed with the "
@@ -183,9 +199,12 @@ def joint_load_uncertainty(trial: Trial, model: Model, static: Trial | None, kin
         settings=how, error_model=errors, parameters_used=design.parameters,
         frames=tb.frames_rows(curves, trial.frames, design),
         curves=tb.curves_rows(norm, design),
-        curves_summary=tb.summary_rows(tb.cycle_means(norm, cycles, kinetic_only=False), design),
+        curves_summary=summary,
         parameters=tb.parameter_rows(values, design), parameters_summary=par_summary, contributions=contributions,
         bands=bands, mean_samples=mean_samples, notes=notes)
+    out.columns = design.n_columns
+    out.first_order = ("fitted to the Monte Carlo" if design.regression else
+                       "finite differences" if design.linear.stop > design.linear.start else "none")
     out.seconds = _time.process_time() - t0
     return out
 

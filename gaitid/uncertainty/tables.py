@@ -16,7 +16,7 @@ import pandas as pd
 
 from gaitid.cycles import N_POINTS, Cycle, components
 from gaitid.parameters import BURSTS
-from gaitid.uncertainty.design import Design
+from gaitid.uncertainty.design import Design, with_noise
 from gaitid.uncertainty.errormodel import SOURCES
 from gaitid.uncertainty.stats import column_stats
 
@@ -98,10 +98,29 @@ def cycle_means(norm: dict, cycles: list[Cycle], kinetic_only: bool) -> dict:
     return out
 
 
-def summary_rows(means: dict, design: Design) -> pd.DataFrame:
-    """Per side, variable, percent and component: the uncertainty of the mean curve."""
-    return _table([({"side": side, "variable": var, "percent": PCT}, Y)
-                   for side, by in means.items() for var, Y in by.items()], design)
+def summary_rows(means: list[dict], design: Design) -> list[pd.DataFrame]:
+    """Per side, variable, percent and component: the uncertainty of each mean curve of ``means``
+    (cycle means, :func:`cycle_means`), one table each, from one statistics call."""
+    blocks = [({"side": side, "variable": var, "percent": PCT, "which": i}, Y)
+              for i, m in enumerate(means) for side, by in m.items() for var, Y in by.items()]
+    table = _table(blocks, design)
+    if table.empty:
+        return [table for _ in means]
+    return [table[table["which"] == i].drop(columns="which").reset_index(drop=True) for i in range(len(means))]
+
+
+def monte_carlo_means(means: dict, design: Design) -> dict:
+    """{(side, variable, component): (S, 101) float32}: the Monte Carlo columns' mean curves with
+    their marker noise (:func:`gaitid.uncertainty.design.with_noise`), to pool a session's trials."""
+    out = {}
+    for side, by in means.items():
+        names = list(by)
+        widths = np.cumsum([0] + [by[v].shape[2] for v in names])
+        noisy = with_noise(np.concatenate([by[v] for v in names], axis=2), design).astype(np.float32)
+        for i, var in enumerate(names):
+            for j, comp in enumerate(component_names(widths[i + 1] - widths[i])):
+                out[(side, var, comp)] = noisy[:, :, widths[i] + j].T
+    return out
 
 
 def _burst(v: np.ndarray, sign: int, lo: float, hi: float) -> np.ndarray:

@@ -26,7 +26,7 @@ from gaitid.uncertainty import (
 )
 from gaitid.uncertainty.design import Design, Parameter, make_design
 from gaitid.uncertainty.inputs import error_parameters
-from gaitid.uncertainty.kinematics import model_points
+from gaitid.uncertainty.points import model_points
 from gaitid.uncertainty.propagate import column_curves
 
 SAMPLE = sample_data_dir()
@@ -171,7 +171,7 @@ def hjc_inputs(trials, tmp_path_factory):
     """The synthetic trials with their (exact) hip centres as virtual points LHJC / RHJC, the model
     reading them, and the nominal processing."""
     from gaitid.model.build import build_segments
-    from gaitid.synthetic.errors import with_hjc, write_hjc_model
+    from gaitid.synthetic.errors import write_hjc_model
 
     walk, static = trials
     model = write_hjc_model(tmp_path_factory.mktemp("hjc"), SAMPLE / "plugin-gait-truth-foot.toml")
@@ -198,13 +198,11 @@ def _direct_vs_batch(case, hjc_inputs):
                  for t in ("w", "s")}
         w2, s2 = with_hjc(walk, moved["w"]), with_hjc(static, moved["s"])
     elif key[0] == "landmark":  # LKNE misplaced 8 mm anteriorly in the thigh, in both trials
-        for name, t in (("w", w2), ("s", s2)):
-            R = base.kinematics.frames["left.thigh"] if name == "w" else None
-            if R is None:
-                from gaitid.model.build import build_segments
-                R = build_segments(s2, model, static=s2, marker_cutoff_hz=None).frames["left.thigh"]
-            moved = _markers_moved(t, "LKNE", R @ np.array([value, 0, 0]))
-            w2, s2 = (moved, s2) if name == "w" else (w2, moved)
+        from gaitid.model.build import build_segments
+
+        R_static = build_segments(s2, model, static=s2, marker_cutoff_hz=None).frames["left.thigh"]
+        w2 = _markers_moved(w2, "LKNE", base.kinematics.frames["left.thigh"] @ np.array([value, 0, 0]))
+        s2 = _markers_moved(s2, "LKNE", R_static @ np.array([value, 0, 0]))
     elif key[0] == "cop":  # the right foot's plate (plate 1): centre of pressure 5 mm along lab y
         w2 = _plates_moved(w2, 1, d=(0.0, value))
     elif key[0] == "gain":
@@ -226,8 +224,8 @@ def _direct_vs_batch(case, hjc_inputs):
     direct = process(w2, static=s2, segment_parameters=seg, **kw)
     params = [Parameter("x", key, 1.0)]
     d = Design(params, np.array([[0.0], [value]]), np.zeros(2, bool), slice(0, 0), 0, slice(1, 1), slice(2, 2), 1.0, 0)
-    curves = column_curves(base.trial, m, base.trial if False else with_hjc(static, centres["s"]), base.kinematics,
-                           base.loads, base.settings, base.trial.subject, None, d, 0.0)
+    curves = column_curves(base.trial, m, with_hjc(static, centres["s"]), base.kinematics, base.loads, base.settings,
+                           base.trial.subject, None, d, 0.0)
     return base, direct, curves
 
 

@@ -26,7 +26,8 @@ from gaitid.model.build import build_segments
 from gaitid.model.markerset import Model, load_model
 from gaitid.trial import PlateWrench, Trial
 from gaitid.uncertainty.errormodel import ErrorModel, load_error_model
-from gaitid.uncertainty.kinematics import axes_order, bsip_groups, joint_geometry, landmark_labels
+from gaitid.uncertainty.kinematics import bsip_groups
+from gaitid.uncertainty.points import axes_order, joint_geometry, landmark_labels
 from gaitid.vocabulary import JOINTS, SIDES, side_key, side_path
 
 # The Plug-in Gait model with the truth's foot and the hip centre read from the trial's virtual

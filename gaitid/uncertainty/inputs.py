@@ -16,7 +16,8 @@ from gaitid.model.bsip import load_table
 from gaitid.model.markerset import Model
 from gaitid.uncertainty.design import Parameter
 from gaitid.uncertainty.errormodel import ErrorModel
-from gaitid.uncertainty.kinematics import bsip_groups, joint_geometry, landmark_labels
+from gaitid.uncertainty.kinematics import bsip_groups
+from gaitid.uncertainty.points import joint_geometry, landmark_labels
 from gaitid.uncertainty.loads import contacts_of
 from gaitid.vocabulary import SIDES
 

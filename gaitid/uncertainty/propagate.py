@@ -30,7 +30,8 @@ import gaitid.uncertainty.tables as tb
 from gaitid.uncertainty.design import Design, Parameter, make_design
 from gaitid.uncertainty.errormodel import PLATE_KINDS, SOURCES, ErrorModel, load_error_model
 from gaitid.uncertainty.inputs import error_parameters
-from gaitid.uncertainty.kinematics import filtered_noise, model_points, perturbed_kinematics, prepare
+from gaitid.uncertainty.kinematics import perturbed_kinematics, prepare
+from gaitid.uncertainty.points import filtered_noise, model_points
 from gaitid.uncertainty.loads import perturbed_loads
 from gaitid.vocabulary import SIDES
 

@@ -322,3 +322,28 @@ def test_first_order_alone_is_the_fast_check(trials, with_unc):
     # the first-order SD does not depend on the Monte Carlo
     np.testing.assert_allclose(f["uncertainty_sd_linear"], with_unc.frames["uncertainty_sd_linear"], rtol=1e-3, atol=1e-6,
                                equal_nan=True)
+
+
+def test_command_line_writes_the_uncertainty(tmp_path, capsys):
+    from gaitid.cli import main
+
+    lab = tmp_path / "lab.toml"
+    lab.write_text("[plates.floor]\ncop_sd_mm = 2.0\n")
+    out = tmp_path / "out"
+    code = main(["run", str(WALK), "--static", str(STATIC), "-o", str(out), "--no-report", "--uncertainty", "30",
+                 "--error-model", str(lab)])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "uncertainty: 30 samples" in printed and "uncertainty_*" in printed
+    frames = pd.read_csv(out / "walk_synthetic_frames.csv")
+    sel = frames[(frames["variable"] == "HipMoment") & frames["value"].notna()]
+    assert sel["uncertainty_sd"].gt(0).all() and (sel["unit"] == "N.m/kg").all()
+    summary = pd.read_csv(out / "walk_synthetic_parameters_summary.csv")
+    assert summary["uncertainty_sd"].notna().any()
+    model = pd.read_csv(out / "walk_synthetic_uncertainty_error_model.csv")
+    floor = model[(model["item"] == "floor") & model["quantity"].str.startswith("COP")]
+    assert floor["value"].iloc[0] == 2.0 and str(lab) in floor["reference"].iloc[0]
+    for name in ("contributions", "bands"):
+        assert (out / f"walk_synthetic_uncertainty_{name}.csv").exists()
+    assert main(["run", str(WALK), "-o", str(out), "--plate-kind", "treadmill"]) == 1  # needs --uncertainty
+    assert "--uncertainty" in capsys.readouterr().err

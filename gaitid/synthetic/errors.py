@@ -6,7 +6,8 @@ marker with white noise; the palpated landmark markers (Plug-in Gait's KNE, ANK)
 constant offset in the true frame of the segment above the joint, in the walking AND the static
 trial (the marker stays where it was stuck); the knee and ankle widths mis-measured; the hip
 centre mislocated (given to the model as a virtual point ``{S}HJC``, as exported by other
-software, since the synthetic model's Davis centre is exact); the body-segment parameters off
+software, since the synthetic model's Davis centre is exact: process with :func:`write_hjc_model`'s
+model and :func:`hjc_errors`' error model); the body-segment parameters off
 the truth (masses renormalised to body mass); each plate's centre of pressure offset and its
 force scaled. :func:`interval_coverage` counts the frames where a result's 95 % interval covers
 the true joint moment. The draws follow the same error model as :mod:`gaitid.uncertainty`, by
@@ -16,6 +17,7 @@ what the Monte Carlo perturbs and what real input errors do shows up as lost cov
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -25,7 +27,7 @@ import pandas as pd
 from gaitid.model.build import build_segments
 from gaitid.model.markerset import Model, load_model
 from gaitid.trial import PlateWrench, Trial
-from gaitid.uncertainty.errormodel import ErrorModel, load_error_model
+from gaitid.uncertainty.errormodel import ErrorModel, JointCentreError, load_error_model
 from gaitid.uncertainty.kinematics import bsip_groups
 from gaitid.uncertainty.points import axes_order, joint_geometry, landmark_labels
 from gaitid.vocabulary import JOINTS, SIDES, side_key, side_path
@@ -62,16 +64,17 @@ def write_hjc_model(folder: Path, base: Path) -> Path:
     return path
 
 
-def hjc_error_model(folder: Path, errors: str | Path = "default") -> Path:
-    """An error-model file giving the hip centres read from the trial ('marker' method) the
-    error of the Davis regression (the synthetic trial's regression is exact, the injected error
-    plays its part)."""
+def hjc_errors(errors: str | Path | ErrorModel = "default") -> ErrorModel:
+    """The error model with the Davis regression's error given to hip centres read from the trial
+    ('marker' method): the synthetic trial's regression is exact, the injected error plays its
+    part."""
     em = load_error_model(errors)
-    sd = em.joint_centre("davis", "hip").centre_sd * 1000.0
-    path = Path(folder) / "errors-hjc.toml"
-    path.write_text("[joint_centres.marker.hip]\ncentre_sd_mm = [%s]\nsource = \"the Davis regression's, "
-                    "injected into the synthetic trial's virtual hip centres\"\n" % ", ".join(f"{v:g}" for v in sd))
-    return path
+    davis = em.joint_centre("davis", "hip")
+    marker = dict(em.joint_centres.get("marker", {}))
+    marker.setdefault("", JointCentreError(np.zeros(3), np.zeros(3), "unknown"))
+    marker["hip"] = JointCentreError(davis.centre_sd, davis.landmark_sd,
+                                     "the Davis regression's, injected into the synthetic trial's virtual hip centres")
+    return dataclasses.replace(em, joint_centres={**em.joint_centres, "marker": marker})
 
 
 def with_hjc(trial: Trial, centres: dict[str, np.ndarray]) -> Trial:
@@ -99,7 +102,7 @@ def inject_errors(walk: Trial, static: Trial, model: str | Path, segments: dict,
     """The synthetic ``walk`` / ``static`` trials with input errors drawn from ``errors`` (see the
     module docstring). ``model``: the truth model (its geometry exact; a regression hip centre
     is given back, with its error, as the virtual points {S}HJC: process with the model of
-    :func:`write_hjc_model` and the error model of :func:`hjc_error_model`);
+    :func:`write_hjc_model` and the error model of :func:`hjc_errors`);
     ``segments``: the true segment parameters ({'thigh': {'mass', 'com_from_proximal', 'inertia'}});
     ``table``: the BSIP table whose spread applies."""
     m = load_model(model)
@@ -187,3 +190,54 @@ def interval_coverage(result, truth: pd.DataFrame, edge: int = 3) -> pd.DataFram
                 rows.append(dict(side=side, joint=joint.lower(), plane=plane, frames=int(ok.sum()),
                                  covered=int((hit & ok).sum())))
     return pd.DataFrame(rows)
+
+
+def truth_segments(folder: Path | None = None) -> dict:
+    """The synthetic truth's segment parameters (walk_synthetic_segments.json) as the pipeline's
+    ``segment_parameters`` (the Plug-in Gait foot frame has its z axis along the foot, the
+    synthetic one x; its centre of mass midway from the ankle centre to TOE)."""
+    import json
+
+    from gaitid.resources import sample_data_dir
+
+    seg = json.loads(((folder or sample_data_dir()) / "walk_synthetic_segments.json").read_text())["segments"]
+    out = {}
+    for name, d in seg.items():
+        inertia = np.diag(d["inertia_seg_kgm2"])
+        if name == "foot":
+            inertia, com = [inertia[1], inertia[2], inertia[0]], 0.5
+        else:
+            inertia, com = list(inertia), abs(d["com_seg_m"][2]) / d["length_m"]
+        out[name] = {"mass": d["mass_kg"], "com_from_proximal": com, "inertia": list(inertia)}
+    return out
+
+
+def coverage_run(replications: int, samples: int, cutoff: float | None, folder: Path, seed: int = 12345,
+                 errors: str | Path = "default") -> pd.DataFrame:
+    """Inject errors drawn from ``errors`` into the synthetic sample trial ``replications`` times,
+    process each with ``samples`` Monte Carlo draws (markers and plates filtered at ``cutoff``
+    Hz, None: unfiltered) and count, per side, joint and plane, the stance frames on a plate and
+    those whose 95 % interval covers the true moment (columns side, joint, plane, frames,
+    covered, coverage). ``folder``: where the model and error-model files are written."""
+    from gaitid.io.c3d import read_c3d
+    from gaitid.pipeline import process
+    from gaitid.resources import sample_data_dir
+    from gaitid.uncertainty import UncertaintySettings
+
+    sample = sample_data_dir()
+    base_model = sample / "plugin-gait-truth-foot.toml"
+    walk, static = read_c3d(sample / "walk_synthetic.c3d"), read_c3d(sample / "static_synthetic.c3d")
+    truth = pd.read_csv(sample / "walk_synthetic_truth.csv")
+    model = write_hjc_model(folder, base_model)
+    em = hjc_errors(errors)
+    rng = np.random.default_rng(seed)
+    parts = []
+    for r in range(replications):
+        inj = inject_errors(walk, static, base_model, truth_segments(), rng, errors=em)
+        res = process(inj.walk, static=inj.static, model=str(model), subject=inj.subject,
+                      segment_parameters=inj.segment_parameters, frame="lab", marker_cutoff_hz=cutoff,
+                      uncertainty=UncertaintySettings(samples=samples, seed=1000 + r, error_model=em))
+        parts.append(interval_coverage(res, truth))
+    tab = pd.concat(parts).groupby(["side", "joint", "plane"], sort=False)[["frames", "covered"]].sum()
+    tab["coverage"] = tab["covered"] / tab["frames"]
+    return tab.reset_index()

@@ -108,9 +108,9 @@ class ErrorModel:
         for method, by in self.joint_centres.items():
             for joint, e in by.items():
                 item = method + (f" ({joint})" if joint else "")
-                for q, v in (("centre SD [ap, ml, long]", e.centre_sd), ("landmark SD [ap, ml, long]", e.landmark_sd)):
-                    rows.append(dict(source="joint_centres", item=item, quantity=q,
-                                     value=", ".join(f"{x / MM:g}" for x in v), unit="mm", reference=e.source))
+                for q, v in (("centre SD", e.centre_sd), ("landmark SD", e.landmark_sd)):
+                    rows += [dict(source="joint_centres", item=item, quantity=f"{q} {axis}", value=x / MM, unit="mm",
+                                  reference=e.source) for axis, x in zip(("ap", "ml", "long"), v)]
         for name, by in self.bsip.items():
             for seg, e in by.items():
                 item = name + (f" ({seg})" if seg else "")

@@ -115,15 +115,16 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_uncertainty_arguments(parser: argparse.ArgumentParser) -> None:
-    """The joint-load uncertainty options (gaitid.uncertainty; docs/uncertainty.md)."""
-    from gaitid.uncertainty import PLATE_KINDS
-
+    """The joint-load uncertainty options (gaitid.uncertainty; docs/uncertainty.md). Nothing is
+    imported here: building the parser stays light (``gaitid --version``)."""
     g = parser.add_argument_group("uncertainty of the kinetics (docs/uncertainty.md)")
     g.add_argument("--uncertainty", type=int, nargs="?", const=200, metavar="SAMPLES",
                    help="SD and 95%% interval of every joint force, moment and power from the error model, by a "
                         "Monte Carlo of SAMPLES draws (default 200; 0 = first-order propagation only); off by default")
     g.add_argument("--error-model", metavar="TOML", help="your lab's error model (default: models/uncertainty/default.toml)")
-    g.add_argument("--plate-kind", choices=PLATE_KINDS, help="the force plates' error (default floor)")
+    g.add_argument("--plate-kind", metavar="KIND",
+                   help="the force plates' error: floor (default), floor_uncorrected, treadmill, or a kind your "
+                        "error model adds")
 
 
 def uncertainty_from_args(args: argparse.Namespace):

@@ -33,6 +33,7 @@ from gaitid.outputs import Outputs, frames_table
 from gaitid.settings import Settings
 from gaitid.subjects import SubjectData
 from gaitid.trial import Event, Trial
+from gaitid.uncertainty import Uncertainty, with_uncertainty
 
 
 @dataclass(eq=False)
@@ -45,7 +46,11 @@ class Result:
     :func:`gaitid.cycles.cycle_curves`) and ``curves_summary`` (mean, SD and n per side and
     percent); ``parameters`` / ``parameters_summary`` (discrete parameters per cycle and their
     mean/SD); ``contacts`` (plate assignment with reasons); ``event_comparison`` (file vs
-    detected events). ``warnings``: what the user should know, in stage order.
+    detected events). ``warnings``: what the user should know, in stage order. ``uncertainty``:
+    the :class:`~gaitid.uncertainty.Uncertainty` of the kinetic outputs when asked for; then
+    every table above also has ``uncertainty_sd``, ``uncertainty_low95``, ``uncertainty_high95``
+    and ``uncertainty_sd_linear`` columns (in the row's ``unit``; NaN for angles and moment
+    contributions).
     """
 
     trial: Trial
@@ -64,6 +69,18 @@ class Result:
     parameters: pd.DataFrame
     parameters_summary: pd.DataFrame | None
     warnings: list[str] = field(default_factory=list)
+    uncertainty: Uncertainty | None = None
+
+    def __post_init__(self) -> None:
+        if self.uncertainty is not None:  # the cycle tables carry its columns (the per-frame table: frames)
+            u = self.uncertainty
+            self.curves = with_uncertainty(self.curves, u.curves, ["side", "cycle", "variable", "component", "percent"])
+            self.curves_summary = with_uncertainty(self.curves_summary, u.curves_summary,
+                                                   ["side", "variable", "component", "percent"])
+            self.parameters = with_uncertainty(self.parameters, u.parameters,
+                                               ["side", "cycle", "parameter", "variable", "component"])
+            self.parameters_summary = with_uncertainty(self.parameters_summary, u.parameters_summary,
+                                                       ["side", "parameter", "variable", "component"])
 
     @property
     def name(self) -> str:
@@ -90,8 +107,13 @@ class Result:
 
     @functools.cached_property
     def frames(self) -> pd.DataFrame:
-        """The per-frame outputs as a tidy long table (built on first use)."""
-        return frames_table(self.trial, self.outputs)
+        """The per-frame outputs as a tidy long table (built on first use), with the uncertainty
+        columns when processed with uncertainty."""
+        table = frames_table(self.trial, self.outputs)
+        if self.uncertainty is None:
+            return table
+        extra = self.uncertainty.frames.assign(frame=lambda d: d["frame"].astype(table["frame"].dtype))
+        return with_uncertainty(table, extra, ["frame", "side", "variable", "component"])
 
     def curve(self, side: str, variable: str) -> np.ndarray:
         """Per-frame values (n_frames, k) of one output variable, in the table's units."""

@@ -286,6 +286,37 @@ def test_contributions_split_the_first_order_variance(with_unc):
     assert c["unit"].isin(["N.m/kg", "W/kg"]).all()
 
 
+def test_parameters_follow_the_clinical_definitions(with_unc):
+    """The uncertainty's parameters are the parameters table's clinical ones (gaitid.clinical: each
+    in its phase of the cycle), not whole-cycle extremes: the batch's evaluation of the nominal
+    curves reproduces every kinetic clinical value of Result.parameters, and every kinetic
+    clinical row with a value gets an SD."""
+    import gaitid.uncertainty.tables as tb
+    from gaitid.clinical import PARAMETERS
+
+    r = with_unc
+    kinetic_names = {d.name for d in PARAMETERS if d.kinetic}
+    curves = {side: {v: np.asarray(a, float).reshape(len(a), 1, -1) for v, a in by.items()
+                     if v.endswith(("Moment", "Power"))} for side, by in r.outputs.curves.items()}
+    values = tb.parameter_values(tb.normalised(curves, r.trial.time, r.cycles), r.cycles, r.settings.convention,
+                                 r.settings.frame)
+    p = r.parameters[r.parameters["parameter"].isin(kinetic_names)]
+    assert len(p) >= 2 * len(kinetic_names) and set(p["parameter"]) == kinetic_names
+    got = np.array([values[(row.side, row.cycle, row.parameter, row.variable, row.component)][0]
+                    for row in p.itertuples()])
+    np.testing.assert_allclose(got, p["value"].to_numpy(float), rtol=1e-9, atol=1e-9, equal_nan=True)
+    known = p["value"].notna()
+    assert p.loc[known, "uncertainty_sd"].gt(0).all()
+    assert ((p.loc[known, "uncertainty_low95"] < p.loc[known, "value"] + 3 * p.loc[known, "uncertainty_sd"])
+            & (p.loc[known, "uncertainty_high95"] > p.loc[known, "value"] - 3 * p.loc[known, "uncertainty_sd"])).all()
+    s = r.parameters_summary
+    s = s[s["parameter"].isin(kinetic_names)]
+    assert s["uncertainty_sd"].notna().sum() == s["mean"].notna().sum()
+    assert not r.parameters["parameter"].str.endswith((" max", " min")).any()  # no retired whole-cycle extremes
+    # spatio-temporal parameters carry no kinetic uncertainty
+    assert r.parameters.loc[r.parameters["parameter"] == "walking_speed", "uncertainty_sd"].isna().all()
+
+
 def test_bands_for_the_report(with_unc):
     b = band_curves(with_unc)
     assert list(b.columns) == ["side", "variable", "component", "percent", "unit", "mean", "sd", "low95", "high95"]

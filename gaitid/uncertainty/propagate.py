@@ -105,9 +105,10 @@ class Uncertainty:
     """The uncertainty of one trial's kinetic outputs (joint forces, moments, powers, ground
     reactions). Tables (units in their ``unit`` column, see :mod:`gaitid.uncertainty.tables`):
     ``frames`` (per frame), ``curves`` (per cycle and percent), ``curves_summary`` (mean curve
-    over cycles), ``parameters`` / ``parameters_summary`` (moment peaks and power bursts per
-    cycle / their mean), ``contributions`` (per error source, its share of the first-order
-    variance of each parameter's mean), ``bands`` (the mean curve over kinetic cycles with its
+    over cycles), ``parameters`` / ``parameters_summary`` (the kinetic clinical parameters of
+    :mod:`gaitid.clinical`, each in its phase of the cycle, per cycle / their mean),
+    ``contributions`` (per error source, its share of the first-order variance of each
+    parameter's mean), ``bands`` (the mean curve over kinetic cycles with its
     95 % band: what the report draws). ``mean_samples``: {(side, variable, component): (S, 101)
     float32} the Monte Carlo columns' mean kinetic-cycle curves, for pooling a session.
     ``parameters_used``: the input errors; ``seconds``: CPU time of the stage."""
@@ -186,7 +187,7 @@ def joint_load_uncertainty(trial: Trial, model: Model, static: Trial | None, kin
     curves = column_curves(trial, model, static, kinematics, loads, settings, subject, segment_parameters, design,
                            noise_sd)
     norm = tb.normalised(curves, trial.time, cycles)
-    values = tb.parameter_values(norm, cycles)
+    values = tb.parameter_values(norm, cycles, settings.convention, settings.frame)
     par_summary, contributions = tb.parameter_summary(values, design, outputs.units)
     kinetic_means = tb.cycle_means(norm, cycles, kinetic_only=True)
     summary, band = tb.summary_rows([tb.cycle_means(norm, cycles, kinetic_only=False), kinetic_means], design)

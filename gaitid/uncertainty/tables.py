@@ -1,5 +1,6 @@
-"""The uncertainty as tables: per frame, per cycle and percent, per clinical parameter, the
-contribution of each error source at the peaks, and the band of the mean kinetic curve.
+"""The uncertainty as tables: per frame, per cycle and percent, per clinical parameter (the
+definitions of :mod:`gaitid.clinical`), the contribution of each error source to each clinical
+parameter, and the band of the mean kinetic curve.
 
 Inputs are the per-column output curves ``{side: {variable: (n, C, k)}}`` of the batched solve
 and the nominal cycles and parameter tables; every table carries the unit of its values.
@@ -14,8 +15,8 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from gaitid.cycles import N_POINTS, Cycle, components
-from gaitid.parameters import BURSTS
+from gaitid.clinical import COMPONENT_INDEX, PARAMETERS, CycleEvents, evaluate, phase_windows
+from gaitid.cycles import N_POINTS, Cycle, components, cycles_table
 from gaitid.uncertainty.design import Design, with_noise
 from gaitid.uncertainty.errormodel import SOURCES
 from gaitid.uncertainty.stats import column_stats
@@ -123,40 +124,42 @@ def monte_carlo_means(means: dict, design: Design) -> dict:
     return out
 
 
-def _burst(v: np.ndarray, sign: int, lo: float, hi: float) -> np.ndarray:
-    """Per column (C,): the extremum of the given sign of power curves (101, C) within [lo, hi] %,
-    NaN when a column has none of that sign there (as :func:`gaitid.parameters.power_burst`)."""
-    w = ((PCT >= lo) & (PCT <= hi))[:, None] & np.isfinite(v)
-    s = np.where(w, sign * v, -np.inf)
-    best = np.max(s, axis=0)
-    k = np.argmax(s, axis=0)
-    val = v[k, np.arange(v.shape[1])]
-    return np.where(best > 0, val, np.nan)
-
-
-def parameter_values(norm: dict, cycles: list[Cycle]) -> dict:
-    """{(side, cycle, parameter, variable, component): (C,)}: the kinetic parameters of
-    :func:`gaitid.parameters.kinetic_parameters` (moment maxima and minima per component, power
-    bursts) for every column, kinetic cycles only."""
+def parameter_values(norm: dict, cycles: list[Cycle], convention: str = "internal", frame: str = "distal") -> dict:
+    """{(side, cycle, parameter, variable, component): (C,)}: every column's kinetic clinical
+    parameters, defined as the parameters table defines them (:data:`gaitid.clinical.PARAMETERS`:
+    each taken in its phase window of the cycle, from that cycle's own events, positive in its
+    named direction under ``convention``; power bursts), kinetic cycles only. One
+    :func:`gaitid.clinical.evaluate` call per definition for every cycle and column at once.
+    Moment parameters in the lab frame are NaN in the parameters table and absent here."""
+    kinetic = [c for c in cycles if c.kinetic and (c.side, c.index) in norm]
+    if not kinetic:
+        return {}
+    lo_hi = phase_windows(CycleEvents.from_table(cycles_table(kinetic)))
     out = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        for c in cycles:
-            by = norm.get((c.side, c.index))
-            if not c.kinetic or by is None:
+        for d in PARAMETERS:
+            if not d.kinetic or (d.variable.endswith("Moment") and frame == "lab"):
                 continue
-            for var, Y in by.items():
-                if var.endswith("Moment"):
-                    for i, comp in enumerate(component_names(Y.shape[2])):
-                        out[(c.side, c.index, f"{var} max", var, comp)] = np.nanmax(Y[:, :, i], axis=0)
-                        out[(c.side, c.index, f"{var} min", var, comp)] = np.nanmin(Y[:, :, i], axis=0)
-            fo = c.foot_off_pct
-            for burst, var, sign, window in BURSTS:
-                if var in by:
-                    p = by[var]
-                    p = np.where(np.isnan(p).all(axis=2), np.nan, np.nansum(p, axis=2))
-                    out[(c.side, c.index, burst, var, "")] = _burst(p, sign, *window(fo))
+            have = [i for i, c in enumerate(kinetic) if d.variable in norm[(c.side, c.index)]]
+            if not have:
+                continue
+            rows = [_component(norm[(kinetic[i].side, kinetic[i].index)][d.variable], d.component).T for i in have]
+            C = rows[0].shape[0]
+            lo, hi = (np.repeat(w[have], C) for w in lo_hi[d.phase])
+            value, _, _ = evaluate(d, np.concatenate(rows), lo, hi, convention)
+            for k, i in enumerate(have):
+                c = kinetic[i]
+                out[(c.side, c.index, d.name, d.variable, d.component)] = value[k * C:(k + 1) * C]
     return out
+
+
+def _component(Y: np.ndarray, component: str) -> np.ndarray:
+    """(101, C) of one component of (101, C, k) curves; a power ('') summed over its components
+    (NaN where all are NaN), as :func:`gaitid.clinical.clinical_parameters` takes it."""
+    if component:
+        return Y[:, :, COMPONENT_INDEX[component]]
+    return np.where(np.isnan(Y).all(axis=2), np.nan, np.nansum(Y, axis=2))
 
 
 def parameter_rows(values: dict, design: Design) -> pd.DataFrame:

@@ -148,7 +148,8 @@ class Result:
 
         return write_opensim(self, outdir)
 
-    def report(self, outdir: str | os.PathLike, formats: tuple[str, ...] = ("pdf", "html"), normative=None) -> list[Path]:
+    def report(self, outdir: str | os.PathLike, formats: tuple[str, ...] = ("pdf", "html"), normative=None,
+               uncertainty: bool | None = None) -> list[Path]:
         from gaitid.report import write_report
 
-        return write_report(self, outdir, formats=formats, normative=normative)
+        return write_report(self, outdir, formats=formats, normative=normative, uncertainty=uncertainty)

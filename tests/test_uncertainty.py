@@ -378,3 +378,56 @@ def test_command_line_writes_the_uncertainty(tmp_path, capsys):
         assert (out / f"walk_synthetic_uncertainty_{name}.csv").exists()
     assert main(["run", str(WALK), "-o", str(out), "--plate-kind", "treadmill"]) == 1  # needs --uncertainty
     assert "--uncertainty" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------- report
+
+def test_report_draws_the_bands_and_the_parameter_table(with_unc, nominal, tmp_path):
+    """Each kinetic panel of the vector report gets the 95 % band of each side's mean (the
+    numbers of band_curves, in data units), the toggle leaves them out, a Result without
+    uncertainty gets none; the tables page lists the clinical parameters as value +- SD [95 %]."""
+    from gaitid.report.data import gather
+    from gaitid.report.plots import curve_pages
+    from gaitid.report.uncertainty import parameter_uncertainty_table
+
+    data = gather(with_unc)
+    pages = {p.kind: p for p in curve_pages(data)}
+    panels = {p.title: p for p in pages["kinetics"].panels}
+    b = band_curves(with_unc)
+    for title, var, comp in (("Ankle sagittal moment", "AnkleMoment", "X"), ("Hip frontal moment", "HipMoment", "Y"),
+                             ("Knee power", "KneePower", "")):
+        for side in ("Left", "Right"):
+            (s,) = panels[title].get(f"uncertainty:{side}")
+            want = b[(b["side"] == side) & (b["variable"] == var) & (b["component"] == comp)]
+            np.testing.assert_allclose(s.y, want["low95"], equal_nan=True)
+            np.testing.assert_allclose(s.y2, want["high95"], equal_nan=True)
+            (mean,) = panels[title].get(f"mean:{side}")  # the band is around the drawn mean
+            ok = np.isfinite(s.y) & np.isfinite(mean.y)
+            assert ok.sum() > 80 and (s.y[ok] <= mean.y[ok] + 1e-9).mean() > 0.95
+    assert not any(s.gid.startswith("uncertainty") for p in pages["kinematics"].panels for s in p.series)
+    off = curve_pages(gather(with_unc), uncertainty=False)
+    assert not any(s.gid.startswith("uncertainty") for p in off[1].panels for s in p.series)
+    none = curve_pages(gather(nominal))
+    assert not any(s.gid.startswith("uncertainty") for p in none[1].panels for s in p.series)
+    from gaitid.errors import DataError
+
+    with pytest.raises(DataError, match="without uncertainty"):
+        curve_pages(gather(nominal), uncertainty=True)
+
+    t = parameter_uncertainty_table(data).to_frame()
+    row = t[t["Parameter"] == "ankle plantarflexor moment, late stance, peak"].iloc[0]
+    s = with_unc.parameters_summary.set_index(["side", "parameter"]).loc[("Left",
+                                                                          "ankle plantarflexor moment, late stance, peak")]
+    assert row["Unit"] == "N.m/kg"
+    assert row["Left: value \u00b1 SD [95 %]"] == (f"{s['mean']:.2f} \u00b1 {s['uncertainty_sd']:.2f} "
+                                                   f"[{s['uncertainty_low95']:.2f}, {s['uncertainty_high95']:.2f}]")
+    assert row["Left: largest source"].split()[0] in ("joint", "force", "segment", "marker")
+    assert parameter_uncertainty_table(gather(nominal)) is None
+
+    paths = with_unc.report(tmp_path, formats=("html",))
+    html = paths[0].read_text()
+    assert 'id="show-uncertainty" checked' in html and 'class="uncertainty"' in html
+    assert 'id="parameter-uncertainty"' in html
+    html_off = with_unc.report(tmp_path / "off", formats=("html",), uncertainty=False)[0].read_text()
+    assert 'id="show-uncertainty"' not in html_off and 'class="uncertainty"' not in html_off
+    assert 'id="parameter-uncertainty"' not in html_off

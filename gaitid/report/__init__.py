@@ -27,7 +27,8 @@ def _safe_name(name: str) -> str:
 
 
 def write_report(result_or_results, outdir: str | os.PathLike, formats=FORMATS, normative=None,
-                 name: str | None = None, title: str | None = None, clinical=None) -> list[Path]:
+                 name: str | None = None, title: str | None = None, clinical=None,
+                 uncertainty: bool | None = None) -> list[Path]:
     """Write the report(s) and return their paths (in the order of ``formats``).
 
     ``result_or_results``: a Result or a list of Results (session). ``formats``: any of
@@ -37,6 +38,10 @@ def write_report(result_or_results, outdir: str | os.PathLike, formats=FORMATS, 
     spatio-temporal norms, :func:`gaitid.report.tables.parameter_norm`). ``clinical``: gait
     indices (GPS, MAP...) as a table with columns measure, side, value (, unit), shown on the
     first page (:func:`gaitid.report.pages.clinical_table`).
+    ``uncertainty``: the toggle of the joint-load uncertainty (Results processed with
+    ``uncertainty=...``): None (default) draws the 95 % bands around each kinetic curve and the
+    parameters' "value +- SD" table when every Result has it, True requires it (DataError naming
+    a trial without), False leaves it out (:mod:`gaitid.report.uncertainty`).
     ``name``: file stem (default: the trial's name, or 'session'); ``title``: the heading
     (default: the trial name or 'Session: N trials').
     """
@@ -55,7 +60,8 @@ def write_report(result_or_results, outdir: str | os.PathLike, formats=FORMATS, 
     data = gather(result_or_results, title=title)
     # a CSV, a DataFrame, or any object with the bands' interface (band(); parameter_band() for norms)
     bands = normative if normative is None or callable(getattr(normative, "band", None)) else read_normative(normative)
-    curves = curve_pages(data, bands)  # drawn once, written to both formats
+    curves = curve_pages(data, bands, uncertainty)  # drawn once, written to both formats
+    data.cache["uncertainty_shown"] = uncertainty is not False
     extra = list(getattr(bands, "warnings", [])) if bands is not None else []
     stem = _safe_name(name or (data.trials[0] if not data.is_session else "session"))
     outdir = Path(outdir)

@@ -378,6 +378,10 @@ def test_command_line_writes_the_uncertainty(tmp_path, capsys):
         assert (out / f"walk_synthetic_uncertainty_{name}.csv").exists()
     assert main(["run", str(WALK), "-o", str(out), "--plate-kind", "treadmill"]) == 1  # needs --uncertainty
     assert "--uncertainty" in capsys.readouterr().err
+    # an unknown plate kind is refused before any trial is read, naming the option
+    assert main(["run", str(WALK), "-o", str(out), "--uncertainty", "--plate-kind", "boat"]) == 1
+    err = capsys.readouterr().err
+    assert "--plate-kind boat" in err and "treadmill" in err
 
 
 # ----------------------------------------------------------------------------- report

@@ -203,5 +203,13 @@ def uncertainty_from_args(args: argparse.Namespace):
     if args.error_model:
         kw["error_model"] = args.error_model
     if args.plate_kind:
+        from gaitid.errors import GaitIDError
+        from gaitid.uncertainty import load_error_model
+
         kw["plates"] = args.plate_kind
+        try:  # checked before any trial is read, naming the options that fix it
+            load_error_model(args.error_model or "default").plate(args.plate_kind)
+        except GaitIDError as exc:
+            raise SettingsError(f"--plate-kind {args.plate_kind}: {exc} (give a kind the --error-model has, or "
+                                "add it to your error model)") from None
     return UncertaintySettings(**kw)

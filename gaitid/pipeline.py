@@ -30,6 +30,7 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -51,8 +52,10 @@ from gaitid.result import Result
 from gaitid.settings import Settings
 from gaitid.subjects import SubjectData, subject_data
 from gaitid.trial import Trial
-from gaitid.uncertainty import Uncertainty, joint_load_uncertainty, uncertainty_settings
 from gaitid.vocabulary import COP_THRESHOLD_N, SIDES
+
+if TYPE_CHECKING:  # the uncertainty package is imported only when a run asks for it
+    from gaitid.uncertainty import Uncertainty
 
 
 def load_trial(source: str | os.PathLike | Trial, *, cop_threshold: float = COP_THRESHOLD_N) -> Trial:
@@ -119,6 +122,10 @@ def kinetic_uncertainty(trial: Trial, model: Model, static: Trial | None, kinema
                         subject: SubjectData, segment_parameters: dict | None, uncertainty) -> Uncertainty | None:
     """The uncertainty stage (:mod:`gaitid.uncertainty`): None unless asked for (``uncertainty``:
     True, a Monte Carlo sample count, a dict or :class:`~gaitid.uncertainty.UncertaintySettings`)."""
+    if uncertainty is None or uncertainty is False:
+        return None
+    from gaitid.uncertainty import joint_load_uncertainty, uncertainty_settings
+
     how = uncertainty_settings(uncertainty)
     if how is None:
         return None

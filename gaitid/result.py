@@ -17,6 +17,7 @@ import functools
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -33,7 +34,9 @@ from gaitid.outputs import Outputs, frames_table
 from gaitid.settings import Settings
 from gaitid.subjects import SubjectData
 from gaitid.trial import Event, Trial
-from gaitid.uncertainty import Uncertainty, with_uncertainty
+
+if TYPE_CHECKING:  # imported by the uncertainty stage, when a run asks for it
+    from gaitid.uncertainty import Uncertainty
 
 
 @dataclass(eq=False)
@@ -73,6 +76,8 @@ class Result:
 
     def __post_init__(self) -> None:
         if self.uncertainty is not None:  # the cycle tables carry its columns (the per-frame table: frames)
+            from gaitid.uncertainty import with_uncertainty
+
             u = self.uncertainty
             self.curves = with_uncertainty(self.curves, u.curves, ["side", "cycle", "variable", "component", "percent"])
             self.curves_summary = with_uncertainty(self.curves_summary, u.curves_summary,
@@ -112,6 +117,8 @@ class Result:
         table = frames_table(self.trial, self.outputs)
         if self.uncertainty is None:
             return table
+        from gaitid.uncertainty import with_uncertainty
+
         extra = self.uncertainty.frames.assign(frame=lambda d: d["frame"].astype(table["frame"].dtype))
         return with_uncertainty(table, extra, ["frame", "side", "variable", "component"])
 

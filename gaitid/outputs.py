@@ -108,7 +108,7 @@ def output_curves(kinematics: ModelKinematics, joint_loads: dict[str, JointLoads
             m_lay = output_layout(model, joint, "moment", settings.frame, side)
             out[f"{joint}Force"] = reported(in_frame(jl.force_lab[j], rotations[j]), f_lay) / f_div
             out[f"{joint}Moment"] = reported(jl.moment[j], m_lay) / m_div
-            for part in CONTRIBUTIONS:
+            for part in CONTRIBUTIONS if jl.moment_parts else ():  # solved without contributions: none
                 out[f"{joint}Moment{PART_NAMES[part]}"] = reported(jl.moment_parts[part][j], m_lay) / m_div
                 units[f"{joint}Moment{PART_NAMES[part]}"] = m_unit
             w = kinematics.joint_omega_lab.get(side_path(side, joint.lower()))

@@ -18,7 +18,9 @@ callable on its own:
 6. :func:`~gaitid.loads.foot_loads` -> the load on each foot per frame (NaN where unknown);
 7. :func:`joint_loads` -> the solver (:func:`gaitid.dynamics.inverse_dynamics`) per leg;
 8. :func:`~gaitid.outputs.output_curves` -> Plug-in Gait-named output variables;
-9. :func:`cycle_tables` -> cycles, 0-100 % curves, discrete parameters, mean +- SD.
+9. :func:`cycle_tables` -> cycles, 0-100 % curves, discrete parameters, mean +- SD;
+10. :func:`kinetic_uncertainty` (when asked) -> the SD and 95 % interval of every kinetic output
+    (:mod:`gaitid.uncertainty`).
 
 No stage changes its inputs; the :class:`~gaitid.result.Result` keeps every stage's output.
 """
@@ -28,6 +30,7 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -50,6 +53,9 @@ from gaitid.settings import Settings
 from gaitid.subjects import SubjectData, subject_data
 from gaitid.trial import Trial
 from gaitid.vocabulary import COP_THRESHOLD_N, SIDES
+
+if TYPE_CHECKING:  # the uncertainty package is imported only when a run asks for it
+    from gaitid.uncertainty import Uncertainty
 
 
 def load_trial(source: str | os.PathLike | Trial, *, cop_threshold: float = COP_THRESHOLD_N) -> Trial:
@@ -111,28 +117,42 @@ def cycle_tables(trial: Trial, outputs: Outputs, cycles: list[Cycle], markers: G
             params, summarise(params) if not params.empty else None)
 
 
+def kinetic_uncertainty(trial: Trial, model: Model, static: Trial | None, kinematics: ModelKinematics,
+                        loads: dict[str, FootLoad], outputs: Outputs, cycles: list[Cycle], settings: Settings,
+                        subject: SubjectData, segment_parameters: dict | None, uncertainty) -> Uncertainty | None:
+    """The uncertainty stage (:mod:`gaitid.uncertainty`): None unless asked for (``uncertainty``:
+    True, a Monte Carlo sample count, a dict or :class:`~gaitid.uncertainty.UncertaintySettings`)."""
+    if uncertainty is None or uncertainty is False:
+        return None
+    from gaitid.uncertainty import joint_load_uncertainty, uncertainty_settings
+
+    how = uncertainty_settings(uncertainty)
+    if how is None:
+        return None
+    return joint_load_uncertainty(trial, model, static, kinematics, loads, outputs, cycles, settings,
+                                  subject.subject, segment_parameters, how)
+
+
 def process(
     source: str | os.PathLike | Trial,
     model: str | None = None,
     subject=None,
     static: str | os.PathLike | Trial | None = None,
     settings: Settings | None = None,
-    segment_parameters: dict | None = None,
+    segment_parameters: dict | None = None, uncertainty=None,
     **changes,
 ) -> Result:
     """Process one trial end to end and return a :class:`~gaitid.result.Result`.
 
-    ``source``: a C3D (or OpenSim ``.trc``) path, or a Trial (never modified). ``model``: model
-    name or file (default ``Settings.model``, 'plugin-gait'). ``subject``: body mass in kg,
-    ``'plates'`` (estimated from quiet standing or a step on the plates, with a warning), a
-    :class:`~gaitid.trial.Subject`, or a dict with ``mass``/``height`` and model parameter
-    overrides; default: the file's PROCESSING values. ``static``: the static calibration trial.
-    ``settings`` and keyword ``changes``: see :class:`gaitid.settings.Settings`.
-    ``segment_parameters``: per-subject inertial parameters replacing the table's, e.g.
-    ``{'thigh': {'mass': 7.2, 'com_from_proximal': 0.433, 'inertia': [0.139, 0.139, 0.030]}}``
-    (kg, fraction of the segment length, kg.m^2 about the segment axes; keys 'left.thigh'
-    for one side only).
-    """
+    ``source``: a C3D (or OpenSim ``.trc``) path, or a Trial (never modified). ``model``: model name or file
+    (default ``Settings.model``, 'plugin-gait'). ``subject``: body mass in kg, ``'plates'`` (estimated from quiet
+    standing or a step on the plates, with a warning), a :class:`~gaitid.trial.Subject`, or a dict with
+    ``mass``/``height`` and model parameter overrides; default: the file's PROCESSING values. ``static``: the
+    static calibration trial. ``settings`` and keyword ``changes``: see :class:`gaitid.settings.Settings`.
+    ``segment_parameters``: per-subject inertial parameters replacing the table's, e.g. ``{'thigh': {'mass': 7.2,
+    'com_from_proximal': 0.433, 'inertia': [0.139, 0.139, 0.030]}}`` (kg, fraction of the segment length, kg.m^2
+    about the segment axes; keys 'left.thigh' for one side only). ``uncertainty``: the SD and 95 % interval of
+    every kinetic output (:func:`kinetic_uncertainty`); default off."""
     settings = (settings or Settings()).replace(**({"model": model} if model else {}), **changes)
     trial = load_trial(source, cop_threshold=settings.cop_threshold_n)
     static_trial = load_trial(static, cop_threshold=settings.cop_threshold_n) if static is not None else None
@@ -148,9 +168,11 @@ def process(
     outputs = output_curves(kinematics, joints, loads, model_def, settings, subj.subject)
     cycles = gait_cycles(choice.events, contacts)
     curves, curves_summary, params, params_summary = cycle_tables(trial, outputs, cycles, markers, settings)
+    unc = kinetic_uncertainty(trial, model_def, static_trial, kinematics, loads, outputs, cycles, settings, subj,
+                              segment_parameters, uncertainty)
     return Result(trial, settings, subj, markers, kinematics, contacts, choice, loads, joints, outputs, cycles,
-                  curves, curves_summary, params, params_summary, static=static_trial and (static_trial.path or "(a Trial)"),
-                  warnings=collect_warnings(trial, subj, kinematics, choice, cycles, settings))
+                  curves, curves_summary, params, params_summary, static=static_trial and (static_trial.path or "?"),
+                  uncertainty=unc, warnings=collect_warnings(trial, subj, kinematics, choice, cycles, settings))
 
 
 def collect_warnings(trial: Trial, subject: SubjectData, kinematics: ModelKinematics, choice,

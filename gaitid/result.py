@@ -17,6 +17,7 @@ import functools
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -34,6 +35,9 @@ from gaitid.settings import Settings
 from gaitid.subjects import SubjectData
 from gaitid.trial import Event, Trial
 
+if TYPE_CHECKING:  # imported by the uncertainty stage, when a run asks for it
+    from gaitid.uncertainty import Uncertainty
+
 
 @dataclass(eq=False)
 class Result:
@@ -45,7 +49,11 @@ class Result:
     :func:`gaitid.cycles.cycle_curves`) and ``curves_summary`` (mean, SD and n per side and
     percent); ``parameters`` / ``parameters_summary`` (discrete parameters per cycle and their
     mean/SD); ``contacts`` (plate assignment with reasons); ``event_comparison`` (file vs
-    detected events). ``warnings``: what the user should know, in stage order.
+    detected events). ``warnings``: what the user should know, in stage order. ``uncertainty``:
+    the :class:`~gaitid.uncertainty.Uncertainty` of the kinetic outputs when asked for; then
+    every table above also has ``uncertainty_sd``, ``uncertainty_low95``, ``uncertainty_high95``
+    and ``uncertainty_sd_linear`` columns (in the row's ``unit``; NaN for angles and moment
+    contributions).
     """
 
     trial: Trial
@@ -64,7 +72,21 @@ class Result:
     parameters: pd.DataFrame
     parameters_summary: pd.DataFrame | None
     warnings: list[str] = field(default_factory=list)
-    static: Path | str | None = None  # the static (calibration) trial used: its path; None: none
+    static: Path | str | None = None  # the static (calibration) trial used: its path ('?' for a Trial without one); None: none
+    uncertainty: Uncertainty | None = None
+
+    def __post_init__(self) -> None:
+        if self.uncertainty is not None:  # the cycle tables carry its columns (the per-frame table: frames)
+            from gaitid.uncertainty import with_uncertainty
+
+            u = self.uncertainty
+            self.curves = with_uncertainty(self.curves, u.curves, ["side", "cycle", "variable", "component", "percent"])
+            self.curves_summary = with_uncertainty(self.curves_summary, u.curves_summary,
+                                                   ["side", "variable", "component", "percent"])
+            self.parameters = with_uncertainty(self.parameters, u.parameters,
+                                               ["side", "cycle", "parameter", "variable", "component"])
+            self.parameters_summary = with_uncertainty(self.parameters_summary, u.parameters_summary,
+                                                       ["side", "parameter", "variable", "component"])
 
     @property
     def name(self) -> str:
@@ -91,8 +113,15 @@ class Result:
 
     @functools.cached_property
     def frames(self) -> pd.DataFrame:
-        """The per-frame outputs as a tidy long table (built on first use)."""
-        return frames_table(self.trial, self.outputs)
+        """The per-frame outputs as a tidy long table (built on first use), with the uncertainty
+        columns when processed with uncertainty."""
+        table = frames_table(self.trial, self.outputs)
+        if self.uncertainty is None:
+            return table
+        from gaitid.uncertainty import with_uncertainty
+
+        extra = self.uncertainty.frames.assign(frame=lambda d: d["frame"].astype(table["frame"].dtype))
+        return with_uncertainty(table, extra, ["frame", "side", "variable", "component"])
 
     def curve(self, side: str, variable: str) -> np.ndarray:
         """Per-frame values (n_frames, k) of one output variable, in the table's units."""
@@ -128,10 +157,12 @@ class Result:
         return write_opensim(self, outdir)
 
     def report(self, outdir: str | os.PathLike, formats: tuple[str, ...] = ("pdf", "html"), normative=None,
-               clinical=None) -> list[Path]:
+               clinical=None, uncertainty: bool | None = None) -> list[Path]:
         """Write the PDF/HTML report (:func:`gaitid.report.write_report`): ``normative`` (norms
         from :func:`gaitid.norms.read_norms`, or a bands CSV) adds the bands, the parameter norms and
-        the gait indices (GPS, GVS/MAP, GDI); ``clinical``: gait indices computed elsewhere."""
+        the gait indices (GPS, GVS/MAP, GDI); ``clinical``: gait indices computed elsewhere;
+        ``uncertainty``: None/True/False, the toggle of the uncertainty bands and table."""
         from gaitid.report import write_report
 
-        return write_report(self, outdir, formats=formats, normative=normative, clinical=clinical)
+        return write_report(self, outdir, formats=formats, normative=normative, clinical=clinical,
+                            uncertainty=uncertainty)

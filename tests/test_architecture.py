@@ -95,7 +95,7 @@ LAYERS = [  # lowest first; docs/architecture.md states the same list
     ["io", "dynamics", "multibody"],
     ["model"],
     ["progression", "contacts", "events", "loads", "bodymass", "subjects", "cycles", "parameters", "outputs",
-     "clinical", "scores", "norms"],
+     "clinical", "scores", "norms", "uncertainty"],
     ["result", "pipeline"],
     ["export", "report", "validate", "crosscheck", "session", "pairing", "batch", "info", "synthetic", "cli"],
 ]

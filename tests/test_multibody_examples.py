@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parent.parent / "docs" / "examples"
 
 
 def test_arm_example_runs_and_ends_in_static_balance(tmp_path):

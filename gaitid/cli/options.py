@@ -190,3 +190,42 @@ def read_norms_option(path: str | None, convention: str):
     from gaitid.norms import read_norms
 
     return read_norms(path).in_convention(convention)
+def add_uncertainty_arguments(parser: argparse.ArgumentParser) -> None:
+    """The joint-load uncertainty options (gaitid.uncertainty; docs/uncertainty.md). Nothing is
+    imported here: building the parser stays light (``gaitid --version``)."""
+    g = parser.add_argument_group("uncertainty of the kinetics (docs/uncertainty.md)")
+    g.add_argument("--uncertainty", type=int, nargs="?", const=200, metavar="SAMPLES",
+                   help="SD and 95%% interval of every joint force, moment and power from the error model, by a "
+                        "Monte Carlo of SAMPLES draws (default 200; 0 = first-order propagation only); off by default")
+    g.add_argument("--error-model", metavar="TOML", help="your lab's error model (default: models/uncertainty/default.toml)")
+    g.add_argument("--plate-kind", metavar="KIND",
+                   help="the force plates' error: floor (default), floor_uncorrected, treadmill, or a kind your "
+                        "error model adds")
+
+
+def uncertainty_from_args(args: argparse.Namespace):
+    """:class:`gaitid.uncertainty.UncertaintySettings` from the options, or None when
+    --uncertainty is not given (SettingsError naming the option for a lone --error-model or
+    --plate-kind)."""
+    from gaitid.errors import SettingsError
+
+    if args.uncertainty is None:
+        if args.error_model or args.plate_kind:
+            raise SettingsError("--error-model and --plate-kind need --uncertainty")
+        return None
+    from gaitid.uncertainty import UncertaintySettings
+
+    kw: dict = {"samples": args.uncertainty}
+    if args.error_model:
+        kw["error_model"] = args.error_model
+    if args.plate_kind:
+        from gaitid.errors import GaitIDError
+        from gaitid.uncertainty import load_error_model
+
+        kw["plates"] = args.plate_kind
+        try:  # checked before any trial is read, naming the options that fix it
+            load_error_model(args.error_model or "default").plate(args.plate_kind)
+        except GaitIDError as exc:
+            raise SettingsError(f"--plate-kind {args.plate_kind}: {exc} (give a kind the --error-model has, or "
+                                "add it to your error model)") from None
+    return UncertaintySettings(**kw)

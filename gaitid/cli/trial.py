@@ -10,9 +10,11 @@ from gaitid.cli.options import (
     add_settings_arguments,
     add_subject_arguments,
     read_norms_option,
+    add_uncertainty_arguments,
     settings_from_args,
     subject_from_args,
     trial_with_subject,
+    uncertainty_from_args,
 )
 from gaitid.vocabulary import COP_THRESHOLD_N
 
@@ -49,6 +51,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     add_norms_argument(parser)
     add_subject_arguments(parser)
     add_settings_arguments(parser)
+    add_uncertainty_arguments(parser)
 
 
 def resolve_static(trial_path, info, static: str | None, force: bool):
@@ -92,13 +95,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     from gaitid.pipeline import process
 
     settings = settings_from_args(args)
+    uncertainty = uncertainty_from_args(args)
     opts = subject_from_args(args)
     trial, info, more = trial_with_subject(args.trial, opts, settings)
     static, notes = resolve_static(args.trial, info, args.static, args.force)
     trial.warnings.extend([*notes, *more])
     check_subject(trial, settings, static is not None)
     try:
-        result = process(trial, subject="plates" if opts.plates else None, static=static, settings=settings)
+        result = process(trial, subject="plates" if opts.plates else None, static=static, settings=settings,
+                         uncertainty=uncertainty)
     except ModelError as exc:
         raise explain_markers(exc, trial, static is not None) from None
     out = Path(args.outdir)
@@ -106,6 +111,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     with atomic_path(out / f"{result.name}_subject.csv") as tmp:
         subject_table(result.trial.subject).to_csv(tmp, index=False)
     written.append(out / f"{result.name}_subject.csv")
+    if result.uncertainty is not None:
+        written += write_uncertainty(result, out)
     if args.trial.lower().endswith(".c3d"):
         written.append(result.to_c3d(out / f"{result.name}_results.c3d", suffix=args.suffix))
     if args.parquet:
@@ -133,8 +140,31 @@ def cmd_run(args: argparse.Namespace) -> int:
           f"source in {result.name}_subject.csv")
     if scores is not None:
         print(f"  against the norms {args.norms}: " + "; ".join(summary_lines(scores)))
+    if result.uncertainty is not None:
+        u = result.uncertainty
+        print(f"  uncertainty: {u.settings.samples or 'first-order'} samples, error model {u.error_model.name}, "
+              f"{u.settings.plates} plates, {u.seconds:.2f} s: columns uncertainty_* in the tables, bands in "
+              f"the report")
+        for note in u.notes:
+            print(f"  uncertainty note: {note}")
     for w in [*result.warnings, *(norms.warnings if norms is not None else [])]:
         print(f"  warning: {w}")
     for r in reports:
         print(f"report: {r}")
     return EXIT_OK
+
+
+def write_uncertainty(result, outdir) -> list:
+    """``<trial>_uncertainty_{contributions,bands,error_model}.csv`` beside the tables (atomically)."""
+    from pathlib import Path
+
+    from gaitid.io.atomic import atomic_path
+
+    u, written = result.uncertainty, []
+    inputs = (result.trial.path,) if result.trial.path is not None else ()
+    for name, table in (("contributions", u.contributions), ("bands", u.bands), ("error_model", u.error_model_table)):
+        target = Path(outdir) / f"{result.name}_uncertainty_{name}.csv"
+        with atomic_path(target, inputs=inputs) as tmp:
+            table.to_csv(tmp, index=False)
+        written.append(target)
+    return written

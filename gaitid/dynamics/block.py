@@ -65,7 +65,9 @@ def block_system(
     for i, (body, seg) in enumerate(zip(chain, motion)):
         R = np.asarray(seg.R, dtype=float)
         Rt = np.swapaxes(R, 1, 2)
-        I = np.asarray(body.inertia_seg, dtype=float)
+        I = np.asarray(body.inertia_seg, dtype=float)  # (3, 3), or (n, 3, 3) per frame
+        m = np.asarray(body.mass, dtype=float)
+        m = m[:, None] if m.ndim else m  # per-frame masses (n,) broadcast over components
         c = np.asarray(seg.com_lab, dtype=float)
         w = np.asarray(seg.omega_seg, dtype=float)
         rF, rM = slice(6 * i, 6 * i + 3), slice(6 * i + 3, 6 * i + 6)
@@ -78,10 +80,10 @@ def block_system(
             B[:, rF, pF] = -eye
             B[:, rM, pF] = -Rt @ skew(np.asarray(distal_point(motion, i), dtype=float) - c)
             B[:, rM, pM] = -Rt @ Rprev
-        rhs["inertial"][:, rF] = body.mass * np.asarray(seg.com_acc_lab, dtype=float)
-        rhs["inertial"][:, rM] = np.asarray(seg.alpha_seg, dtype=float) @ I.T
-        rhs["velocity"][:, rM] = np.cross(w, w @ I.T)
-        rhs["gravity"][:, rF] = -body.mass * g
+        rhs["inertial"][:, rF] = m * np.asarray(seg.com_acc_lab, dtype=float)
+        rhs["inertial"][:, rM] = _inertia_times(I, np.asarray(seg.alpha_seg, dtype=float))
+        rhs["velocity"][:, rM] = np.cross(w, _inertia_times(I, w))
+        rhs["gravity"][:, rF] = -m * g
         for ld in loads:
             if ld.segment != i:
                 continue
@@ -92,6 +94,11 @@ def block_system(
             rhs["external"][:, rF] -= f
             rhs["external"][:, rM] -= (Rt @ mo[:, :, None])[:, :, 0]
     return B, rhs
+
+
+def _inertia_times(I: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """I v for frame-first v (n, 3): I constant (3, 3) or per frame (n, 3, 3)."""
+    return v @ I.T if I.ndim == 2 else np.einsum("nij,nj->ni", I, v)
 
 
 BLOCK_CHUNK = 32768  # frames per batched solve: B is 6k x 6k doubles per frame (2.6 kB for k = 3)
@@ -129,7 +136,7 @@ def solve_block(
     x = np.empty((n, 6 * k, len(names)))
     for start in range(0, n, chunk):
         sl = slice(start, min(start + chunk, n))
-        B, rhs = block_system(chain, [m.frames(sl) for m in motion], _loads_in(loads, sl), gravity_lab)
+        B, rhs = block_system(chain.frames(sl), [m.frames(sl) for m in motion], _loads_in(loads, sl), gravity_lab)
         cols = [sum(rhs[p] for p in CONTRIBUTIONS)]
         if contributions:
             cols += [rhs[p] for p in CONTRIBUTIONS]

@@ -75,6 +75,11 @@ def _cross_add(a: np.ndarray, b: np.ndarray, out: np.ndarray, tmp: np.ndarray) -
     out[2] -= np.multiply(a1, b0, out=tmp)
 
 
+def _inertia_times(I: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """I v for component-first v (3, c): I constant (3, 3) or per frame (c, 3, 3)."""
+    return I @ v if I.ndim == 2 else np.einsum("cij,jc->ic", I, v)
+
+
 def distal_point(motion: list[SegmentMotion], i: int) -> np.ndarray:
     """Where segment i's distal joint force acts: its distal_lab, else the distal segment's proximal_lab."""
     d = motion[i].distal_lab
@@ -112,23 +117,29 @@ def recursive_newton_euler(
     F_out = np.empty((P_, k, 3, n))
     M_out = np.empty((P_, k, 3, n))
     Mf_out = None if rotations is None else np.empty((P_, k, 3, n))
-    masses = [float(b.mass) for b in chain]
-    inertias = [np.asarray(b.inertia_seg, dtype=float) for b in chain]
+    per_frame = any(b.per_frame for b in chain)  # masses (n,), inertias (n, 3, 3): stacked samples
+    if per_frame:
+        masses = [np.broadcast_to(np.asarray(b.mass, float), (n,)) for b in chain]
+        inertias = [np.broadcast_to(np.asarray(b.inertia_seg, float), (n, 3, 3)) for b in chain]
+        weight = -np.cumsum(masses, axis=0)[:, None, :] * g[None]  # (k, 3, n)
+    else:
+        masses = [float(b.mass) for b in chain]
+        inertias = [np.asarray(b.inertia_seg, dtype=float) for b in chain]
+        weight = (-np.cumsum(masses)[:, None] * g[:, 0])[:, :, None]  # (k, 3, 1)
     seg_loads = [[ld for ld in loads if ld.segment == i] for i in range(k)]
     distal = [None] + [distal_point(motion, i) for i in range(1, k)]
-    # gravity part of the forces: constant, the weight of the segments below and at joint j
-    weight = -np.cumsum(masses)[:, None] * g[:, 0]  # (k, 3)
+    # gravity part of the forces: the weight of the segments below and at joint j
 
     if contributions:
         F_out[2] = 0.0  # velocity: omega x I omega exerts no force
-        F_out[3] = weight[:, :, None]  # gravity: -(sum of masses up to joint j) g
+        F_out[3] = weight  # gravity: -(sum of masses up to joint j) g
 
     for start in range(0, n, chunk):
         sl = slice(start, min(start + chunk, n))
         F_prev = M_prev = None
         for i, seg in enumerate(motion):
             Rc = np.ascontiguousarray(seg.R[sl].transpose(1, 2, 0))  # (3, 3, c)
-            I, m = inertias[i], masses[i]
+            I, m = (inertias[i][sl], masses[i][sl]) if per_frame else (inertias[i], masses[i])
             P = seg.proximal_lab[sl].T
             cP = seg.com_lab[sl].T - P
             a = seg.com_acc_lab[sl].T
@@ -150,8 +161,8 @@ def recursive_newton_euler(
                 M = M_out[1:, i, :, sl]
                 np.multiply(a, m, out=F[0])  # inertial: m a
                 # velocity (no force) and gravity (a constant) forces are filled before the loop
-                np.einsum("ijn,jn->in", Rc, I @ alpha, out=M[0])
-                np.einsum("ijn,jn->in", Rc, _cross(w, I @ w), out=M[1])
+                np.einsum("ijn,jn->in", Rc, _inertia_times(I, alpha), out=M[0])
+                np.einsum("ijn,jn->in", Rc, _cross(w, _inertia_times(I, w)), out=M[1])
                 _cross_add(cP, F[0], M[0], tmp)
                 M[2] = 0.0
                 _cross_add(cP, -m * g, M[2], tmp)
@@ -167,14 +178,14 @@ def recursive_newton_euler(
                     F[3] += F_prev[3]
                     M += M_prev
                     _cross_add(DP, F_prev[0], M[0], tmp)
-                    _cross_add(DP, weight[i - 1][:, None], M[2], tmp)
+                    _cross_add(DP, weight[i - 1][:, sl] if per_frame else weight[i - 1], M[2], tmp)
                     _cross_add(DP, F_prev[3], M[3], tmp)
                 np.add(F[0], F[2], out=F_out[0, i, :, sl])
                 F_out[0, i, :, sl] += F[3]
                 np.sum(M, axis=0, out=M_out[0, i, :, sl])
             else:
                 f_net = m * (a - g)
-                tau = np.einsum("ijn,jn->in", Rc, I @ alpha + _cross(w, I @ w))
+                tau = np.einsum("ijn,jn->in", Rc, _inertia_times(I, alpha) + _cross(w, _inertia_times(I, w)))
                 Fi = f_net
                 Mi = tau + _cross(cP, f_net)
                 if fe is not None:

@@ -74,6 +74,34 @@ def _check_rotations(R: np.ndarray, what: str) -> None:
                         "R must map segment to lab coordinates with unit, orthogonal columns")
 
 
+def _check_body(body: Body, n: int, name: str) -> tuple[float | np.ndarray, np.ndarray]:
+    """(mass, inertia) of a Body, checked: a positive finite mass and a symmetric positive
+    semi-definite inertia, constant (a number and (3, 3)) or per frame ((n,) and (n, 3, 3),
+    stacked samples; symmetry and definiteness checked on ~100 frames, like the rotations)."""
+    if np.ndim(body.mass) == 1:
+        m = _check_array(body.mass, (n,), f"{name}: mass (per frame)")
+        if not (np.isfinite(m).all() and (m > 0).all()):
+            raise DataError(f"{name}: per-frame masses must be positive finite numbers of kg")
+        inertia = _check_array(body.inertia_seg, (n, 3, 3), f"{name}: inertia_seg (per frame, with the masses)")
+        sample = inertia[:: max(1, n // 100)]
+    else:
+        try:
+            m = float(body.mass)
+        except (TypeError, ValueError):
+            m = None
+        if m is None or not (np.isfinite(m) and m > 0):
+            raise DataError(f"{name}: mass must be a positive finite number of kg, got {body.mass!r}")
+        inertia = _check_array(body.inertia_seg, (3, 3), f"{name}: inertia_seg")
+        sample = inertia[None]
+    if not np.isfinite(inertia).all():
+        raise DataError(f"{name}: inertia_seg has non-finite entries")
+    if not np.allclose(sample, np.swapaxes(sample, -1, -2), rtol=1e-9, atol=1e-12):
+        raise DataError(f"{name}: inertia_seg is not symmetric")
+    if np.linalg.eigvalsh(sample).min() < 0:
+        raise DataError(f"{name}: inertia_seg is not positive semi-definite (a negative principal moment)")
+    return m, inertia
+
+
 def _validate(chain, motion, loads, gravity_lab, frame, convention, method, proximal_R):
     if frame not in FRAMES:
         raise SettingsError(f"inverse_dynamics: frame must be one of {FRAMES}, got {frame!r}")
@@ -97,19 +125,7 @@ def _validate(chain, motion, loads, gravity_lab, frame, convention, method, prox
     bodies, checked = [], []
     for i, (body, seg) in enumerate(zip(chain, motion)):
         name = f"segment {i} ({getattr(body, 'name', '?')})"
-        try:
-            m = float(body.mass)
-        except (TypeError, ValueError):
-            m = None
-        if m is None or not (np.isfinite(m) and m > 0):
-            raise DataError(f"{name}: mass must be a positive finite number of kg, got {body.mass!r}")
-        inertia = _check_array(body.inertia_seg, (3, 3), f"{name}: inertia_seg")
-        if not np.isfinite(inertia).all():
-            raise DataError(f"{name}: inertia_seg has non-finite entries")
-        if not np.allclose(inertia, inertia.T, rtol=1e-9, atol=1e-12):
-            raise DataError(f"{name}: inertia_seg is not symmetric")
-        if np.linalg.eigvalsh(inertia).min() < 0:
-            raise DataError(f"{name}: inertia_seg is not positive semi-definite (a negative principal moment)")
+        m, inertia = _check_body(body, n, name)
         bodies.append(Body(body.name, m, inertia))
         R = _check_array(seg.R, (n, 3, 3), f"{name}: R")
         _check_rotations(R, f"{name}: R")
@@ -175,7 +191,8 @@ def inverse_dynamics(
 ) -> JointLoads:
     """Net joint forces and moments of a chain ordered distal to proximal (foot, shank, thigh).
 
-    chain: the bodies' constant parameters (:class:`Chain` of :class:`Body`: mass, inertia).
+    chain: the bodies' parameters (:class:`Chain` of :class:`Body`: mass, inertia; constant, or
+    per frame for stacked samples).
     motion: per-frame motion of each body, same order (:class:`SegmentMotion`; SI units).
     loads: external loads (force, point of application, free moment; lab frame) on
     any segment, e.g. a force plate's force, centre of pressure and Tz on the foot.

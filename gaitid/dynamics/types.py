@@ -19,12 +19,28 @@ import numpy as np
 
 @dataclass(frozen=True)
 class Body:
-    """One segment's constant inertial parameters: name, mass (kg), and inertia_seg (3, 3)
-    kg.m^2 about its centre of mass, in the segment frame."""
+    """One segment's inertial parameters: name, mass (kg), and inertia_seg (3, 3) kg.m^2 about
+    its centre of mass, in the segment frame.
+
+    Constant for a subject; for batches of perturbed chains stacked along the frame axis (the
+    Monte Carlo of :mod:`gaitid.uncertainty`) they may vary per frame: mass (n,) and
+    inertia_seg (n, 3, 3), n the frames of the motion.
+    """
 
     name: str
-    mass: float
+    mass: float | np.ndarray
     inertia_seg: np.ndarray
+
+    @property
+    def per_frame(self) -> bool:
+        """True when mass and inertia are given per frame ((n,) and (n, 3, 3))."""
+        return np.ndim(self.mass) == 1
+
+    def frames(self, sl: slice) -> "Body":
+        """The body restricted to the frames ``sl`` (itself when its parameters are constant)."""
+        if not self.per_frame:
+            return self
+        return Body(self.name, self.mass[sl], self.inertia_seg[sl])
 
 
 @dataclass(frozen=True)
@@ -55,8 +71,14 @@ class Chain:
 
     @property
     def masses(self) -> np.ndarray:
-        """(k,) kg."""
+        """(k,) kg; (k, n) when the masses are per frame."""
         return np.array([b.mass for b in self.bodies], float)
+
+    def frames(self, sl: slice) -> "Chain":
+        """The chain restricted to the frames ``sl`` (itself when its parameters are constant)."""
+        if not any(b.per_frame for b in self.bodies):
+            return self
+        return Chain(tuple(b.frames(sl) for b in self.bodies))
 
 
 @dataclass

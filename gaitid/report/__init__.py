@@ -27,7 +27,8 @@ def _safe_name(name: str) -> str:
 
 
 def write_report(result_or_results, outdir: str | os.PathLike, formats=FORMATS, normative=None,
-                 name: str | None = None, title: str | None = None, clinical=None) -> list[Path]:
+                 name: str | None = None, title: str | None = None, clinical=None,
+                 uncertainty: bool | None = None) -> list[Path]:
     """Write the report(s) and return their paths (in the order of ``formats``).
 
     ``result_or_results``: a Result or a list of Results (session). ``formats``: any of
@@ -39,6 +40,10 @@ def write_report(result_or_results, outdir: str | os.PathLike, formats=FORMATS, 
     indices (:func:`gaitid.scores.gait_scores`: GPS, GVS drawn as the Movement Analysis Profile, GDI).
     ``clinical``: gait indices computed elsewhere (a gait_scores table, or columns measure, side,
     value (, unit)), shown on the first page (:func:`gaitid.report.pages.clinical_table`).
+    ``uncertainty``: the toggle of the joint-load uncertainty (Results processed with
+    ``uncertainty=...``): None (default) draws the 95 % bands around each kinetic curve and the
+    parameters' "value +- SD" table when every Result has it, True requires it (DataError naming
+    a trial without), False leaves it out (:mod:`gaitid.report.uncertainty`).
     ``name``: file stem (default: the trial's name, or 'session'); ``title``: the heading
     (default: the trial name or 'Session: N trials').
     """
@@ -64,7 +69,8 @@ def write_report(result_or_results, outdir: str | os.PathLike, formats=FORMATS, 
         from gaitid.scores import gait_scores
 
         clinical = gait_scores(data.results if data.is_session else data.results[0], bands)
-    curves = curve_pages(data, bands)  # drawn once, written to both formats
+    curves = curve_pages(data, bands, uncertainty)  # drawn once, written to both formats
+    data.cache["uncertainty_shown"] = uncertainty is not False
     profile = map_page(data, clinical)
     if profile is not None:
         curves.insert(0, profile)

@@ -14,6 +14,7 @@ from gaitid.io.atomic import atomic_path
 from gaitid.report.data import ReportData
 from gaitid.report.pages import NO_WARNINGS, clinical_table, notice_groups, subject_heading
 from gaitid.report.svg import page_svg
+from gaitid.report.uncertainty import parameter_uncertainty_table, table_note
 from gaitid.report.tables import (
     Table,
     contacts_table,
@@ -39,6 +40,8 @@ svg.page{width:100%;height:auto;display:block;margin:.5em 0;background:#fff}
 .warnings{color:#8a4b00;border:1px solid #e0c9a6;background:#fffaf2;padding:.3em 1em;margin:.8em 0}
 .warnings h3{color:#8a4b00}
 nav a{margin-right:1em}
+#show-uncertainty:not(:checked) ~ section path.uncertainty{display:none}
+.toggle{font-size:.9em;margin:.6em 0}
 """
 
 
@@ -66,8 +69,10 @@ def warnings_html(data: ReportData, extra: list[str]) -> str:
 def render_html(data: ReportData, curves, extra_warnings: list[str] = (), normative=None, clinical=None) -> str:
     """The page as a string (``curves``: the curve pages already drawn for the PDF)."""
     e = escape
+    unc = parameter_uncertainty_table(data) if data.cache.get("uncertainty_shown", True) else None
     sections = [("summary", "Summary"), *((p.kind, p.heading) for p in curves),
-                ("parameters", "Kinetic parameters"), ("cycles", "Gait cycles"), ("plates", "Force-plate assignment"),
+                ("parameters", "Kinetic parameters"),
+                *((("uncertainty", "Uncertainty"),) if unc is not None else ()), ("cycles", "Gait cycles"), ("plates", "Force-plate assignment"),
                 ("settings", "Settings")]
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
            '<meta name="viewport" content="width=device-width, initial-scale=1">',
@@ -87,11 +92,19 @@ def render_html(data: ReportData, curves, extra_warnings: list[str] = (), normat
     if indices is not None:
         out.append("<h3>Gait indices</h3>" + html_table(indices, "gait-indices"))
     out.append("</section>")
+    if any(s.gid.startswith("uncertainty") for p in curves for panel in p.panels for s in panel.series):
+        out.append('<input type="checkbox" id="show-uncertainty" checked> <label class="toggle" '
+                   'for="show-uncertainty">show the 95 % uncertainty bands (input errors) around the kinetic '
+                   'curves</label>')  # a sibling of the sections: CSS hides the bands when unchecked
     for page in curves:
         out.append(f'<section id="{page.kind}"><h2>{e(page.heading)}</h2>{page_svg(page)}</section>')
     out.append('<section id="parameters"><h2>Kinetic parameters</h2>'
                "<p>Kinetic cycles only; mean \u00b1 SD (n cycles); timing in % of the gait cycle.</p>"
                + html_table(parameter_table(data, "kinetic"), "kinetic-parameters", "no kinetic cycle") + "</section>")
+    if unc is not None:
+        out.append('<section id="uncertainty"><h2>Kinetic parameters: uncertainty from the input errors</h2>'
+                   f"<p>{e(table_note(data))}</p>" + html_table(unc, "parameter-uncertainty", "no kinetic cycle")
+                   + "</section>")
     out.append('<section id="cycles"><h2>Gait cycles</h2>'
                + html_table(cycles_table(data), "cycle-table", "no complete gait cycle") + "</section>")
     out.append('<section id="plates"><h2>Force-plate assignment</h2>'

@@ -18,6 +18,7 @@ from gaitid.report.data import ReportData
 from gaitid.report.labels import moment_convention
 from gaitid.report.layout import WARN, Flow
 from gaitid.report.plots import curve_pages
+from gaitid.report.uncertainty import parameter_uncertainty_table, table_note
 from gaitid.report.tables import (
     Table,
     contacts_table,
@@ -123,6 +124,11 @@ def table_pages(data: ReportData) -> list[Page]:
         + moment_convention(data.convention, data.settings.get("frame", "distal"))])
     flow.heading_text("Kinetic parameters: peak moments and power bursts (Winter 1991; A2, K1-K4, H1-H3)")
     flow.table(parameter_table(data, "kinetic"), empty="no kinetic cycle")
+    unc = parameter_uncertainty_table(data) if data.cache.get("uncertainty_shown", True) else None
+    if unc is not None:
+        flow.heading_text("Kinetic parameters: uncertainty from the input errors")
+        flow.paragraph(table_note(data), size=7.2)
+        flow.table(unc, empty="no kinetic cycle")
     flow.heading_text("Gait cycles")
     flow.table(cycles_table(data), empty="no complete gait cycle")
     flow.heading_text("Force-plate assignment")

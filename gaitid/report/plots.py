@@ -35,6 +35,7 @@ from gaitid.report.labels import (
     is_kinematic,
     moment_convention,
 )
+from gaitid.report.uncertainty import BAND_ALPHA, band_of, legend_entry, uncertainty_bands
 from gaitid.vocabulary import SIDES
 
 GRID = "#e6e6e6"
@@ -204,8 +205,10 @@ def grid_boxes(page: Page, n_rows: int, footer_top: float, n_cols: int = 3):
 
 
 def cycle_panel(panel: Panel, data: ReportData, variable: str, component: str, normative=None,
-                show_cycles: bool = True) -> bool:
-    """Cycles, mean +- SD per side, foot-off lines, normative band. False if nothing drawn."""
+                show_cycles: bool = True, uncertainty=None) -> bool:
+    """Cycles, mean +- SD per side, foot-off lines, normative band; with ``uncertainty`` (the
+    bands of :func:`gaitid.report.uncertainty.uncertainty_bands`) the 95 % band of each side's
+    mean from the input errors. False if nothing drawn."""
     kinetic = not is_kinematic(variable)
     unit = data.units.get(variable, "")
     if normative is not None:
@@ -221,6 +224,9 @@ def cycle_panel(panel: Panel, data: ReportData, variable: str, component: str, n
             continue
         pct, mean, sd, _ = summ
         panel.band(pct, mean - sd, mean + sd, SIDE_COLOURS[side], 0.18, gid=f"sd:{side}")
+        band = band_of(uncertainty, side, variable, component)
+        if band is not None:
+            panel.band(band[0], band[1], band[2], SIDE_COLOURS[side], BAND_ALPHA, gid=f"uncertainty:{side}")
         if show_cycles:
             for row in data.cycle_matrix(side, variable, component):
                 panel.line(pct, row, CYCLE_COLOURS[side], 0.5, gid=f"cycle:{side}")
@@ -290,8 +296,9 @@ def kinematics_page(data: ReportData, normative=None, show_cycles: bool = True) 
     return page
 
 
-def kinetics_page(data: ReportData, normative=None, show_cycles: bool = True) -> Page:
-    """Hip, knee, ankle moments (three planes), joint powers, GRF in % stance."""
+def kinetics_page(data: ReportData, normative=None, show_cycles: bool = True, uncertainty=None) -> Page:
+    """Hip, knee, ankle moments (three planes), joint powers, GRF in % stance; ``uncertainty``:
+    the bands of :func:`gaitid.report.uncertainty.uncertainty_bands` (None: none drawn)."""
     page = Page("kinetics", "Kinetics")
     s = data.settings
     n = int(sum(side.kinetic.sum() for side in data.sides.values()))
@@ -299,16 +306,17 @@ def kinetics_page(data: ReportData, normative=None, show_cycles: bool = True) ->
         f"Moments and powers of the kinetic cycles ({n}: stance on one valid plate contact), normalised by "
         f"{s.get('normalise')}. {moment_convention(data.convention, s.get('frame', 'distal'))}",
         "GRF: each valid plate contact, 0-100 % of its stance; anterior (+) along the direction of progression, "
-        "medial (+) towards the other foot, vertical (+) up."], curve_legend(normative))
+        "medial (+) towards the other foot, vertical (+) up."],
+        curve_legend(normative) + ([legend_entry(data)] if uncertainty is not None else []))
     boxes = grid_boxes(page, 5, bottom)
     for i, joint in enumerate(JOINTS):
         for j, comp in enumerate(COMPONENTS):
             panel = Panel(f"{joint} {PLANES[comp].lower()} moment", boxes[i][j])
-            cycle_panel(panel, data, f"{joint}Moment", comp, normative, show_cycles)
+            cycle_panel(panel, data, f"{joint}Moment", comp, normative, show_cycles, uncertainty)
             panel.draw(page)
     for j, joint in enumerate(JOINTS):
         panel = Panel(f"{joint} power", boxes[3][j], xlabel="% gait cycle")
-        cycle_panel(panel, data, f"{joint}Power", "", normative, show_cycles)
+        cycle_panel(panel, data, f"{joint}Power", "", normative, show_cycles, uncertainty)
         panel.draw(page)
     for k in range(3):
         panel = Panel("", boxes[4][k])
@@ -347,9 +355,11 @@ def contributions_page(data: ReportData) -> Page:
     return page
 
 
-def curve_pages(data: ReportData, normative=None) -> list[Page]:
+def curve_pages(data: ReportData, normative=None, uncertainty: bool | None = None) -> list[Page]:
     """The curve pages in report order. A session with many cycles draws the means and SD bands
-    without the single cycles."""
+    without the single cycles. ``uncertainty``: the toggle of the kinetic curves' uncertainty
+    bands (None: drawn when every Result has an uncertainty; :mod:`gaitid.report.uncertainty`)."""
     show_cycles = sum(len(s.cycle) for s in data.sides.values()) <= 40
-    return [kinematics_page(data, normative, show_cycles), kinetics_page(data, normative, show_cycles),
+    bands = uncertainty_bands(data, uncertainty)
+    return [kinematics_page(data, normative, show_cycles), kinetics_page(data, normative, show_cycles, bands),
             contributions_page(data)]

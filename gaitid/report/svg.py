@@ -47,6 +47,8 @@ def page_svg(page: Page, css_class: str = "page") -> str:
         if not d:
             continue
         attrs = [f'd="{d}"', f'fill="{it.fill}"' if it.fill else 'fill="none"']
+        if it.gid:  # what was drawn, for the page's CSS (the uncertainty bands' toggle)
+            attrs.insert(0, f'class="{escape(it.gid.split(":")[0])}"')
         if it.fill and it.alpha != 1.0:
             attrs.append(f'fill-opacity="{it.alpha:g}"')
         if it.stroke:

@@ -238,7 +238,7 @@ def header_lines(data: ReportData) -> list[str]:
         lines.append(f"Record: {t.n_frames} frames at {t.point_rate:g} Hz ({t.n_frames / t.point_rate:.2f} s), "
                      f"{len(t.force_plates)} force plate(s)")
         static = getattr(r, "static", None)
-        lines.append(f"Static trial: {static}" if static is not None else
+        lines.append(f"Static trial: {'given as a Trial object' if str(static) == '?' else static}" if static is not None else
                      "Static trial: none (segment parameters from the walking trial and the subject data)")
     lines += [
         f"Subject: {data.subject_text()}",

@@ -7,7 +7,7 @@ the side to the upper arm forward and horizontal with the elbow flexed 90 degree
 inverse kinematics, their derivatives from central differences (as in seed 001), and
 tau = M q'' + C + G + E from :mod:`gaitid.multibody.planar`.
 
-Run: ``python examples/arm_minimum_jerk.py`` -> docs/examples/arm_minimum_jerk.png
+Run: ``python docs/examples/arm_minimum_jerk.py`` -> docs/examples/arm_minimum_jerk.png
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from gaitid.multibody import planar  # noqa: E402
 from gaitid.multibody.anthropometry import arm_chain  # noqa: E402
 from gaitid.multibody.trajectories import minimum_jerk  # noqa: E402
 
-OUT = Path(__file__).resolve().parent.parent / "docs" / "examples" / "arm_minimum_jerk.png"
+OUT = Path(__file__).resolve().parent / "arm_minimum_jerk.png"
 
 
 def arm_torques(duration: float, g: float = planar.G_STANDARD, height: float = 1.70, mass: float = 70.0):

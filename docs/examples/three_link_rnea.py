@@ -8,7 +8,7 @@ A shoulder-elbow-wrist chain (Winter's table 4.1 ratios for a 1.70 m, 70 kg subj
 - the twist-wrench recursive Newton-Euler of seed 003 (gaitid.multibody.screw.rnea).
 The corrected closed form and RNEA agree to rounding; the printed M_22 typo shows at the elbow.
 
-Run: ``python examples/three_link_rnea.py`` -> docs/examples/three_link_rnea.png
+Run: ``python docs/examples/three_link_rnea.py`` -> docs/examples/three_link_rnea.png
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from gaitid.io.atomic import atomic_path  # noqa: E402
 from gaitid.multibody import planar, screw  # noqa: E402
 from gaitid.multibody.trajectories import minimum_jerk  # noqa: E402
 
-OUT = Path(__file__).resolve().parent.parent / "docs" / "examples" / "three_link_rnea.png"
+OUT = Path(__file__).resolve().parent / "three_link_rnea.png"
 # Winter (2009) table 4.1: length / H, mass / M, COM / L from proximal, radius of gyration / L
 WINTER = {"upper arm": (0.186, 0.028, 0.436, 0.322), "forearm": (0.146, 0.016, 0.430, 0.303),
           "hand": (0.108, 0.006, 0.506, 0.297)}

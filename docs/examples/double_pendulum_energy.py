@@ -6,7 +6,7 @@ omega = (2 pi, -6 pi) rad/s, swing freely for 10 s. The seed integrates with exp
 total energy must stay constant: Euler's relative drift grows to about 1e-2, DOP853's stays
 near 1e-9. (The seed's code also has a typo in G, m2 g l2 for m2 g l1: corrected here.)
 
-Run: ``python examples/double_pendulum_energy.py`` -> docs/examples/double_pendulum_energy.png
+Run: ``python docs/examples/double_pendulum_energy.py`` -> docs/examples/double_pendulum_energy.png
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import numpy as np  # noqa: E402
 from gaitid.io.atomic import atomic_path  # noqa: E402
 from gaitid.multibody import forward  # noqa: E402
 
-OUT = Path(__file__).resolve().parent.parent / "docs" / "examples" / "double_pendulum_energy.png"
+OUT = Path(__file__).resolve().parent / "double_pendulum_energy.png"
 BARS = dict(m1=1.0, m2=1.0, l1=1.0, l2=0.5)
 THETA0 = np.array([np.pi / 10, np.pi / 3])
 OMEGA0 = np.array([2 * np.pi, -6 * np.pi])

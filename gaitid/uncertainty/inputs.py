@@ -1,0 +1,54 @@
+"""The scalar input errors of one trial under an error model: the :class:`~gaitid.uncertainty.design.Parameter` list.
+
+- joint centres: per side and chain joint (ankle, knee, hip), the centre's offset along the
+  [ap, ml, long] axes of the segment above it, and each palpated landmark's misplacement
+  (error model ``joint_centres.<method>``, the method of the model's point);
+- body-segment parameters: one mass factor per segment of the table (shared by the two sides:
+  one subject), and per chain segment its centre of mass and radius of gyration;
+- plates: per foot contact, the centre-of-pressure offset along lab x and y and the force scale;
+- markers: noise, handled as columns of noise, not as parameters (see design.py).
+"""
+
+from __future__ import annotations
+
+from gaitid.loads import FootLoad
+from gaitid.model.bsip import load_table
+from gaitid.model.markerset import Model
+from gaitid.uncertainty.design import Parameter
+from gaitid.uncertainty.errormodel import ErrorModel
+from gaitid.uncertainty.kinematics import bsip_groups
+from gaitid.uncertainty.points import joint_geometry, landmark_labels
+from gaitid.uncertainty.loads import contacts_of
+from gaitid.vocabulary import SIDES
+
+
+def error_parameters(model: Model, labels: set[str], loads: dict[str, FootLoad], errors: ErrorModel,
+                     plate_kind: str, bsip: str | None, sources: tuple[str, ...]) -> list[Parameter]:
+    """Every scalar input error of the trial (see the module docstring); ``labels``: the points
+    the trial has (a midpoint's complete group), ``sources``: the error sources to include."""
+    out: list[Parameter] = []
+    if "joint_centres" in sources:
+        for side in SIDES:
+            for joint, point, _ in joint_geometry(model):
+                err = errors.joint_centre(model.points.get(point, {}).get("method", "marker"), joint)
+                out += [Parameter("joint_centres", ("centre", side, joint, a), float(err.centre_sd[a])) for a in range(3)]
+                for label in landmark_labels(model, point, side, labels):
+                    out += [Parameter("joint_centres", ("landmark", side, joint, label, a), float(err.landmark_sd[a]))
+                            for a in range(3)]
+    if "bsip" in sources:
+        table_name = bsip or model.bsip
+        table = load_table(table_name)
+        paired, single = bsip_groups(table_name)
+        for seg in paired + single or list(table.segments):
+            out.append(Parameter("bsip", ("mass", seg), errors.bsip_error(table_name, seg).mass_cv))
+        for name in model.chain:
+            row = model.segments[name].get("bsip", name)
+            e = errors.bsip_error(table_name, row)
+            out += [Parameter("bsip", ("com", row), e.com_sd), Parameter("bsip", ("gyration", row), e.gyration_cv)]
+    if "plates" in sources:
+        plate = errors.plate(plate_kind)
+        for side in SIDES:
+            for c, _ in enumerate(contacts_of(loads[side])):
+                out += [Parameter("plates", ("cop", side, c, a), plate.cop_sd) for a in range(2)]
+                out.append(Parameter("plates", ("gain", side, c), plate.force_cv))
+    return out

@@ -1,0 +1,201 @@
+"""The model rebuilt for every column of a :class:`~gaitid.uncertainty.design.Design` at once.
+
+The points and frames come from :mod:`gaitid.uncertainty.points` (marker noise, landmark and
+joint-centre errors) and :mod:`gaitid.uncertainty.static` (the static calibrations redone with
+them); here, per column, the segments' masses, centres of mass and radii of gyration are scaled,
+the masses renormalised to body mass (:func:`segment_samples`), and the chain's motion derived:
+centre-of-mass accelerations, angular velocities and accelerations.
+
+Derivatives run along the frame axis for all columns at once (:func:`derivative`, the stencil of
+:func:`gaitid.kinematics.derivative`, on (n, C...) arrays), so nothing is ever differentiated
+across two columns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gaitid import kinematics as kin
+from gaitid.dynamics.types import Body, Chain, SegmentMotion
+from gaitid.model.bsip import load_table, segment_parameters
+from gaitid.model.build import FrameMotion, ModelKinematics
+from gaitid.model.evaluator import PointEvaluator
+from gaitid.model.markerset import Model, read_toml
+from gaitid.trial import Trial
+from gaitid.uncertainty.design import Design
+from gaitid.uncertainty.points import PerturbedEvaluator, column_offsets, joint_geometry, model_points, stacked
+from gaitid.uncertainty.static import static_corrections
+from gaitid.vocabulary import SIDES, side_path
+
+
+def bsip_groups(table_name: str) -> tuple[list[str], list[str]]:
+    """(paired, single) segments of a BSIP table's [check] list (the whole body); ([], []) when
+    the table has none."""
+    data = read_toml(load_table(table_name).path)
+    check = data.get("check", {})
+    return list(check.get("paired", [])), list(check.get("single", []))
+
+
+def mass_factors(design: Design, table_name: str) -> dict[str, np.ndarray]:
+    """Per table segment, (C,) factors on its mass: (1 + e_seg), then all renormalised so the
+    whole body's fractions keep their sum (masses still add up to body mass)."""
+    table = load_table(table_name)
+    paired, single = bsip_groups(table_name)
+    segs = paired + single or list(table.segments)
+    raw = {s: 1.0 + design.value(("mass", s)) for s in segs}
+    total = sum((2 if s in paired else 1) * table.row(s).mass_fraction for s in segs)
+    new = sum((2 if s in paired else 1) * table.row(s).mass_fraction * raw[s] for s in segs)
+    return {s: raw[s] * total / new for s in segs}
+
+
+def segment_samples(model: Model, design: Design, side: str, ev: PerturbedEvaluator, subject_mass: float,
+                    bsip: str, overrides: dict, n: int, rate: float, lengths0: dict[str, float]
+                    ) -> tuple[list[Body], list[SegmentMotion], dict]:
+    """The chain's per-frame Bodies and SegmentMotions for all columns ((n C) rows), and the lab
+    angular velocity (n C, 3) of each chain segment. ``lengths0``: each segment's nominal length
+    (m; :func:`nominal_lengths`), the reference of its inertia's scaling."""
+    C = design.n_columns
+    table_name = bsip or model.bsip
+    table = load_table(table_name)
+    factors = mass_factors(design, table_name)
+    bodies, motion, omegas = [], [], {}
+    for name in model.chain:
+        spec = model.segments[name]
+        row_name = spec.get("bsip", name)
+        R, _ = ev.segment(name)
+        prox, dist = ev.point(spec["proximal"]), ev.point(spec["distal"])
+        e0, e1 = (ev.point(p) for p in spec["bsip_endpoints"]) if "bsip_endpoints" in spec else (prox, dist)
+        lengths = np.nanmedian(np.linalg.norm(e0 - e1, axis=1).reshape(n, C), axis=0)  # (C,)
+        ov = {**overrides.get(name, {}), **overrides.get(side_path(side, name), {})}
+        nominal = segment_parameters(table.row(row_name), subject_mass, lengths0[name],
+                                     spec.get("long_axis", "z"), spec.get("ml_axis", "y"), ov)
+        mass = nominal.mass * factors.get(row_name, np.ones(C))
+        com = nominal.com_from_proximal + design.value(("com", row_name))
+        scale = (mass / nominal.mass) * (1.0 + design.value(("gyration", row_name))) ** 2
+        if "inertia" not in ov and "length" not in ov:  # a table's inertia grows with the segment's length
+            scale = scale * (lengths / lengths0[name]) ** 2
+        inertia = nominal.inertia_seg[None] * scale[:, None, None]
+        com_lab = (e0 + np.tile(com, n)[:, None] * (e1 - e0)).reshape(n, C, 3)
+        com_acc = derivative(derivative(com_lab, rate), rate).reshape(-1, 3)
+        Rn = R.reshape(n, C, 3, 3)
+        omega_seg, omega_lab, alpha_seg = angular_motion(Rn, rate)
+        bodies.append(Body(name, np.tile(mass, n), np.tile(inertia, (n, 1, 1))))
+        motion.append(SegmentMotion(R=R, com_lab=com_lab.reshape(-1, 3), com_acc_lab=com_acc, omega_seg=omega_seg,
+                                    alpha_seg=alpha_seg, proximal_lab=prox, distal_lab=dist))
+        omegas[name] = omega_lab
+    return bodies, motion, omegas
+
+
+def derivative(x: np.ndarray, rate: float) -> np.ndarray:
+    """d/dt along axis 0 of (n, ...) samples at ``rate`` Hz: :func:`gaitid.kinematics.derivative`'s
+    stencil and arithmetic (numpy.gradient, edge_order 2, on each run of frames finite in every
+    column; runs of 1-2 frames NaN), written out: numpy.gradient costs about ten times more on
+    the batch's wide (n, C ...) arrays. Bit-identical results."""
+    x = np.asarray(x, float)
+    flat = x.reshape(x.shape[0], -1)
+    out = np.full_like(flat, np.nan)
+    dx = 1.0 / rate
+    for s, e in kin.nan_runs(np.isfinite(flat).all(axis=1)):
+        if e - s < 3:
+            continue
+        f, o = flat[s:e], out[s:e]
+        np.subtract(f[2:], f[:-2], out=o[1:-1])
+        o[1:-1] /= 2.0 * dx
+        o[0] = (-1.5 / dx) * f[0] + (2.0 / dx) * f[1] + (-0.5 / dx) * f[2]
+        o[-1] = (0.5 / dx) * f[-3] + (-2.0 / dx) * f[-2] + (1.5 / dx) * f[-1]
+    return out.reshape(x.shape)
+
+
+def angular_motion(R: np.ndarray, rate: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(omega_seg, omega_lab, alpha_seg), each (n C, 3), of frames R (n, C, 3, 3): omega_seg =
+    vee(R^T dR/dt), omega_lab = R omega_seg, alpha_seg = R^T d(omega_lab)/dt, as
+    :func:`gaitid.kinematics.angular_velocity` and ``angular_acceleration`` compute them, with
+    the derivatives along the frame axis only; the 3 x 3 products are written out on
+    component-first arrays (batched 3 x 3 matmuls cost several times more)."""
+    Rt = np.ascontiguousarray(np.moveaxis(R, (-2, -1), (0, 1)))  # (3, 3, n, C): Rt[k, i] = R[..., k, i]
+    Dt = np.ascontiguousarray(np.moveaxis(derivative(R, rate), (-2, -1), (0, 1)))
+
+    def dot(i, j):  # (R^T dR)_ij = column i of R . column j of dR
+        return Rt[0, i] * Dt[0, j] + Rt[1, i] * Dt[1, j] + Rt[2, i] * Dt[2, j]
+
+    w = 0.5 * np.stack([dot(2, 1) - dot(1, 2), dot(0, 2) - dot(2, 0), dot(1, 0) - dot(0, 1)])  # (3, n, C)
+    w_lab = Rt[:, 0] * w[0] + Rt[:, 1] * w[1] + Rt[:, 2] * w[2]
+    a_lab = np.moveaxis(derivative(np.moveaxis(w_lab, 0, -1), rate), -1, 0)
+    a_seg = np.stack([Rt[0, i] * a_lab[0] + Rt[1, i] * a_lab[1] + Rt[2, i] * a_lab[2] for i in range(3)])
+    return tuple(np.moveaxis(v, 0, -1).reshape(-1, 3) for v in (w, w_lab, a_seg))
+
+
+@dataclass
+class Prepared:
+    """What every chunk of columns shares: the trial's filtered points (and the static trial's),
+    per side the nominal frames above each joint, the static recalibration of every column
+    ({segment: (C, 3, 3)}) and the chain segments' nominal lengths (m)."""
+
+    points: dict
+    static_points: dict | None
+    frames: dict[str, dict[str, np.ndarray]]
+    corrections: dict[str, dict[str, np.ndarray]]
+    lengths: dict[str, dict[str, float]]
+
+
+def nominal_lengths(model: Model, points: dict, params: dict, side: str, trial: Trial) -> dict[str, float]:
+    """Each chain segment's length (m) as :func:`gaitid.model.build.build_segments` takes it: the
+    median over the trial of its BSIP endpoints' distance."""
+    ev = PointEvaluator(model, points, params, side, {}, trial)
+    out = {}
+    for name in model.chain:
+        spec = model.segments[name]
+        ends = spec.get("bsip_endpoints", (spec["proximal"], spec["distal"]))
+        out[name] = float(np.nanmedian(np.linalg.norm(ev.point(ends[0]) - ev.point(ends[1]), axis=1)))
+    return out
+
+
+def prepare(trial: Trial, model: Model, static: Trial | None, nominal: ModelKinematics, design: Design,
+            settings) -> Prepared:
+    """The shared inputs of :func:`perturbed_kinematics` for all columns of ``design``."""
+    pts, static_pts = model_points(trial, model, static, settings)
+    frames, corrections, lengths = {}, {}, {}
+    for side in SIDES:
+        frames[side] = {seg: (nominal.root.R if seg == model.root else nominal.frames[side_path(side, seg)])
+                        for _, _, seg in joint_geometry(model)}
+        corrections[side] = static_corrections(model, design, side, static_pts, nominal.parameters[side], static)
+        lengths[side] = nominal_lengths(model, pts, nominal.parameters[side], side, trial)
+    return Prepared(pts, static_pts, frames, corrections, lengths)
+
+
+def perturbed_kinematics(trial: Trial, model: Model, nominal: ModelKinematics, design: Design,
+                         columns: slice, prep: Prepared, settings, subject_mass: float, overrides: dict | None,
+                         noise: dict | None) -> ModelKinematics:
+    """The :class:`ModelKinematics` of the ``columns`` of ``design``, stacked frame-major ((n c)
+    rows): chains with per-frame Bodies, motions, the root frame and joint angular velocities (no
+    angles: only what the kinetic outputs need). ``noise``: {label: (n, k, 3)} filtered noise of
+    the chunk's noisy columns (:func:`filtered_noise`), or None."""
+    sub = design.subset(columns)
+    n, C, rate, pts = trial.n_frames, sub.n_columns, trial.point_rate, prep.points
+    base = stacked(pts, C, noise, sub.noise)
+    chains, motions, omegas, root, shared = {}, {}, {}, None, {}  # side-free items (pelvis) computed once
+    for side in SIDES:
+        centres, landmarks = column_offsets(model, sub, side, prep.frames[side], set(pts))
+        corrections = {seg: np.broadcast_to(c[columns], (n, C, 3, 3)).reshape(-1, 3, 3)
+                       for seg, c in prep.corrections[side].items()}
+        ev = PerturbedEvaluator(model, stacked(pts, C, noise, sub.noise, landmarks, base), nominal.parameters[side],
+                                side, trial, {k: v.reshape(-1, 3) for k, v in centres.items()}, corrections, shared)
+        bodies, motions[side], seg_omega = segment_samples(model, sub, side, ev, subject_mass, settings.bsip,
+                                                            overrides or {}, n, rate, prep.lengths[side])
+        chains[side] = Chain(tuple(bodies))
+        omegas.update({side_path(side, k): v for k, v in seg_omega.items()})
+        if model.root is not None and root is None:
+            R, origin = ev.segment(model.root)
+            omega_seg, omega_lab, alpha_seg = angular_motion(R.reshape(n, C, 3, 3), rate)
+            root = FrameMotion(model.root, R, origin, omega_seg, alpha_seg)
+            omegas[model.root] = omega_lab
+    joint_omega = {}
+    for side in SIDES:
+        for jname, spec in model.joints.items():
+            key = {s: (s if s == model.root else side_path(side, s)) for s in (spec["proximal"], spec["distal"])}
+            wp, wd = omegas.get(key[spec["proximal"]]), omegas.get(key[spec["distal"]])
+            if wp is not None and wd is not None:
+                joint_omega[side_path(side, jname)] = kin.joint_angular_velocity(wp, wd)
+    return ModelKinematics(model.name, rate, chains, motions, root, {}, {}, {}, joint_omega, nominal.parameters)

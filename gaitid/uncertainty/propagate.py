@@ -1,0 +1,225 @@
+"""The uncertainty stage: every kinetic output with its SD and 95 % interval from the error model.
+
+:func:`joint_load_uncertainty` builds the design (Monte Carlo draws, the nominal, one column
+per input error, noise-only columns; :mod:`gaitid.uncertainty.design`), rebuilds the model for
+all columns at once (:mod:`gaitid.uncertainty.kinematics`), perturbs the feet's loads
+(:mod:`gaitid.uncertainty.loads`), solves each leg ONCE for all columns (per-frame masses and
+inertias, :class:`gaitid.dynamics.Body`), names the outputs as the nominal ones
+(:func:`gaitid.outputs.output_curves`) and gathers the statistics (:mod:`gaitid.uncertainty.tables`).
+"""
+
+from __future__ import annotations
+
+import time as _time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from gaitid.cycles import Cycle
+from gaitid.dynamics import inverse_dynamics
+from gaitid.errors import SettingsError
+from gaitid.loads import FootLoad
+from gaitid.model.build import ModelKinematics
+from gaitid.model.markerset import Model
+from gaitid.outputs import Outputs, output_curves
+from gaitid.settings import Settings
+from gaitid.trial import Subject, Trial
+import gaitid.uncertainty.tables as tb
+from gaitid.uncertainty.design import Design, Parameter, make_design
+from gaitid.uncertainty.errormodel import PLATE_KINDS, SOURCES, ErrorModel, load_error_model
+from gaitid.uncertainty.inputs import error_parameters
+from gaitid.uncertainty.kinematics import perturbed_kinematics, prepare
+from gaitid.uncertainty.points import filtered_noise, model_points
+from gaitid.uncertainty.loads import perturbed_loads
+from gaitid.vocabulary import SIDES
+
+KINETIC_SUFFIXES = ("Force", "Moment", "Power")  # joint forces, moments, powers and the ground reaction
+
+
+@dataclass(frozen=True)
+class UncertaintySettings:
+    """How the uncertainty is computed. ``samples``: Monte Carlo draws (0: the first-order
+    propagation alone, the fast check); ``seed``: the random streams (the same seed gives the
+    same draws, also across the trials of a session); ``error_model``: a shipped name or a
+    lab's TOML file (:func:`~gaitid.uncertainty.errormodel.load_error_model`); ``plates``: the
+    plate kind ('floor', 'floor_uncorrected', 'treadmill' or one the error model adds);
+    ``sources``: the error sources included; ``noise_samples``: noise-only columns for the
+    first-order marker-noise term and the noise added to the Monte Carlo columns; ``linear``:
+    also the first-order propagation (it gives the contribution of each source; off only to save
+    time); ``noise_per_sample``: draw marker noise in every Monte Carlo column (exact, slower)
+    instead of adding the effect of the noise-only columns (:func:`gaitid.uncertainty.design.with_noise`)."""
+
+    samples: int = 200
+    seed: int = 0
+    error_model: str | Path | ErrorModel = "default"
+    plates: str = "floor"
+    sources: tuple[str, ...] = SOURCES
+    noise_samples: int = 16
+    linear: bool = True
+    noise_per_sample: bool = False
+
+    def __post_init__(self) -> None:
+        def bad(name, why):
+            return SettingsError(f"uncertainty setting {name}={getattr(self, name)!r}: {why}")
+
+        if isinstance(self.samples, bool) or not isinstance(self.samples, (int, np.integer)) or self.samples < 0 \
+                or self.samples == 1:
+            raise bad("samples", "must be 0 (first-order only) or a number of Monte Carlo draws >= 2")
+        if self.samples == 0 and not self.linear:
+            raise bad("linear", "samples=0 is the first-order propagation: it cannot be switched off too")
+        if not isinstance(self.noise_samples, (int, np.integer)) or self.noise_samples < 0:
+            raise bad("noise_samples", "must be a number >= 0")
+        if self.noise_per_sample and not self.noise_samples:
+            raise bad("noise_per_sample", "needs noise_samples > 0 (they give the first-order noise term)")
+        object.__setattr__(self, "sources", tuple(self.sources))
+        unknown = set(self.sources) - set(SOURCES)
+        if unknown:
+            raise bad("sources", f"unknown source(s) {', '.join(sorted(unknown))}; known: {', '.join(SOURCES)}")
+        if not isinstance(self.plates, str):
+            raise bad("plates", f"must be a plate kind ({', '.join(PLATE_KINDS)})")
+
+
+def uncertainty_settings(value) -> UncertaintySettings | None:
+    """None or False: no uncertainty; True: the defaults; an int: that many Monte Carlo samples;
+    a dict: UncertaintySettings fields; an UncertaintySettings as is."""
+    if value is None or value is False:
+        return None
+    if value is True:
+        return UncertaintySettings()
+    if isinstance(value, UncertaintySettings):
+        return value
+    if isinstance(value, (int, np.integer)):
+        return UncertaintySettings(samples=int(value))
+    if isinstance(value, dict):
+        try:
+            return UncertaintySettings(**value)
+        except TypeError as exc:
+            raise SettingsError(f"uncertainty={value!r}: {exc}") from None
+    raise SettingsError(f"uncertainty must be True, a number of samples or UncertaintySettings, not {value!r}")
+
+
+@dataclass
+class Uncertainty:
+    """The uncertainty of one trial's kinetic outputs (joint forces, moments, powers, ground
+    reactions). Tables (units in their ``unit`` column, see :mod:`gaitid.uncertainty.tables`):
+    ``frames`` (per frame), ``curves`` (per cycle and percent), ``curves_summary`` (mean curve
+    over cycles), ``parameters`` / ``parameters_summary`` (the kinetic clinical parameters of
+    :mod:`gaitid.clinical`, each in its phase of the cycle, per cycle / their mean),
+    ``contributions`` (per error source, its share of the first-order variance of each
+    parameter's mean), ``bands`` (the mean curve over kinetic cycles with its
+    95 % band: what the report draws). ``mean_samples``: {(side, variable, component): (S, 101)
+    float32} the Monte Carlo columns' mean kinetic-cycle curves, for pooling a session.
+    ``parameters_used``: the input errors; ``seconds``: CPU time of the stage."""
+
+    settings: UncertaintySettings
+    error_model: ErrorModel
+    parameters_used: list[Parameter]
+    frames: pd.DataFrame
+    curves: pd.DataFrame
+    curves_summary: pd.DataFrame
+    parameters: pd.DataFrame
+    parameters_summary: pd.DataFrame
+    contributions: pd.DataFrame
+    bands: pd.DataFrame
+    mean_samples: dict = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    seconds: float = float("nan")
+    columns: int = 0  # perturbed copies of the trial evaluated (Monte Carlo, nominal, first order, noise)
+    first_order: str = ""  # how the first order was had: finite differences or fitted to the Monte Carlo
+
+    @property
+    def error_model_table(self) -> pd.DataFrame:
+        """Every figure of the error model with its source."""
+        return pd.DataFrame(self.error_model.table())
+
+
+ROWS_PER_CHUNK = 1 << 18  # frames x columns evaluated at once: memory bounded, cost linear in trial length
+
+
+def column_curves(trial: Trial, model: Model, static: Trial | None, kinematics: ModelKinematics,
+                  loads: dict[str, FootLoad], settings: Settings, subject: Subject, segment_parameters: dict | None,
+                  design: Design, noise_sd: float) -> dict[str, dict[str, np.ndarray]]:
+    """{side: {variable: (n, C, k)}}: the kinetic outputs of every column of ``design``, in the
+    units and layout of the nominal outputs; the marker noise of the noise-only columns is added
+    to the Monte Carlo ones by the statistics (:func:`gaitid.uncertainty.design.with_noise`).
+    One solver call per leg for a chunk of columns of at most ROWS_PER_CHUNK frames x columns
+    (all of them for a trial of 1300 frames at 200 samples)."""
+    n, C, rate = trial.n_frames, design.n_columns, trial.point_rate
+    rng = np.random.default_rng([design.seed, len(SOURCES)])  # the marker-noise stream
+    prep = prepare(trial, model, static, kinematics, design, settings)
+    step = max(1, ROWS_PER_CHUNK // n)
+    parts = []
+    for a in range(0, C, step):  # chunks of columns, not a loop per sample
+        cols = slice(a, min(C, a + step))
+        noisy = design.noise[cols]
+        noise = filtered_noise(prep.points, noisy, noise_sd, rng, rate, settings) if noise_sd > 0 and noisy.any() else None
+        pk = perturbed_kinematics(trial, model, kinematics, design, cols, prep, settings, subject.mass,
+                                  segment_parameters, noise)
+        ext, feet = perturbed_loads(loads, design.subset(cols), rate, settings)
+        root_R = pk.root.R if pk.root is not None else None
+        joints = {side: inverse_dynamics(pk.chains[side], pk.motion[side], [ext[side]],
+                                         gravity_lab=(0.0, 0.0, -settings.gravity_m_s2), frame=settings.frame,
+                                         convention=settings.convention, proximal_R=root_R, contributions=False)
+                  for side in SIDES}
+        outs: Outputs = output_curves(pk, joints, feet, model, settings, subject)
+        parts.append({side: {v: np.asarray(a).reshape(n, cols.stop - cols.start, -1)
+                             for v, a in outs.curves[side].items() if v.endswith(KINETIC_SUFFIXES)} for side in SIDES})
+    return {side: {v: np.concatenate([p[side][v] for p in parts], axis=1) if len(parts) > 1 else parts[0][side][v]
+                   for v in parts[0][side]} for side in SIDES}
+
+
+def joint_load_uncertainty(trial: Trial, model: Model, static: Trial | None, kinematics: ModelKinematics,
+                           loads: dict[str, FootLoad], outputs: Outputs, cycles: list[Cycle], settings: Settings,
+                           subject: Subject, segment_parameters: dict | None,
+                           how: UncertaintySettings) -> Uncertainty:
+    """The uncertainty stage (see the module docstring): draws the input errors of the error
+    model, evaluates the trial for all of them in one batch and returns :class:`Uncertainty`."""
+    t0 = _time.process_time()
+    errors = load_error_model(how.error_model)
+    errors.plate(how.plates)  # an unknown plate kind fails here, naming the error model
+    pts, _ = model_points(trial, model, static, settings)
+    params = error_parameters(model, set(pts), loads, errors, how.plates, settings.bsip, how.sources)
+    noise_sd = errors.marker_noise if "markers" in how.sources else 0.0
+    design = make_design(params, how.samples, how.noise_samples if noise_sd > 0 else 0, how.seed,
+                         linear=how.linear, noise_per_sample=how.noise_per_sample)
+    curves = column_curves(trial, model, static, kinematics, loads, settings, subject, segment_parameters, design,
+                           noise_sd)
+    norm = tb.normalised(curves, trial.time, cycles)
+    values = tb.parameter_values(norm, cycles, settings.convention, settings.frame)
+    par_summary, contributions = tb.parameter_summary(values, design, outputs.units)
+    kinetic_means = tb.cycle_means(norm, cycles, kinetic_only=True)
+    summary, band = tb.summary_rows([tb.cycle_means(norm, cycles, kinetic_only=False), kinetic_means], design)
+    bands = tb.band_rows(band, kinetic_means, design, outputs.units)
+    mean_samples = tb.monte_carlo_means(kinetic_means, design) if how.samples else {}
+    notes = []
+    if static is None and model.static:
+        notes.append("no static trial: the static calibrations (foot offsets) are not recomputed with the "
+                     "landmark and centre errors, so the foot frame moves with the ankle centre error")
+    out = Uncertainty(
+        settings=how, error_model=errors, parameters_used=design.parameters,
+        frames=tb.frames_rows(curves, trial.frames, design),
+        curves=tb.curves_rows(norm, design),
+        curves_summary=summary,
+        parameters=tb.parameter_rows(values, design), parameters_summary=par_summary, contributions=contributions,
+        bands=bands, mean_samples=mean_samples, notes=notes)
+    out.columns = design.n_columns
+    out.first_order = ("fitted to the Monte Carlo" if design.regression else
+                       "finite differences" if design.linear.stop > design.linear.start else "none")
+    out.seconds = _time.process_time() - t0
+    return out
+
+
+def with_uncertainty(table: pd.DataFrame | None, extra: pd.DataFrame, keys: list[str]) -> pd.DataFrame | None:
+    """A result table with the uncertainty columns of ``extra`` joined on ``keys`` (NaN for rows
+    without: angles, moment contributions, non-kinetic cycles' parameters)."""
+    if table is None:
+        return None
+    if extra is None or extra.empty:
+        return table.assign(**{c: np.nan for c in tb.COLUMNS})
+    merged = table.merge(extra[keys + tb.COLUMNS], on=keys, how="left", sort=False)
+    merged.attrs = dict(table.attrs)
+    return merged
+
+

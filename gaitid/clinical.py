@@ -369,6 +369,19 @@ def clinical_parameters(curves: Mapping[str, np.ndarray], events: CycleEvents, *
     ``point_rate`` (Hz): to give the Vicon frame number of each extremum (with the events' times).
     Variables absent from ``curves`` give no rows. Columns: see :data:`COLUMNS`.
     """
+    columns = _parameter_columns(curves, events, convention=convention, frame=frame, units=units, side=side,
+                                 cycle=cycle, point_rate=point_rate, definitions=definitions)
+    if columns is None:
+        return pd.DataFrame(columns=COLUMNS)
+    out = pd.DataFrame(columns)
+    return out.sort_values(["cycle"], kind="stable").reset_index(drop=True)[COLUMNS]
+
+
+def _parameter_columns(curves, events: CycleEvents, *, convention, frame, units, side, cycle, point_rate,
+                       definitions) -> dict[str, np.ndarray] | None:
+    """:func:`clinical_parameters`' columns (:data:`COLUMNS`) as arrays, definition by definition
+    (one block of rows per definition, the cycles inside), plus ``_order`` (the definition's
+    position); None when no definition's variable is in ``curves``."""
     if convention not in CONVENTIONS:
         raise SettingsError(f"convention {convention!r}: must be internal or external")
     _check_definitions(definitions)
@@ -377,8 +390,8 @@ def clinical_parameters(curves: Mapping[str, np.ndarray], events: CycleEvents, *
     ev = events.arrays()
     n = ev["foot_off"].size
     cycles = np.broadcast_to(np.asarray(cycle), (n,))
-    parts = []
-    for d in definitions:
+    cols: dict[str, list] = {k: [] for k in (*COLUMNS, "_order")}
+    for order, d in enumerate(definitions):
         if d.variable not in curves:
             continue
         y = _component(np.asarray(curves[d.variable], float), d, n)
@@ -393,17 +406,18 @@ def clinical_parameters(curves: Mapping[str, np.ndarray], events: CycleEvents, *
                    if not (np.isfinite(lo[i]) and np.isfinite(hi[i])) else notes[i] for i in range(n)]
         time = ev["start_time"] + at / 100.0 * (ev["end_time"] - ev["start_time"])
         frame_no = (np.rint(time * point_rate) + 1) if point_rate else np.full(n, np.nan)
-        parts.append(pd.DataFrame({
-            "side": side, "cycle": cycles, "parameter": d.name, "variable": d.variable, "component": d.component,
-            "value": value, "unit": units.get(d.variable, "deg" if d.variable.endswith("Angles") else ""),
-            "percent": np.nan if d.kind in ("range", "mean") else at, "phase": d.phase,
-            "window_start_pct": lo, "window_end_pct": hi, "time_s": np.where(np.isfinite(at), time, np.nan),
-            "frame": frame_no, "positive": d.positive, "note": missing,
-        }))
-    if not parts:
-        return pd.DataFrame(columns=COLUMNS)
-    out = pd.concat(parts, ignore_index=True)
-    return out.sort_values(["cycle"], kind="stable").reset_index(drop=True)[COLUMNS]
+        for key, v in (("side", [side] * n), ("cycle", cycles), ("parameter", [d.name] * n),
+                       ("variable", [d.variable] * n), ("component", [d.component] * n), ("value", value),
+                       ("unit", [units.get(d.variable, "deg" if d.variable.endswith("Angles") else "")] * n),
+                       ("percent", np.full(n, np.nan) if d.kind in ("range", "mean") else at), ("phase", [d.phase] * n),
+                       ("window_start_pct", lo), ("window_end_pct", hi),
+                       ("time_s", np.where(np.isfinite(at), time, np.nan)), ("frame", frame_no),
+                       ("positive", [d.positive] * n), ("note", missing), ("_order", [order] * n)):
+            cols[key].append(v)
+    if not cols["value"]:
+        return None
+    return {k: np.concatenate([np.asarray(v, dtype=object if isinstance(v, list) and k not in ("_order",)
+                                          else None) for v in vs]) for k, vs in cols.items()}
 
 
 def _component(a: np.ndarray, d: ClinicalParameter, n: int) -> np.ndarray:
@@ -491,32 +505,50 @@ def clinical_table(curves: pd.DataFrame, cycles: pd.DataFrame, *, convention: st
     :func:`gaitid.cycles.cycles_table` gives. Kinematic parameters come from every cycle,
     kinetic ones (moments, powers) from the kinetic cycles only, as the parameters table does.
     """
+    by_side = {}
+    for side in ("Left", "Right"):
+        cs = cycles[cycles["side"] == side]
+        if not cs.empty:
+            by_side[side] = curve_arrays(curves, side, cs["cycle"].tolist(), {d.variable for d in definitions})
+    return clinical_from_arrays(by_side, cycles, convention=convention, frame=frame, point_rate=point_rate,
+                                definitions=definitions)
+
+
+def clinical_from_arrays(curves: Mapping[str, tuple[Mapping[str, np.ndarray], Mapping[str, str]]],
+                         cycles: pd.DataFrame, *, convention: str = "internal", frame: str = "distal",
+                         point_rate: float | None = None,
+                         definitions: tuple[ClinicalParameter, ...] = PARAMETERS) -> pd.DataFrame:
+    """:func:`clinical_table` from normalised arrays: ``curves`` {side: ({variable: (n_cycles, P) or
+    (n_cycles, P, 3)}, {variable: unit})}, the cycles of a side in the order of that side's rows of
+    ``cycles`` (:func:`gaitid.cycles.normalised_cycles` gives them so). One table built once."""
     parts = []
     for side in ("Left", "Right"):
         cs = cycles[cycles["side"] == side]
-        if cs.empty:
+        if cs.empty or side not in curves:
             continue
-        arrays, units = curve_arrays(curves, side, cs["cycle"].tolist(),
-                                     {d.variable for d in definitions})
+        arrays, units = curves[side]
         events = CycleEvents.from_table(cs)
         kin = tuple(d for d in definitions if not d.kinetic)
-        parts.append(clinical_parameters(arrays, events, convention=convention, frame=frame, units=units, side=side,
-                                         cycle=cs["cycle"].to_numpy(), point_rate=point_rate, definitions=kin))
+        parts.append(_parameter_columns(arrays, events, convention=convention, frame=frame, units=units, side=side,
+                                        cycle=cs["cycle"].to_numpy(), point_rate=point_rate, definitions=kin))
         kinetic = cs["kinetic"].astype(bool).to_numpy() if "kinetic" in cs.columns else np.ones(len(cs), bool)
         if kinetic.any():
             sub = {k: v[kinetic] for k, v in arrays.items()}
             ek = CycleEvents.from_table(cs[kinetic])
             kdefs = tuple(d for d in definitions if d.kinetic)
-            parts.append(clinical_parameters(sub, ek, convention=convention, frame=frame, units=units, side=side,
-                                             cycle=cs["cycle"].to_numpy()[kinetic], point_rate=point_rate,
-                                             definitions=kdefs))
-    parts = [p for p in parts if not p.empty]
+            parts.append(_parameter_columns(sub, ek, convention=convention, frame=frame, units=units, side=side,
+                                            cycle=cs["cycle"].to_numpy()[kinetic], point_rate=point_rate,
+                                            definitions=kdefs))
+    parts = [p for p in parts if p is not None]
     if not parts:
         return pd.DataFrame(columns=COLUMNS)
     order = {d.name: i for i, d in enumerate(definitions)}
-    out = pd.concat(parts, ignore_index=True)
-    out = out.assign(_o=out["parameter"].map(order)).sort_values(["cycle", "side", "_o"], kind="stable")
-    return out.drop(columns="_o").reset_index(drop=True)
+    cols = {k: np.concatenate([p[k] for p in parts]) for k in COLUMNS}
+    rank = np.array([order[name] for name in cols["parameter"]])
+    side_rank = (cols["side"] == "Right").astype(int)  # 'Left' < 'Right', as a sort of the names
+    keep = np.lexsort((rank, side_rank, cols["cycle"].astype(np.int64)))
+    out = pd.DataFrame({k: v[keep] for k, v in cols.items()})
+    return out.reset_index(drop=True)
 
 
 def result_clinical_parameters(result) -> pd.DataFrame:

@@ -31,9 +31,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from gaitid.clinical import clinical_table
+from gaitid.clinical import clinical_from_arrays
 from gaitid.contacts import FootContact, assign_contacts
-from gaitid.cycles import Cycle, cycle_curves, cycles_table, gait_cycles
+from gaitid.cycles import Cycle, curves_summary, curves_table, cycles_table, gait_cycles, normalised_cycles
 from gaitid.dynamics import inverse_dynamics
 from gaitid.dynamics.types import JointLoads
 from gaitid.errors import GaitIDError
@@ -102,12 +102,16 @@ def cycle_tables(trial: Trial, outputs: Outputs, cycles: list[Cycle], markers: G
     """The cycles stage: 0-100 % curves of every cycle and the discrete parameters (spatio-temporal,
     and the clinical ones in their phase, :mod:`gaitid.clinical`), with their mean and SD (None
     when there is no cycle)."""
-    curves = cycle_curves(outputs.curves, trial.time, cycles, outputs.units)
-    clinical = clinical_table(curves, cycles_table(cycles), convention=settings.convention, frame=settings.frame,
-                              point_rate=trial.point_rate)
-    params = pd.concat([df for df in (spatiotemporal_parameters(trial, cycles, markers), clinical) if not df.empty],
-                       ignore_index=True) if cycles else spatiotemporal_parameters(trial, cycles, markers)
-    return (curves, summarise(curves) if not curves.empty else None,
+    arrays = normalised_cycles(outputs.curves, trial.time, cycles)
+    table = cycles_table(cycles)
+    clinical = clinical_from_arrays({side: (by_name, outputs.units) for side, by_name in arrays.items()}, table,
+                                    convention=settings.convention, frame=settings.frame,
+                                    point_rate=trial.point_rate)
+    params = spatiotemporal_parameters(trial, cycles, markers)
+    if not clinical.empty:  # (concatenating an empty table is deprecated in pandas)
+        params = pd.concat([params, clinical], ignore_index=True) if not params.empty else clinical
+    curves = curves_table(arrays, cycles, outputs.units)
+    return (curves, curves_summary(arrays, outputs.units),
             params, summarise(params) if not params.empty else None)
 
 

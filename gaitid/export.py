@@ -262,27 +262,29 @@ def _pig_kind(variable: str) -> tuple[str, float] | None:
 
 
 def result_points(result, suffix: str = "") -> dict[str, tuple[str, np.ndarray]]:
-    """{label: (POINT group, (n_frames, 3) values in Plug-in Gait's stored units)}."""
-    f = result.frames
+    """{label: (POINT group, (n_frames, 3) values in Plug-in Gait's stored units)}, from the
+    Result's per-frame arrays (``result.outputs``), not its long table."""
     rot_back = result.trial.lab_rotation.T  # our Z-up lab -> the file's lab
+    n = result.trial.n_frames
     out = {}
-    for (side, variable), sel in f.groupby(["side", "variable"], sort=False):
-        kind = _pig_kind(variable)
-        if kind is None:
-            continue
-        group, scale = kind
-        wide = sel.pivot(index="frame", columns="component", values="value").reindex(result.trial.frames)
-        vals = np.zeros((len(wide), 3))
-        if "" in wide.columns:  # scalar (power): Plug-in Gait stores it in Z
-            vals[:, 2] = wide[""].to_numpy()
-            vals[np.isnan(vals[:, 2])] = np.nan
-        else:
-            vals = wide.reindex(columns=["X", "Y", "Z"]).to_numpy()
-        unit = sel["unit"].iloc[0]
-        vals = vals * _per_kg(unit, result) * scale
-        if variable == "GroundReactionForce" or result.settings.frame == "lab":
-            vals = vals @ rot_back.T
-        out[f"{side[0]}{variable}{suffix}"] = (group, vals)
+    for side, curves in result.outputs.curves.items():
+        for variable, arr in curves.items():
+            kind = _pig_kind(variable)
+            if kind is None:
+                continue
+            group, scale = kind
+            a = np.asarray(arr, float).reshape(n, -1)
+            if a.shape[1] == 1:  # scalar (power): Plug-in Gait stores it in Z
+                vals = np.zeros((n, 3))
+                vals[:, 2] = a[:, 0]
+                vals[np.isnan(vals[:, 2])] = np.nan
+            else:
+                vals = np.full((n, 3), np.nan)
+                vals[:, : a.shape[1]] = a[:, :3]
+            vals = vals * (_per_kg(result.outputs.units.get(variable, ""), result) * scale)
+            if variable == "GroundReactionForce" or result.settings.frame == "lab":
+                vals = vals @ rot_back.T
+            out[f"{side[0]}{variable}{suffix}"] = (group, vals)
     return out
 
 
@@ -326,19 +328,18 @@ def write_opensim(result, outdir: str | os.PathLike) -> list[Path]:
     outdir = Path(outdir)
     grf = write_grf_mot(result.trial, outdir / f"{result.name}_grf.mot", xml_path=outdir / f"{result.name}_grf.xml",
                         bodies=plate_bodies(result), inputs=_inputs(result))
-    f = result.frames
     mass = result.trial.subject.mass
     labels, cols = [], []
     for side in ("Left", "Right"):
         for joint in ("Ankle", "Knee", "Hip"):
-            sel = f[(f["side"] == side) & (f["variable"] == f"{joint}Moment")]
-            if sel.empty:
+            arr = result.outputs.curves.get(side, {}).get(f"{joint}Moment")
+            if arr is None:
                 continue
-            wide = sel.pivot(index="frame", columns="component", values="value").reindex(result.trial.frames)
-            factor = _per_kg(sel["unit"].iloc[0], result) * mass
-            for comp in ("X", "Y", "Z"):
-                labels.append(f"{side.lower()}_{joint.lower()}_moment_{comp.lower()}")
-                cols.append(wide[comp].to_numpy() * factor)
+            a = np.asarray(arr, float).reshape(result.trial.n_frames, -1)
+            factor = _per_kg(result.outputs.units.get(f"{joint}Moment", ""), result) * mass
+            for k, comp in enumerate(("x", "y", "z")):
+                labels.append(f"{side.lower()}_{joint.lower()}_moment_{comp}")
+                cols.append(a[:, k] * factor if k < a.shape[1] else np.full(result.trial.n_frames, np.nan))
     sto = write_sto(outdir / f"{result.name}_id.sto", labels, result.trial.time, np.column_stack(cols),
                     name=f"{result.name} inverse dynamics (gaitid)", inputs=_inputs(result),
                     comments=[f"moments in N.m, {result.settings.frame} frame, {result.settings.convention} convention"])

@@ -33,7 +33,7 @@ import pandas as pd
 
 from gaitid.clinical import clinical_from_arrays
 from gaitid.contacts import FootContact, assign_contacts
-from gaitid.cycles import Cycle, curves_summary, curves_table, cycles_table, gait_cycles, normalised_cycles
+from gaitid.cycles import Cycle, curves_summary, cycles_table, gait_cycles, normalised_cycles
 from gaitid.dynamics import inverse_dynamics
 from gaitid.dynamics.types import JointLoads
 from gaitid.errors import GaitIDError
@@ -99,9 +99,10 @@ def joint_loads(kinematics: ModelKinematics, loads: dict[str, FootLoad], setting
 
 
 def cycle_tables(trial: Trial, outputs: Outputs, cycles: list[Cycle], markers: GaitMarkers, settings: Settings):
-    """The cycles stage: 0-100 % curves of every cycle and the discrete parameters (spatio-temporal,
-    and the clinical ones in their phase, :mod:`gaitid.clinical`), with their mean and SD (None
-    when there is no cycle)."""
+    """The cycles stage: 0-100 % curves of every cycle as arrays (:func:`~gaitid.cycles.normalised_cycles`;
+    ``Result.curves`` builds their long table when asked), their mean and SD, and the discrete
+    parameters (spatio-temporal, and the clinical ones in their phase, :mod:`gaitid.clinical`) with
+    their mean and SD (the summaries None when there is no cycle)."""
     arrays = normalised_cycles(outputs.curves, trial.time, cycles)
     table = cycles_table(cycles)
     clinical = clinical_from_arrays({side: (by_name, outputs.units) for side, by_name in arrays.items()}, table,
@@ -110,9 +111,7 @@ def cycle_tables(trial: Trial, outputs: Outputs, cycles: list[Cycle], markers: G
     params = spatiotemporal_parameters(trial, cycles, markers)
     if not clinical.empty:  # (concatenating an empty table is deprecated in pandas)
         params = pd.concat([params, clinical], ignore_index=True) if not params.empty else clinical
-    curves = curves_table(arrays, cycles, outputs.units)
-    return (curves, curves_summary(arrays, outputs.units),
-            params, summarise(params) if not params.empty else None)
+    return arrays, curves_summary(arrays, outputs.units), params, summarise(params) if not params.empty else None
 
 
 def process(
@@ -151,10 +150,10 @@ def process(
     joints = joint_loads(kinematics, loads, settings)
     outputs = output_curves(kinematics, joints, loads, model_def, settings, subj.subject)
     cycles = gait_cycles(choice.events, contacts)
-    curves, curves_summary, params, params_summary = cycle_tables(trial, outputs, cycles, markers, settings)
+    normalised, curves_summary, params, params_summary = cycle_tables(trial, outputs, cycles, markers, settings)
     return Result(trial, settings, subj, markers, kinematics, contacts, choice, loads, joints, outputs, cycles,
-                  curves, curves_summary, params, params_summary,
-                  warnings=collect_warnings(trial, subj, kinematics, choice, cycles, settings))
+                  None, curves_summary, params, params_summary,  # curves: built from `normalised` when asked
+                  warnings=collect_warnings(trial, subj, kinematics, choice, cycles, settings), normalised=normalised)
 
 
 def collect_warnings(trial: Trial, subject: SubjectData, kinematics: ModelKinematics, choice,

@@ -289,6 +289,12 @@ def _interp_rows(y: np.ndarray, x: np.ndarray) -> np.ndarray:
     return np.where(ok, out, np.nan)
 
 
+def _close(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``np.isclose(a, b)`` for finite windows (its default tolerances), without its overhead."""
+    with np.errstate(invalid="ignore"):
+        return np.abs(a - b) <= 1e-8 + 1e-5 * np.abs(b)
+
+
 def evaluate(defn: ClinicalParameter, y: np.ndarray, lo: np.ndarray, hi: np.ndarray, convention: str = "internal",
              ) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Value and percent (n,) of one parameter on normalised curves ``y`` (n_cycles, P) for windows
@@ -341,7 +347,7 @@ def evaluate(defn: ClinicalParameter, y: np.ndarray, lo: np.ndarray, hi: np.ndar
                 k = np.argmax(score, axis=1)
                 value = score[np.arange(n), k]
                 at = xs[np.arange(n), k]
-                edge = (np.isclose(at, lo) | np.isclose(at, hi)) & (hi - lo < 100.0)
+                edge = (_close(at, lo) | _close(at, hi)) & (hi - lo < 100.0)
                 for i in np.flatnonzero(edge & ~gap & window_ok):
                     notes[i] = "peak on the window's edge: the curve keeps rising beyond it"
         value = np.where(gap, np.nan, value)
@@ -547,8 +553,13 @@ def clinical_from_arrays(curves: Mapping[str, tuple[Mapping[str, np.ndarray], Ma
     rank = np.array([order[name] for name in cols["parameter"]])
     side_rank = (cols["side"] == "Right").astype(int)  # 'Left' < 'Right', as a sort of the names
     keep = np.lexsort((rank, side_rank, cols["cycle"].astype(np.int64)))
-    out = pd.DataFrame({k: v[keep] for k, v in cols.items()})
-    return out.reset_index(drop=True)
+    return pd.DataFrame({k: _text(v[keep]) if v.dtype == object else v[keep] for k, v in cols.items()})
+
+
+def _text(values: np.ndarray) -> pd.Series:
+    """A text column as plain Python strings (object dtype): building pandas' pyarrow strings
+    costs more than the parameters themselves."""
+    return pd.Series(values, dtype=object)
 
 
 def result_clinical_parameters(result) -> pd.DataFrame:

@@ -284,34 +284,32 @@ def curves_summary(arrays: Mapping[str, Mapping[str, np.ndarray]], units: Mappin
     side, variable, component and percent, NaN-skipping: the table
     :func:`gaitid.parameters.summarise` gives of the curves table (same columns), from the arrays."""
     units = units or {}
-    parts = []
-    pct = np.linspace(0.0, 100.0, n_points)
+    keys, means, sds, counts = [], [], [], []
     for side, by_name in arrays.items():
+        blocks = []
         for name, v in by_name.items():
-            v3 = v if v.ndim == 3 else v[:, :, None]
-            ok = np.isfinite(v3)
-            n = ok.sum(axis=0)  # (P, k)
-            total = np.where(ok, v3, 0.0).sum(axis=0)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                mean = np.where(n > 0, total / n, np.nan)
-                ss = np.where(ok, (v3 - mean) ** 2, 0.0).sum(axis=0)
-                sd = np.where(n > 1, np.sqrt(ss / (n - 1)), np.nan)
-            comps = ("",) if v.ndim == 2 else COMPONENTS[: v3.shape[2]]
-            for j, comp in enumerate(comps):
-                parts.append((side, name, comp, units.get(name, ""), mean[:, j], sd[:, j], n[:, j]))
-    if not parts:
+            blocks.append(v if v.ndim == 3 else v[:, :, None])
+            comps = ("",) if v.ndim == 2 else COMPONENTS[: v.shape[2]]
+            keys += [(side, name, comp, units.get(name, "")) for comp in comps]
+        if not blocks:
+            continue
+        v3 = np.concatenate(blocks, axis=2)  # (n_cycles, P, K): every variable of the side at once
+        ok = np.isfinite(v3)
+        n = ok.sum(axis=0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = np.where(n > 0, np.where(ok, v3, 0.0).sum(axis=0) / n, np.nan)
+            ss = np.where(ok, (v3 - mean) ** 2, 0.0).sum(axis=0)
+            sd = np.where(n > 1, np.sqrt(ss / (n - 1)), np.nan)
+        means.append(mean.T.reshape(-1))  # one run of P percents per curve
+        sds.append(sd.T.reshape(-1))
+        counts.append(n.T.reshape(-1))
+    if not keys:
         return None
-    k = len(parts)
-    return pd.DataFrame({
-        "side": np.repeat(np.array([p[0] for p in parts], dtype=object), n_points),
-        "variable": np.repeat(np.array([p[1] for p in parts], dtype=object), n_points),
-        "component": np.repeat(np.array([p[2] for p in parts], dtype=object), n_points),
-        "unit": np.repeat(np.array([p[3] for p in parts], dtype=object), n_points),
-        "percent": np.tile(pct, k),
-        "mean": np.concatenate([p[4] for p in parts]),
-        "sd": np.concatenate([p[5] for p in parts]),
-        "n": np.concatenate([p[6] for p in parts]).astype(np.int64),
-    })
+    text = {c: pd.Series(np.repeat(np.array([k[i] for k in keys], dtype=object), n_points), dtype=object)
+            for i, c in enumerate(("side", "variable", "component", "unit"))}
+    return pd.DataFrame({**text, "percent": np.tile(np.linspace(0.0, 100.0, n_points), len(keys)),
+                         "mean": np.concatenate(means), "sd": np.concatenate(sds),
+                         "n": np.concatenate(counts).astype(np.int64)})
 
 
 def cycle_curves(curves: Mapping[str, Mapping[str, np.ndarray]], time: np.ndarray, cycles: list[Cycle],

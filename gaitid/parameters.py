@@ -98,7 +98,8 @@ def spatiotemporal_parameters(trial: Trial, cycles: list[Cycle], markers: GaitMa
             _row(c, "double_support", o_off + (stance - o_str), "%"),
             _row(c, "single_support", o_str - o_off, "%"),
         ]
-    return pd.DataFrame(rows, columns=_PARAM_COLS)
+    table = pd.DataFrame(rows, columns=_PARAM_COLS)
+    return table.astype({c: object for c in ("side", "parameter", "variable", "component", "unit")})
 
 
 def summarise(table: pd.DataFrame, per_side: bool = True) -> pd.DataFrame:

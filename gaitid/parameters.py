@@ -27,9 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy.interpolate import interp1d
-
-from gaitid.cycles import Cycle
+from gaitid.cycles import Cycle, interpolate
 from gaitid.errors import DataError, SettingsError
 from gaitid.model.gait_markers import GaitMarkers
 from gaitid.progression import progression_direction
@@ -50,7 +48,7 @@ def _at(x: np.ndarray, time: np.ndarray, t: float) -> np.ndarray:
     """Marker position (3,) at time t (linear interpolation), NaN outside."""
     if not np.isfinite(t):
         return np.full(3, np.nan)
-    return interp1d(time, x, axis=0, bounds_error=False, fill_value=np.nan)(t)
+    return interpolate(x, time, np.array([t]))[0]
 
 
 def spatiotemporal_parameters(trial: Trial, cycles: list[Cycle], markers: GaitMarkers,
@@ -98,8 +96,9 @@ def spatiotemporal_parameters(trial: Trial, cycles: list[Cycle], markers: GaitMa
             _row(c, "double_support", o_off + (stance - o_str), "%"),
             _row(c, "single_support", o_str - o_off, "%"),
         ]
-    table = pd.DataFrame(rows, columns=_PARAM_COLS)
-    return table.astype({c: object for c in ("side", "parameter", "variable", "component", "unit")})
+    text = ("side", "parameter", "variable", "component", "unit")  # plain strings: see gaitid.clinical._text
+    return pd.DataFrame({c: pd.Series([r[c] for r in rows], dtype=object if c in text else float if c in
+                                      ("value", "percent") else np.int64) for c in _PARAM_COLS}, columns=_PARAM_COLS)
 
 
 def summarise(table: pd.DataFrame, per_side: bool = True) -> pd.DataFrame:

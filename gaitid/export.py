@@ -58,14 +58,15 @@ TABLES = ("frames", "curves", "curves_summary", "parameters", "parameters_summar
 PIG_KIND = {"Angles": ("ANGLES", 1.0), "Force": ("FORCES", 1.0), "Moment": ("MOMENTS", 1000.0), "Power": ("POWERS", 1.0)}
 
 
-def tables(result) -> dict[str, pd.DataFrame]:
-    """The Result's tables by name (see the module docstring)."""
+def tables(result, frames: bool = True) -> dict[str, pd.DataFrame]:
+    """The Result's tables by name (see the module docstring); ``frames=False``: all but the
+    per-frame one (:func:`write_frames` writes it from the arrays)."""
     events = pd.DataFrame(
         [(e.label, e.context, e.time, e.frame, e.source) for e in result.events],
         columns=["label", "context", "time_s", "frame", "source"],
     )
     out = {
-        "frames": result.frames,
+        **({"frames": result.frames} if frames else {}),
         "curves": result.curves,
         "curves_summary": result.curves_summary,
         "parameters": result.parameters,
@@ -86,15 +87,78 @@ def write_tables(result, outdir: str | os.PathLike, fmt: str = "csv") -> list[Pa
         raise GaitIDError(f"table format must be 'csv' or 'parquet', not {fmt!r}")
     outdir = Path(outdir)
     written = []
-    for name, table in tables(result).items():
+    target = outdir / f"{result.name}_frames.{fmt}"
+    with atomic_path(target, inputs=_inputs(result)) as tmp:
+        write_frames(result, tmp, fmt)
+    written.append(target)
+    for name, table in tables(result, frames=False).items():
         target = outdir / f"{result.name}_{name}.{fmt}"
         with atomic_path(target, inputs=_inputs(result)) as tmp:
             if fmt == "csv":
-                table.to_csv(tmp, index=False)
+                _write_csv(table, tmp)
             else:
                 _stringify_objects(table).to_parquet(tmp, index=False)
         written.append(target)
     return written
+
+
+def _csv_options():
+    import pyarrow.csv as pacsv
+
+    return pacsv.WriteOptions(quoting_style="needed")
+
+
+def _write_csv(table: pd.DataFrame, path) -> None:
+    """A table as CSV through pyarrow's writer (C++: several times pandas' speed; numbers in
+    their shortest round-trip form, NaN as an empty field, booleans as true/false)."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    if table.shape[1] == 0:
+        table.to_csv(path, index=False)
+        return
+    try:
+        arrow = pa.Table.from_pandas(_stringify_objects(table), preserve_index=False)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):  # mixed objects in a column: pandas writes them as text
+        table.to_csv(path, index=False)
+        return
+    arrow = arrow.cast(pa.schema([pa.field(f.name, f.type.value_type) if pa.types.is_dictionary(f.type) else f
+                                  for f in arrow.schema]))
+    pacsv.write_csv(arrow, path, write_options=_csv_options())
+
+
+def write_frames(result, path, fmt: str = "csv") -> None:
+    """The per-frame long table (``Result.frames``' rows and columns) written straight from the
+    per-frame arrays, one block of rows per side, variable and component: the table itself is
+    never built, so memory stays that of one curve whatever the trial's length."""
+    import pyarrow as pa
+
+    trial, n = result.trial, result.trial.n_frames
+    schema = pa.schema([("frame", pa.int64()), ("time_s", pa.float64()), ("side", pa.string()),
+                        ("variable", pa.string()), ("component", pa.string()), ("value", pa.float64()),
+                        ("unit", pa.string())])
+    frame, time = pa.array(np.asarray(trial.frames, np.int64)), pa.array(np.asarray(trial.time, float))
+
+    def text(value: str):
+        return pa.repeat(pa.scalar(value, pa.string()), n)
+
+    if fmt == "csv":
+        import pyarrow.csv as pacsv
+
+        writer = pacsv.CSVWriter(str(path), schema, write_options=_csv_options())
+    else:
+        import pyarrow.parquet as pq
+
+        writer = pq.ParquetWriter(str(path), schema)
+    with writer:
+        for side, by_name in result.outputs.curves.items():
+            for name, arr in by_name.items():
+                a = np.asarray(arr, float).reshape(n, -1)
+                comps = ("X", "Y", "Z")[: a.shape[1]] if a.shape[1] > 1 else ("",)
+                for k, comp in enumerate(comps):
+                    writer.write_table(pa.table([frame, time, text(side), text(name), text(comp),
+                                                 pa.array(a[:, k], from_pandas=True),
+                                                 text(result.outputs.units.get(name, ""))], schema=schema))
 
 
 def _stringify_objects(table: pd.DataFrame) -> pd.DataFrame:

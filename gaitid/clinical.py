@@ -302,19 +302,28 @@ def evaluate(defn: ClinicalParameter, y: np.ndarray, lo: np.ndarray, hi: np.ndar
     if convention not in CONVENTIONS:
         raise SettingsError(f"convention {convention!r}: must be internal or external")
     y = np.atleast_2d(np.asarray(y, float))
+    n = y.shape[0]
+    s = float(defn.sign[0] if convention == "internal" else defn.sign[1])
+    return evaluate_rows(defn.kind, y, np.broadcast_to(np.asarray(lo, float), (n,)),
+                         np.broadcast_to(np.asarray(hi, float), (n,)), np.full(n, s))
+
+
+def evaluate_rows(kind: str, y: np.ndarray, lo: np.ndarray, hi: np.ndarray, sign: np.ndarray,
+                  ) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """:func:`evaluate` of one kind of parameter for many rows at once (a row: one definition on
+    one cycle): curves ``y`` (rows, P), windows ``lo``, ``hi`` and the positive direction ``sign``
+    (rows,), so a trial's parameters cost a few array operations per kind, not per definition."""
     n, p = y.shape
     grid = np.linspace(0.0, 100.0, p)
-    lo = np.broadcast_to(np.asarray(lo, float), (n,))
-    hi = np.broadcast_to(np.asarray(hi, float), (n,))
-    s = float(defn.sign[0] if convention == "internal" else defn.sign[1])
+    s = sign[:, None]
     value = np.full(n, np.nan)
     at = np.full(n, np.nan)
     notes = [""] * n
     window_ok = np.isfinite(lo) & np.isfinite(hi) & (hi >= lo)
     inside = (grid[None, :] >= lo[:, None]) & (grid[None, :] <= hi[:, None])  # (n, P)
 
-    if defn.kind in ("generation", "absorption"):  # gaitid.parameters.power_burst, batched
-        b = 1.0 if defn.kind == "generation" else -1.0
+    if kind in ("generation", "absorption"):  # gaitid.parameters.power_burst, batched
+        b = 1.0 if kind == "generation" else -1.0
         w = inside & np.isfinite(y)
         score = np.where(w, b * y, -np.inf)
         k = np.argmax(score, axis=1)
@@ -323,24 +332,24 @@ def evaluate(defn: ClinicalParameter, y: np.ndarray, lo: np.ndarray, hi: np.ndar
         value = np.where(found, y[np.arange(n), k], np.nan)
         at = np.where(found, grid[k], np.nan)
         for i in np.flatnonzero(window_ok & ~found):
-            notes[i] = f"no {defn.kind} in the window"
-    elif defn.kind == "at":
-        value = s * _interp_rows(y, lo)
+            notes[i] = f"no {kind} in the window"
+    elif kind == "at":
+        value = sign * _interp_rows(y, lo)
         at = np.where(np.isfinite(value), lo, np.nan)
         for i in np.flatnonzero(window_ok & ~np.isfinite(value)):
             notes[i] = "curve has no value at this instant"
     else:
         y_lo, y_hi = _interp_rows(y, lo), _interp_rows(y, hi)
         gap = (inside & ~np.isfinite(y)).any(axis=1) | ~np.isfinite(y_lo) | ~np.isfinite(y_hi)
-        if defn.kind == "mean":
+        if kind == "mean":
             m = np.where(inside, y, 0.0).sum(axis=1)
             cnt = inside.sum(axis=1)
-            value = np.where(cnt > 0, s * m / np.maximum(cnt, 1), np.nan)
+            value = np.where(cnt > 0, sign * m / np.maximum(cnt, 1), np.nan)
         else:
             xs = np.concatenate([np.broadcast_to(grid, (n, p)), lo[:, None], hi[:, None]], axis=1)
             ys = np.concatenate([y, y_lo[:, None], y_hi[:, None]], axis=1)
             use = np.concatenate([inside, np.ones((n, 2), bool)], axis=1)
-            if defn.kind == "range":
+            if kind == "range":
                 value = (np.where(use, ys, -np.inf).max(axis=1) - np.where(use, ys, np.inf).min(axis=1))
             else:  # peak in the positive direction
                 score = np.where(use, s * ys, -np.inf)
@@ -397,17 +406,27 @@ def _parameter_columns(curves, events: CycleEvents, *, convention, frame, units,
     n = ev["foot_off"].size
     cycles = np.broadcast_to(np.asarray(cycle), (n,))
     cols: dict[str, list] = {k: [] for k in (*COLUMNS, "_order")}
-    for order, d in enumerate(definitions):
-        if d.variable not in curves:
-            continue
-        y = _component(np.asarray(curves[d.variable], float), d, n)
-        lo, hi = windows[d.phase]
-        if d.variable.endswith("Moment") and frame == "lab":
-            value = np.full(n, np.nan)
-            at = np.full(n, np.nan)
-            notes = ["moments in the lab frame have no anatomical components"] * n
+    used = [(order, d) for order, d in enumerate(definitions) if d.variable in curves]
+    results = {}  # definition position -> (value, at, notes), evaluated kind by kind over all rows
+    lab = frame == "lab"
+    by_kind: dict[str, list] = {}
+    for order, d in used:
+        if d.variable.endswith("Moment") and lab:
+            results[order] = (np.full(n, np.nan), np.full(n, np.nan),
+                              ["moments in the lab frame have no anatomical components"] * n)
         else:
-            value, at, notes = evaluate(d, y, lo, hi, convention)
+            by_kind.setdefault(d.kind, []).append((order, d))
+    for kind, items in by_kind.items():
+        y = np.concatenate([_component(np.asarray(curves[d.variable], float), d, n) for _, d in items])
+        lo = np.concatenate([np.broadcast_to(windows[d.phase][0], (n,)) for _, d in items])
+        hi = np.concatenate([np.broadcast_to(windows[d.phase][1], (n,)) for _, d in items])
+        sign = np.repeat([float(d.sign[0] if convention == "internal" else d.sign[1]) for _, d in items], n)
+        value, at, notes = evaluate_rows(kind, y, lo, hi, sign)
+        for j, (order, _) in enumerate(items):
+            results[order] = (value[j * n:(j + 1) * n], at[j * n:(j + 1) * n], notes[j * n:(j + 1) * n])
+    for order, d in used:
+        lo, hi = windows[d.phase]
+        value, at, notes = results[order]
         missing = [f"window undefined: no {' / '.join(PHASES[d.phase].needs) or 'event'} in this cycle"
                    if not (np.isfinite(lo[i]) and np.isfinite(hi[i])) else notes[i] for i in range(n)]
         time = ev["start_time"] + at / 100.0 * (ev["end_time"] - ev["start_time"])

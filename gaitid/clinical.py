@@ -405,7 +405,6 @@ def _parameter_columns(curves, events: CycleEvents, *, convention, frame, units,
     ev = events.arrays()
     n = ev["foot_off"].size
     cycles = np.broadcast_to(np.asarray(cycle), (n,))
-    cols: dict[str, list] = {k: [] for k in (*COLUMNS, "_order")}
     used = [(order, d) for order, d in enumerate(definitions) if d.variable in curves]
     results = {}  # definition position -> (value, at, notes), evaluated kind by kind over all rows
     lab = frame == "lab"
@@ -424,25 +423,36 @@ def _parameter_columns(curves, events: CycleEvents, *, convention, frame, units,
         value, at, notes = evaluate_rows(kind, y, lo, hi, sign)
         for j, (order, _) in enumerate(items):
             results[order] = (value[j * n:(j + 1) * n], at[j * n:(j + 1) * n], notes[j * n:(j + 1) * n])
-    for order, d in used:
-        lo, hi = windows[d.phase]
-        value, at, notes = results[order]
-        missing = [f"window undefined: no {' / '.join(PHASES[d.phase].needs) or 'event'} in this cycle"
-                   if not (np.isfinite(lo[i]) and np.isfinite(hi[i])) else notes[i] for i in range(n)]
-        time = ev["start_time"] + at / 100.0 * (ev["end_time"] - ev["start_time"])
-        frame_no = (np.rint(time * point_rate) + 1) if point_rate else np.full(n, np.nan)
-        for key, v in (("side", [side] * n), ("cycle", cycles), ("parameter", [d.name] * n),
-                       ("variable", [d.variable] * n), ("component", [d.component] * n), ("value", value),
-                       ("unit", [units.get(d.variable, "deg" if d.variable.endswith("Angles") else "")] * n),
-                       ("percent", np.full(n, np.nan) if d.kind in ("range", "mean") else at), ("phase", [d.phase] * n),
-                       ("window_start_pct", lo), ("window_end_pct", hi),
-                       ("time_s", np.where(np.isfinite(at), time, np.nan)), ("frame", frame_no),
-                       ("positive", [d.positive] * n), ("note", missing), ("_order", [order] * n)):
-            cols[key].append(v)
-    if not cols["value"]:
+    if not used:
         return None
-    return {k: np.concatenate([np.asarray(v, dtype=object if isinstance(v, list) and k not in ("_order",)
-                                          else None) for v in vs]) for k, vs in cols.items()}
+    k = len(used)
+    value = np.concatenate([results[order][0] for order, _ in used])
+    at = np.concatenate([results[order][1] for order, _ in used])
+    lo = np.concatenate([np.broadcast_to(windows[d.phase][0], (n,)) for _, d in used])
+    hi = np.concatenate([np.broadcast_to(windows[d.phase][1], (n,)) for _, d in used])
+    undefined = ~(np.isfinite(lo) & np.isfinite(hi))
+    notes = [note for order, _ in used for note in results[order][2]]
+    for i in np.flatnonzero(undefined):
+        d = used[i // n][1]
+        notes[i] = f"window undefined: no {' / '.join(PHASES[d.phase].needs) or 'event'} in this cycle"
+    start, end = np.tile(ev["start_time"], k), np.tile(ev["end_time"], k)
+    time = start + at / 100.0 * (end - start)
+    timed = np.repeat([d.kind not in ("range", "mean") for _, d in used], n)
+
+    def text(values):
+        return np.repeat(np.array(values, dtype=object), n)
+
+    return {
+        "side": np.full(k * n, side, dtype=object), "cycle": np.tile(cycles, k),
+        "parameter": text([d.name for _, d in used]), "variable": text([d.variable for _, d in used]),
+        "component": text([d.component for _, d in used]), "value": value,
+        "unit": text([units.get(d.variable, "deg" if d.variable.endswith("Angles") else "") for _, d in used]),
+        "percent": np.where(timed, at, np.nan), "phase": text([d.phase for _, d in used]),
+        "window_start_pct": lo, "window_end_pct": hi, "time_s": np.where(np.isfinite(at), time, np.nan),
+        "frame": (np.rint(time * point_rate) + 1) if point_rate else np.full(k * n, np.nan),
+        "positive": text([d.positive for _, d in used]), "note": np.array(notes, dtype=object),
+        "_order": np.repeat([order for order, _ in used], n),
+    }
 
 
 def _component(a: np.ndarray, d: ClinicalParameter, n: int) -> np.ndarray:
@@ -547,10 +557,11 @@ def clinical_from_arrays(curves: Mapping[str, tuple[Mapping[str, np.ndarray], Ma
     (n_cycles, P, 3)}, {variable: unit})}, the cycles of a side in the order of that side's rows of
     ``cycles`` (:func:`gaitid.cycles.normalised_cycles` gives them so). One table built once."""
     parts = []
+    sides = cycles["side"].to_numpy(object) if "side" in cycles.columns else np.array([], object)
     for side in ("Left", "Right"):
-        cs = cycles[cycles["side"] == side]
-        if cs.empty or side not in curves:
+        if side not in curves or not (sides == side).any():
             continue
+        cs = cycles[sides == side]
         arrays, units = curves[side]
         events = CycleEvents.from_table(cs)
         kin = tuple(d for d in definitions if not d.kinetic)

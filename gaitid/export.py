@@ -129,18 +129,27 @@ def _write_csv(table: pd.DataFrame, path) -> None:
 
 def write_frames(result, path, fmt: str = "csv") -> None:
     """The per-frame long table (``Result.frames``' rows and columns) written straight from the
-    per-frame arrays, one block of rows per side, variable and component: the table itself is
-    never built, so memory stays that of one curve whatever the trial's length."""
+    per-frame arrays, about a million rows at a time (whole curves: one block of rows per side,
+    variable and component): the table itself is never built, so memory stays bounded whatever
+    the trial's length."""
     import pyarrow as pa
 
     trial, n = result.trial, result.trial.n_frames
     schema = pa.schema([("frame", pa.int64()), ("time_s", pa.float64()), ("side", pa.string()),
                         ("variable", pa.string()), ("component", pa.string()), ("value", pa.float64()),
                         ("unit", pa.string())])
-    frame, time = pa.array(np.asarray(trial.frames, np.int64)), pa.array(np.asarray(trial.time, float))
+    columns = []  # (side, variable, component, unit, values (n,)) in the table's order
+    for side, by_name in result.outputs.curves.items():
+        for name, arr in by_name.items():
+            a = np.asarray(arr, float).reshape(n, -1)
+            comps = ("X", "Y", "Z")[: a.shape[1]] if a.shape[1] > 1 else ("",)
+            columns += [(side, name, comp, result.outputs.units.get(name, ""), a[:, k]) for k, comp in enumerate(comps)]
+    frames, time = np.asarray(trial.frames, np.int64), np.asarray(trial.time, float)
 
-    def text(value: str):
-        return pa.repeat(pa.scalar(value, pa.string()), n)
+    def text(labels):  # dictionary-encoded, then plain text: no Python string per row
+        names = list(dict.fromkeys(labels))
+        codes = np.repeat(np.array([names.index(x) for x in labels], np.int32), n)
+        return pa.DictionaryArray.from_arrays(codes, pa.array(names, pa.string())).cast(pa.string())
 
     if fmt == "csv":
         import pyarrow.csv as pacsv
@@ -150,22 +159,24 @@ def write_frames(result, path, fmt: str = "csv") -> None:
         import pyarrow.parquet as pq
 
         writer = pq.ParquetWriter(str(path), schema)
+    per_chunk = max(1, (1 << 20) // max(n, 1))  # about a million rows at a time, whatever the length
     with writer:
-        for side, by_name in result.outputs.curves.items():
-            for name, arr in by_name.items():
-                a = np.asarray(arr, float).reshape(n, -1)
-                comps = ("X", "Y", "Z")[: a.shape[1]] if a.shape[1] > 1 else ("",)
-                for k, comp in enumerate(comps):
-                    writer.write_table(pa.table([frame, time, text(side), text(name), text(comp),
-                                                 pa.array(a[:, k], from_pandas=True),
-                                                 text(result.outputs.units.get(name, ""))], schema=schema))
+        for i in range(0, len(columns), per_chunk):
+            chunk = columns[i:i + per_chunk]
+            k = len(chunk)
+            writer.write_table(pa.table([
+                pa.array(np.tile(frames, k)), pa.array(np.tile(time, k)), text([c[0] for c in chunk]),
+                text([c[1] for c in chunk]), text([c[2] for c in chunk]),
+                pa.array(np.concatenate([c[4] for c in chunk]), from_pandas=True), text([c[3] for c in chunk]),
+            ], schema=schema))
 
 
 def _stringify_objects(table: pd.DataFrame) -> pd.DataFrame:
     """Parquet needs one type per column: tuples (plate lists) and mixed objects become text."""
     out = table.copy()
     for col in out.columns:
-        if out[col].dtype == object and out[col].map(lambda v: isinstance(v, (tuple, list, dict))).any():
+        if (out[col].dtype == object and pd.api.types.infer_dtype(out[col], skipna=True) not in ("string", "empty")
+                and out[col].map(lambda v: isinstance(v, (tuple, list, dict))).any()):  # (text columns: C check)
             out[col] = out[col].map(str)
     return out
 

@@ -406,6 +406,8 @@ def _parameter_columns(curves, events: CycleEvents, *, convention, frame, units,
     n = ev["foot_off"].size
     cycles = np.broadcast_to(np.asarray(cycle), (n,))
     used = [(order, d) for order, d in enumerate(definitions) if d.variable in curves]
+    windows = {ph: (np.broadcast_to(lo, (n,)), np.broadcast_to(hi, (n,))) for ph, (lo, hi) in windows.items()}
+    components = {}  # (variable, component) -> (n, P): each curve taken once
     results = {}  # definition position -> (value, at, notes), evaluated kind by kind over all rows
     lab = frame == "lab"
     by_kind: dict[str, list] = {}
@@ -416,9 +418,12 @@ def _parameter_columns(curves, events: CycleEvents, *, convention, frame, units,
         else:
             by_kind.setdefault(d.kind, []).append((order, d))
     for kind, items in by_kind.items():
-        y = np.concatenate([_component(np.asarray(curves[d.variable], float), d, n) for _, d in items])
-        lo = np.concatenate([np.broadcast_to(windows[d.phase][0], (n,)) for _, d in items])
-        hi = np.concatenate([np.broadcast_to(windows[d.phase][1], (n,)) for _, d in items])
+        for _, d in items:
+            if (d.variable, d.component) not in components:
+                components[d.variable, d.component] = _component(np.asarray(curves[d.variable], float), d, n)
+        y = np.concatenate([components[d.variable, d.component] for _, d in items])
+        lo = np.concatenate([windows[d.phase][0] for _, d in items])
+        hi = np.concatenate([windows[d.phase][1] for _, d in items])
         sign = np.repeat([float(d.sign[0] if convention == "internal" else d.sign[1]) for _, d in items], n)
         value, at, notes = evaluate_rows(kind, y, lo, hi, sign)
         for j, (order, _) in enumerate(items):
@@ -428,8 +433,8 @@ def _parameter_columns(curves, events: CycleEvents, *, convention, frame, units,
     k = len(used)
     value = np.concatenate([results[order][0] for order, _ in used])
     at = np.concatenate([results[order][1] for order, _ in used])
-    lo = np.concatenate([np.broadcast_to(windows[d.phase][0], (n,)) for _, d in used])
-    hi = np.concatenate([np.broadcast_to(windows[d.phase][1], (n,)) for _, d in used])
+    lo = np.concatenate([windows[d.phase][0] for _, d in used])
+    hi = np.concatenate([windows[d.phase][1] for _, d in used])
     undefined = ~(np.isfinite(lo) & np.isfinite(hi))
     notes = [note for order, _ in used for note in results[order][2]]
     for i in np.flatnonzero(undefined):

@@ -75,28 +75,60 @@ def gait_cycles(events: list[Event], contacts: list[FootContact] | None = None, 
     """Cycles of both feet from foot strikes and foot offs (see the module docstring).
 
     ``contacts``: :class:`gaitid.contacts.FootContact` list, to mark kinetic cycles;
-    None marks every cycle kinematic only.
+    None marks every cycle kinematic only. Each cycle looks up its events and contacts by
+    binary search, so an hour of treadmill walking costs its cycles, not their square.
     """
     out = []
     for side in SIDES:
         own = sorted((e for e in events if e.context == side), key=lambda e: e.time)
         opp = sorted((e for e in events if e.context != side and e.context in SIDES), key=lambda e: e.time)
-        strikes = [e.time for e in own if e.label == FOOT_STRIKE]
-        offs = [e.time for e in own if e.label == FOOT_OFF]
+        strikes = np.array([e.time for e in own if e.label == FOOT_STRIKE], float)
+        offs = np.array([e.time for e in own if e.label == FOOT_OFF], float)
+        opp_offs = np.array([e.time for e in opp if e.label == FOOT_OFF], float)
+        opp_strikes = np.array([e.time for e in opp if e.label == FOOT_STRIKE], float)
+        lookup = _ContactLookup(contacts, side) if contacts is not None else None
         k = 0
         for s0, s1 in zip(strikes[:-1], strikes[1:]):
-            inside = [t for t in offs if s0 < t < s1]
-            if len(inside) != 1:
+            i, j = np.searchsorted(offs, s0, "right"), np.searchsorted(offs, s1, "left")  # offs strictly inside
+            if j - i != 1:
                 continue
-            fo = inside[0]
-            o_off = next((e.time for e in opp if e.label == FOOT_OFF and s0 <= e.time < s1), np.nan)
-            o_str = next((e.time for e in opp if e.label == FOOT_STRIKE and s0 < e.time < s1
-                          and not (e.time < o_off)), np.nan)
-            c = Cycle(side, k, s0, fo, s1, o_off, o_str)
-            _mark_kinetic(c, contacts, tolerance)
+            fo = float(offs[i])
+            m = np.searchsorted(opp_offs, s0, "left")  # first opposite foot off in [s0, s1)
+            o_off = float(opp_offs[m]) if m < opp_offs.size and opp_offs[m] < s1 else np.nan
+            # first opposite strike in (s0, s1), not before the opposite foot off
+            m = np.searchsorted(opp_strikes, s0 if np.isnan(o_off) or o_off <= s0 else o_off,
+                                "right" if np.isnan(o_off) or o_off <= s0 else "left")
+            o_str = float(opp_strikes[m]) if m < opp_strikes.size and opp_strikes[m] < s1 else np.nan
+            c = Cycle(side, k, float(s0), fo, float(s1), o_off, o_str)
+            _mark_kinetic(c, lookup, tolerance)
             out.append(c)
             k += 1
     return sorted(out, key=lambda c: (c.start_time, c.side))
+
+
+class _ContactLookup:
+    """One side's contacts (those given to that foot or with it among their feet), found by the
+    time they overlap: sorted by strike time, with the longest contact bounding the search."""
+
+    def __init__(self, contacts: list[FootContact], side: str):
+        self.items = [fc for fc in contacts if side in fc.feet or fc.side == side]  # list order kept
+        a = np.array([fc.strike_time if np.isfinite(fc.strike_time) else -np.inf for fc in self.items], float)
+        b = np.array([fc.off_time if np.isfinite(fc.off_time) else np.inf for fc in self.items], float)
+        self.a, self.b = a, b
+        self.order = np.argsort(a, kind="stable")
+        self.sorted_a = a[self.order]
+        length = b - a
+        finite = np.isfinite(length)
+        self.longest = float(length[finite].max()) if finite.any() else 0.0
+        self.unbounded = np.flatnonzero(~finite)  # open at the record's start or end: always looked at
+
+    def overlapping(self, start: float, end: float) -> list[FootContact]:
+        """The contacts overlapping [start, end], in the order of the list given."""
+        lo = np.searchsorted(self.sorted_a, start - self.longest - 1e-9, "left")  # (a margin for rounding)
+        hi = np.searchsorted(self.sorted_a, end, "right")
+        idx = np.union1d(self.order[lo:hi], self.unbounded).astype(int)
+        keep = idx[(self.a[idx] <= end) & (start <= self.b[idx])]
+        return [self.items[i] for i in keep]
 
 
 def cycles_table(cycles: list[Cycle]) -> pd.DataFrame:
@@ -115,16 +147,13 @@ def _mark_kinetic(c: Cycle, contacts, tolerance: float) -> None:
         c.reason = "no plate contacts given"
         return
     best = None
-    for fc in contacts:
-        if c.side not in fc.feet and fc.side != c.side:
-            continue
+    for fc in contacts.overlapping(c.start_time, c.foot_off_time):  # overlapping the stance, in list order
         a = fc.strike_time if np.isfinite(fc.strike_time) else -np.inf
         b = fc.off_time if np.isfinite(fc.off_time) else np.inf
-        if a <= c.foot_off_time and c.start_time <= b:  # overlaps the stance
-            best = fc if best is None else best
-            if abs(a - c.start_time) <= tolerance and abs(b - c.foot_off_time) <= tolerance:
-                best = fc
-                break
+        best = fc if best is None else best
+        if abs(a - c.start_time) <= tolerance and abs(b - c.foot_off_time) <= tolerance:
+            best = fc
+            break
     if best is None:
         c.reason = "stance not on a force plate"
         return

@@ -139,7 +139,8 @@ def cycles_table(cycles: list[Cycle]) -> pd.DataFrame:
     rows = [(c.side, c.index, c.start_time, c.foot_off_time, c.end_time, c.foot_off_pct,
              c.percent(c.opposite_off_time), c.percent(c.opposite_strike_time), c.kinetic,
              ",".join(str(p) for p in c.plates), c.reason) for c in cycles]
-    return pd.DataFrame(rows, columns=cols)
+    table = pd.DataFrame(rows, columns=cols)
+    return table.astype({c: object for c in ("side", "plates", "reason")})  # plain strings (see curves_table)
 
 
 def _mark_kinetic(c: Cycle, contacts, tolerance: float) -> None:

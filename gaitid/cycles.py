@@ -316,23 +316,23 @@ def curves_summary(arrays: Mapping[str, Mapping[str, np.ndarray]], units: Mappin
     units = units or {}
     keys, means, sds, counts = [], [], [], []
     for side, by_name in arrays.items():
-        blocks = []
-        for name, v in by_name.items():
-            blocks.append(v if v.ndim == 3 else v[:, :, None])
-            comps = ("",) if v.ndim == 2 else COMPONENTS[: v.shape[2]]
-            keys += [(side, name, comp, units.get(name, "")) for comp in comps]
-        if not blocks:
-            continue
-        v3 = np.concatenate(blocks, axis=2)  # (n_cycles, P, K): every variable of the side at once
-        ok = np.isfinite(v3)
-        n = ok.sum(axis=0)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean = np.where(n > 0, np.where(ok, v3, 0.0).sum(axis=0) / n, np.nan)
-            ss = np.where(ok, (v3 - mean) ** 2, 0.0).sum(axis=0)
-            sd = np.where(n > 1, np.sqrt(ss / (n - 1)), np.nan)
-        means.append(mean.T.reshape(-1))  # one run of P percents per curve
-        sds.append(sd.T.reshape(-1))
-        counts.append(n.T.reshape(-1))
+        items = list(by_name.items())
+        for start in range(0, len(items), 8):  # eight variables at a time: temporaries stay small
+            blocks = []
+            for name, v in items[start:start + 8]:
+                blocks.append(v if v.ndim == 3 else v[:, :, None])
+                comps = ("",) if v.ndim == 2 else COMPONENTS[: v.shape[2]]
+                keys += [(side, name, comp, units.get(name, "")) for comp in comps]
+            v3 = np.concatenate(blocks, axis=2)  # (n_cycles, P, K): several variables at once
+            ok = np.isfinite(v3)
+            n = ok.sum(axis=0)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                mean = np.where(n > 0, np.where(ok, v3, 0.0).sum(axis=0) / n, np.nan)
+                ss = np.where(ok, (v3 - mean) ** 2, 0.0).sum(axis=0)
+                sd = np.where(n > 1, np.sqrt(ss / (n - 1)), np.nan)
+            means.append(mean.T.reshape(-1))  # one run of P percents per curve
+            sds.append(sd.T.reshape(-1))
+            counts.append(n.T.reshape(-1))
     if not keys:
         return None
     text = {c: pd.Series(np.repeat(np.array([k[i] for k in keys], dtype=object), n_points), dtype=object)

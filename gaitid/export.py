@@ -105,23 +105,21 @@ def write_tables(result, outdir: str | os.PathLike, fmt: str = "csv") -> list[Pa
 def _csv_options():
     import pyarrow.csv as pacsv
 
-    return pacsv.WriteOptions(quoting_style="needed")
+    return pacsv.WriteOptions()  # pyarrow's default: text quoted, numbers and empty (NaN) fields not
 
 
 def _write_csv(table: pd.DataFrame, path) -> None:
-    """A table as CSV through pyarrow's writer (C++: several times pandas' speed; numbers in
-    their shortest round-trip form, NaN as an empty field, booleans as true/false)."""
+    """A table as CSV through pyarrow's writer (C++: several times pandas' speed; numbers in their
+    shortest round-trip form, NaN an empty field, booleans true/false); pandas for mixed columns."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
     if table.shape[1] == 0:
-        table.to_csv(path, index=False)
-        return
+        return table.to_csv(path, index=False)
     try:
         arrow = pa.Table.from_pandas(_stringify_objects(table), preserve_index=False)
-    except (pa.ArrowInvalid, pa.ArrowTypeError):  # mixed objects in a column: pandas writes them as text
-        table.to_csv(path, index=False)
-        return
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return table.to_csv(path, index=False)
     arrow = arrow.cast(pa.schema([pa.field(f.name, f.type.value_type) if pa.types.is_dictionary(f.type) else f
                                   for f in arrow.schema]))
     pacsv.write_csv(arrow, path, write_options=_csv_options())

@@ -66,8 +66,8 @@ class Result:
     ('X', 'Y', 'Z'; '' for scalars), ``value``, ``unit``); ``curves`` (time-normalised cycles,
     :func:`gaitid.cycles.cycle_curves`) and ``curves_summary`` (mean, SD and n per side and
     percent; the table is built from ``normalised`` on first use: ``{side: {variable: (n_cycles,
-    101) or (n_cycles, 101, 3)}}``, :func:`gaitid.cycles.normalised_cycles`); ``parameters`` / ``parameters_summary`` (discrete parameters per cycle and their
-    mean/SD); ``contacts`` (plate assignment with reasons); ``event_comparison`` (file vs
+    101) or (n_cycles, 101, 3)}}``, :func:`gaitid.cycles.normalised_cycles`); ``parameters`` /
+    ``parameters_summary`` (discrete parameters per cycle and their mean/SD); ``contacts`` (plate assignment with reasons); ``event_comparison`` (file vs
     detected events). ``warnings``: what the user should know, in stage order.
     """
 

@@ -289,6 +289,12 @@ def _interp_rows(y: np.ndarray, x: np.ndarray) -> np.ndarray:
     return np.where(ok, out, np.nan)
 
 
+def _close(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``np.isclose(a, b)`` for finite windows (its default tolerances), without its overhead."""
+    with np.errstate(invalid="ignore"):
+        return np.abs(a - b) <= 1e-8 + 1e-5 * np.abs(b)
+
+
 def evaluate(defn: ClinicalParameter, y: np.ndarray, lo: np.ndarray, hi: np.ndarray, convention: str = "internal",
              ) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Value and percent (n,) of one parameter on normalised curves ``y`` (n_cycles, P) for windows
@@ -296,19 +302,28 @@ def evaluate(defn: ClinicalParameter, y: np.ndarray, lo: np.ndarray, hi: np.ndar
     if convention not in CONVENTIONS:
         raise SettingsError(f"convention {convention!r}: must be internal or external")
     y = np.atleast_2d(np.asarray(y, float))
+    n = y.shape[0]
+    s = float(defn.sign[0] if convention == "internal" else defn.sign[1])
+    return evaluate_rows(defn.kind, y, np.broadcast_to(np.asarray(lo, float), (n,)),
+                         np.broadcast_to(np.asarray(hi, float), (n,)), np.full(n, s))
+
+
+def evaluate_rows(kind: str, y: np.ndarray, lo: np.ndarray, hi: np.ndarray, sign: np.ndarray,
+                  ) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """:func:`evaluate` of one kind of parameter for many rows at once (a row: one definition on
+    one cycle): curves ``y`` (rows, P), windows ``lo``, ``hi`` and the positive direction ``sign``
+    (rows,), so a trial's parameters cost a few array operations per kind, not per definition."""
     n, p = y.shape
     grid = np.linspace(0.0, 100.0, p)
-    lo = np.broadcast_to(np.asarray(lo, float), (n,))
-    hi = np.broadcast_to(np.asarray(hi, float), (n,))
-    s = float(defn.sign[0] if convention == "internal" else defn.sign[1])
+    s = sign[:, None]
     value = np.full(n, np.nan)
     at = np.full(n, np.nan)
     notes = [""] * n
     window_ok = np.isfinite(lo) & np.isfinite(hi) & (hi >= lo)
     inside = (grid[None, :] >= lo[:, None]) & (grid[None, :] <= hi[:, None])  # (n, P)
 
-    if defn.kind in ("generation", "absorption"):  # gaitid.parameters.power_burst, batched
-        b = 1.0 if defn.kind == "generation" else -1.0
+    if kind in ("generation", "absorption"):  # gaitid.parameters.power_burst, batched
+        b = 1.0 if kind == "generation" else -1.0
         w = inside & np.isfinite(y)
         score = np.where(w, b * y, -np.inf)
         k = np.argmax(score, axis=1)
@@ -317,31 +332,31 @@ def evaluate(defn: ClinicalParameter, y: np.ndarray, lo: np.ndarray, hi: np.ndar
         value = np.where(found, y[np.arange(n), k], np.nan)
         at = np.where(found, grid[k], np.nan)
         for i in np.flatnonzero(window_ok & ~found):
-            notes[i] = f"no {defn.kind} in the window"
-    elif defn.kind == "at":
-        value = s * _interp_rows(y, lo)
+            notes[i] = f"no {kind} in the window"
+    elif kind == "at":
+        value = sign * _interp_rows(y, lo)
         at = np.where(np.isfinite(value), lo, np.nan)
         for i in np.flatnonzero(window_ok & ~np.isfinite(value)):
             notes[i] = "curve has no value at this instant"
     else:
         y_lo, y_hi = _interp_rows(y, lo), _interp_rows(y, hi)
         gap = (inside & ~np.isfinite(y)).any(axis=1) | ~np.isfinite(y_lo) | ~np.isfinite(y_hi)
-        if defn.kind == "mean":
+        if kind == "mean":
             m = np.where(inside, y, 0.0).sum(axis=1)
             cnt = inside.sum(axis=1)
-            value = np.where(cnt > 0, s * m / np.maximum(cnt, 1), np.nan)
+            value = np.where(cnt > 0, sign * m / np.maximum(cnt, 1), np.nan)
         else:
             xs = np.concatenate([np.broadcast_to(grid, (n, p)), lo[:, None], hi[:, None]], axis=1)
             ys = np.concatenate([y, y_lo[:, None], y_hi[:, None]], axis=1)
             use = np.concatenate([inside, np.ones((n, 2), bool)], axis=1)
-            if defn.kind == "range":
+            if kind == "range":
                 value = (np.where(use, ys, -np.inf).max(axis=1) - np.where(use, ys, np.inf).min(axis=1))
             else:  # peak in the positive direction
                 score = np.where(use, s * ys, -np.inf)
                 k = np.argmax(score, axis=1)
                 value = score[np.arange(n), k]
                 at = xs[np.arange(n), k]
-                edge = (np.isclose(at, lo) | np.isclose(at, hi)) & (hi - lo < 100.0)
+                edge = (_close(at, lo) | _close(at, hi)) & (hi - lo < 100.0)
                 for i in np.flatnonzero(edge & ~gap & window_ok):
                     notes[i] = "peak on the window's edge: the curve keeps rising beyond it"
         value = np.where(gap, np.nan, value)
@@ -369,6 +384,19 @@ def clinical_parameters(curves: Mapping[str, np.ndarray], events: CycleEvents, *
     ``point_rate`` (Hz): to give the Vicon frame number of each extremum (with the events' times).
     Variables absent from ``curves`` give no rows. Columns: see :data:`COLUMNS`.
     """
+    columns = _parameter_columns(curves, events, convention=convention, frame=frame, units=units, side=side,
+                                 cycle=cycle, point_rate=point_rate, definitions=definitions)
+    if columns is None:
+        return pd.DataFrame(columns=COLUMNS)
+    out = pd.DataFrame(columns)
+    return out.sort_values(["cycle"], kind="stable").reset_index(drop=True)[COLUMNS]
+
+
+def _parameter_columns(curves, events: CycleEvents, *, convention, frame, units, side, cycle, point_rate,
+                       definitions) -> dict[str, np.ndarray] | None:
+    """:func:`clinical_parameters`' columns (:data:`COLUMNS`) as arrays, definition by definition
+    (one block of rows per definition, the cycles inside), plus ``_order`` (the definition's
+    position); None when no definition's variable is in ``curves``."""
     if convention not in CONVENTIONS:
         raise SettingsError(f"convention {convention!r}: must be internal or external")
     _check_definitions(definitions)
@@ -377,33 +405,59 @@ def clinical_parameters(curves: Mapping[str, np.ndarray], events: CycleEvents, *
     ev = events.arrays()
     n = ev["foot_off"].size
     cycles = np.broadcast_to(np.asarray(cycle), (n,))
-    parts = []
-    for d in definitions:
-        if d.variable not in curves:
-            continue
-        y = _component(np.asarray(curves[d.variable], float), d, n)
-        lo, hi = windows[d.phase]
-        if d.variable.endswith("Moment") and frame == "lab":
-            value = np.full(n, np.nan)
-            at = np.full(n, np.nan)
-            notes = ["moments in the lab frame have no anatomical components"] * n
+    used = [(order, d) for order, d in enumerate(definitions) if d.variable in curves]
+    windows = {ph: (np.broadcast_to(lo, (n,)), np.broadcast_to(hi, (n,))) for ph, (lo, hi) in windows.items()}
+    components = {}  # (variable, component) -> (n, P): each curve taken once
+    results = {}  # definition position -> (value, at, notes), evaluated kind by kind over all rows
+    lab = frame == "lab"
+    by_kind: dict[str, list] = {}
+    for order, d in used:
+        if d.variable.endswith("Moment") and lab:
+            results[order] = (np.full(n, np.nan), np.full(n, np.nan),
+                              ["moments in the lab frame have no anatomical components"] * n)
         else:
-            value, at, notes = evaluate(d, y, lo, hi, convention)
-        missing = [f"window undefined: no {' / '.join(PHASES[d.phase].needs) or 'event'} in this cycle"
-                   if not (np.isfinite(lo[i]) and np.isfinite(hi[i])) else notes[i] for i in range(n)]
-        time = ev["start_time"] + at / 100.0 * (ev["end_time"] - ev["start_time"])
-        frame_no = (np.rint(time * point_rate) + 1) if point_rate else np.full(n, np.nan)
-        parts.append(pd.DataFrame({
-            "side": side, "cycle": cycles, "parameter": d.name, "variable": d.variable, "component": d.component,
-            "value": value, "unit": units.get(d.variable, "deg" if d.variable.endswith("Angles") else ""),
-            "percent": np.nan if d.kind in ("range", "mean") else at, "phase": d.phase,
-            "window_start_pct": lo, "window_end_pct": hi, "time_s": np.where(np.isfinite(at), time, np.nan),
-            "frame": frame_no, "positive": d.positive, "note": missing,
-        }))
-    if not parts:
-        return pd.DataFrame(columns=COLUMNS)
-    out = pd.concat(parts, ignore_index=True)
-    return out.sort_values(["cycle"], kind="stable").reset_index(drop=True)[COLUMNS]
+            by_kind.setdefault(d.kind, []).append((order, d))
+    for kind, items in by_kind.items():
+        for _, d in items:
+            if (d.variable, d.component) not in components:
+                components[d.variable, d.component] = _component(np.asarray(curves[d.variable], float), d, n)
+        y = np.concatenate([components[d.variable, d.component] for _, d in items])
+        lo = np.concatenate([windows[d.phase][0] for _, d in items])
+        hi = np.concatenate([windows[d.phase][1] for _, d in items])
+        sign = np.repeat([float(d.sign[0] if convention == "internal" else d.sign[1]) for _, d in items], n)
+        value, at, notes = evaluate_rows(kind, y, lo, hi, sign)
+        for j, (order, _) in enumerate(items):
+            results[order] = (value[j * n:(j + 1) * n], at[j * n:(j + 1) * n], notes[j * n:(j + 1) * n])
+    if not used:
+        return None
+    k = len(used)
+    value = np.concatenate([results[order][0] for order, _ in used])
+    at = np.concatenate([results[order][1] for order, _ in used])
+    lo = np.concatenate([windows[d.phase][0] for _, d in used])
+    hi = np.concatenate([windows[d.phase][1] for _, d in used])
+    undefined = ~(np.isfinite(lo) & np.isfinite(hi))
+    notes = [note for order, _ in used for note in results[order][2]]
+    for i in np.flatnonzero(undefined):
+        d = used[i // n][1]
+        notes[i] = f"window undefined: no {' / '.join(PHASES[d.phase].needs) or 'event'} in this cycle"
+    start, end = np.tile(ev["start_time"], k), np.tile(ev["end_time"], k)
+    time = start + at / 100.0 * (end - start)
+    timed = np.repeat([d.kind not in ("range", "mean") for _, d in used], n)
+
+    def text(values):
+        return np.repeat(np.array(values, dtype=object), n)
+
+    return {
+        "side": np.full(k * n, side, dtype=object), "cycle": np.tile(cycles, k),
+        "parameter": text([d.name for _, d in used]), "variable": text([d.variable for _, d in used]),
+        "component": text([d.component for _, d in used]), "value": value,
+        "unit": text([units.get(d.variable, "deg" if d.variable.endswith("Angles") else "") for _, d in used]),
+        "percent": np.where(timed, at, np.nan), "phase": text([d.phase for _, d in used]),
+        "window_start_pct": lo, "window_end_pct": hi, "time_s": np.where(np.isfinite(at), time, np.nan),
+        "frame": (np.rint(time * point_rate) + 1) if point_rate else np.full(k * n, np.nan),
+        "positive": text([d.positive for _, d in used]), "note": np.array(notes, dtype=object),
+        "_order": np.repeat([order for order, _ in used], n),
+    }
 
 
 def _component(a: np.ndarray, d: ClinicalParameter, n: int) -> np.ndarray:
@@ -491,32 +545,56 @@ def clinical_table(curves: pd.DataFrame, cycles: pd.DataFrame, *, convention: st
     :func:`gaitid.cycles.cycles_table` gives. Kinematic parameters come from every cycle,
     kinetic ones (moments, powers) from the kinetic cycles only, as the parameters table does.
     """
-    parts = []
+    by_side = {}
     for side in ("Left", "Right"):
         cs = cycles[cycles["side"] == side]
-        if cs.empty:
+        if not cs.empty:
+            by_side[side] = curve_arrays(curves, side, cs["cycle"].tolist(), {d.variable for d in definitions})
+    return clinical_from_arrays(by_side, cycles, convention=convention, frame=frame, point_rate=point_rate,
+                                definitions=definitions)
+
+
+def clinical_from_arrays(curves: Mapping[str, tuple[Mapping[str, np.ndarray], Mapping[str, str]]],
+                         cycles: pd.DataFrame, *, convention: str = "internal", frame: str = "distal",
+                         point_rate: float | None = None,
+                         definitions: tuple[ClinicalParameter, ...] = PARAMETERS) -> pd.DataFrame:
+    """:func:`clinical_table` from normalised arrays: ``curves`` {side: ({variable: (n_cycles, P) or
+    (n_cycles, P, 3)}, {variable: unit})}, the cycles of a side in the order of that side's rows of
+    ``cycles`` (:func:`gaitid.cycles.normalised_cycles` gives them so). One table built once."""
+    parts = []
+    sides = cycles["side"].to_numpy(object) if "side" in cycles.columns else np.array([], object)
+    for side in ("Left", "Right"):
+        if side not in curves or not (sides == side).any():
             continue
-        arrays, units = curve_arrays(curves, side, cs["cycle"].tolist(),
-                                     {d.variable for d in definitions})
+        cs = cycles[sides == side]
+        arrays, units = curves[side]
         events = CycleEvents.from_table(cs)
         kin = tuple(d for d in definitions if not d.kinetic)
-        parts.append(clinical_parameters(arrays, events, convention=convention, frame=frame, units=units, side=side,
-                                         cycle=cs["cycle"].to_numpy(), point_rate=point_rate, definitions=kin))
+        parts.append(_parameter_columns(arrays, events, convention=convention, frame=frame, units=units, side=side,
+                                        cycle=cs["cycle"].to_numpy(), point_rate=point_rate, definitions=kin))
         kinetic = cs["kinetic"].astype(bool).to_numpy() if "kinetic" in cs.columns else np.ones(len(cs), bool)
         if kinetic.any():
             sub = {k: v[kinetic] for k, v in arrays.items()}
             ek = CycleEvents.from_table(cs[kinetic])
             kdefs = tuple(d for d in definitions if d.kinetic)
-            parts.append(clinical_parameters(sub, ek, convention=convention, frame=frame, units=units, side=side,
-                                             cycle=cs["cycle"].to_numpy()[kinetic], point_rate=point_rate,
-                                             definitions=kdefs))
-    parts = [p for p in parts if not p.empty]
+            parts.append(_parameter_columns(sub, ek, convention=convention, frame=frame, units=units, side=side,
+                                            cycle=cs["cycle"].to_numpy()[kinetic], point_rate=point_rate,
+                                            definitions=kdefs))
+    parts = [p for p in parts if p is not None]
     if not parts:
         return pd.DataFrame(columns=COLUMNS)
     order = {d.name: i for i, d in enumerate(definitions)}
-    out = pd.concat(parts, ignore_index=True)
-    out = out.assign(_o=out["parameter"].map(order)).sort_values(["cycle", "side", "_o"], kind="stable")
-    return out.drop(columns="_o").reset_index(drop=True)
+    cols = {k: np.concatenate([p[k] for p in parts]) for k in COLUMNS}
+    rank = np.array([order[name] for name in cols["parameter"]])
+    side_rank = (cols["side"] == "Right").astype(int)  # 'Left' < 'Right', as a sort of the names
+    keep = np.lexsort((rank, side_rank, cols["cycle"].astype(np.int64)))
+    return pd.DataFrame({k: _text(v[keep]) if v.dtype == object else v[keep] for k, v in cols.items()})
+
+
+def _text(values: np.ndarray) -> pd.Series:
+    """A text column as plain Python strings (object dtype): building pandas' pyarrow strings
+    costs more than the parameters themselves."""
+    return pd.Series(values, dtype=object)
 
 
 def result_clinical_parameters(result) -> pd.DataFrame:

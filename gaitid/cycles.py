@@ -27,7 +27,6 @@ from typing import Mapping
 
 import numpy as np
 import pandas as pd
-from scipy.interpolate import interp1d
 
 from gaitid.contacts import FootContact
 from gaitid.errors import DataError
@@ -76,28 +75,60 @@ def gait_cycles(events: list[Event], contacts: list[FootContact] | None = None, 
     """Cycles of both feet from foot strikes and foot offs (see the module docstring).
 
     ``contacts``: :class:`gaitid.contacts.FootContact` list, to mark kinetic cycles;
-    None marks every cycle kinematic only.
+    None marks every cycle kinematic only. Each cycle looks up its events and contacts by
+    binary search, so an hour of treadmill walking costs its cycles, not their square.
     """
     out = []
     for side in SIDES:
         own = sorted((e for e in events if e.context == side), key=lambda e: e.time)
         opp = sorted((e for e in events if e.context != side and e.context in SIDES), key=lambda e: e.time)
-        strikes = [e.time for e in own if e.label == FOOT_STRIKE]
-        offs = [e.time for e in own if e.label == FOOT_OFF]
+        strikes = np.array([e.time for e in own if e.label == FOOT_STRIKE], float)
+        offs = np.array([e.time for e in own if e.label == FOOT_OFF], float)
+        opp_offs = np.array([e.time for e in opp if e.label == FOOT_OFF], float)
+        opp_strikes = np.array([e.time for e in opp if e.label == FOOT_STRIKE], float)
+        lookup = _ContactLookup(contacts, side) if contacts is not None else None
         k = 0
         for s0, s1 in zip(strikes[:-1], strikes[1:]):
-            inside = [t for t in offs if s0 < t < s1]
-            if len(inside) != 1:
+            i, j = np.searchsorted(offs, s0, "right"), np.searchsorted(offs, s1, "left")  # offs strictly inside
+            if j - i != 1:
                 continue
-            fo = inside[0]
-            o_off = next((e.time for e in opp if e.label == FOOT_OFF and s0 <= e.time < s1), np.nan)
-            o_str = next((e.time for e in opp if e.label == FOOT_STRIKE and s0 < e.time < s1
-                          and not (e.time < o_off)), np.nan)
-            c = Cycle(side, k, s0, fo, s1, o_off, o_str)
-            _mark_kinetic(c, contacts, tolerance)
+            fo = float(offs[i])
+            m = np.searchsorted(opp_offs, s0, "left")  # first opposite foot off in [s0, s1)
+            o_off = float(opp_offs[m]) if m < opp_offs.size and opp_offs[m] < s1 else np.nan
+            # first opposite strike in (s0, s1), not before the opposite foot off
+            m = np.searchsorted(opp_strikes, s0 if np.isnan(o_off) or o_off <= s0 else o_off,
+                                "right" if np.isnan(o_off) or o_off <= s0 else "left")
+            o_str = float(opp_strikes[m]) if m < opp_strikes.size and opp_strikes[m] < s1 else np.nan
+            c = Cycle(side, k, float(s0), fo, float(s1), o_off, o_str)
+            _mark_kinetic(c, lookup, tolerance)
             out.append(c)
             k += 1
     return sorted(out, key=lambda c: (c.start_time, c.side))
+
+
+class _ContactLookup:
+    """One side's contacts (those given to that foot or with it among their feet), found by the
+    time they overlap: sorted by strike time, with the longest contact bounding the search."""
+
+    def __init__(self, contacts: list[FootContact], side: str):
+        self.items = [fc for fc in contacts if side in fc.feet or fc.side == side]  # list order kept
+        a = np.array([fc.strike_time if np.isfinite(fc.strike_time) else -np.inf for fc in self.items], float)
+        b = np.array([fc.off_time if np.isfinite(fc.off_time) else np.inf for fc in self.items], float)
+        self.a, self.b = a, b
+        self.order = np.argsort(a, kind="stable")
+        self.sorted_a = a[self.order]
+        length = b - a
+        finite = np.isfinite(length)
+        self.longest = float(length[finite].max()) if finite.any() else 0.0
+        self.unbounded = np.flatnonzero(~finite)  # open at the record's start or end: always looked at
+
+    def overlapping(self, start: float, end: float) -> list[FootContact]:
+        """The contacts overlapping [start, end], in the order of the list given."""
+        lo = np.searchsorted(self.sorted_a, start - self.longest - 1e-9, "left")  # (a margin for rounding)
+        hi = np.searchsorted(self.sorted_a, end, "right")
+        idx = np.union1d(self.order[lo:hi], self.unbounded).astype(int)
+        keep = idx[(self.a[idx] <= end) & (start <= self.b[idx])]
+        return [self.items[i] for i in keep]
 
 
 def cycles_table(cycles: list[Cycle]) -> pd.DataFrame:
@@ -108,7 +139,8 @@ def cycles_table(cycles: list[Cycle]) -> pd.DataFrame:
     rows = [(c.side, c.index, c.start_time, c.foot_off_time, c.end_time, c.foot_off_pct,
              c.percent(c.opposite_off_time), c.percent(c.opposite_strike_time), c.kinetic,
              ",".join(str(p) for p in c.plates), c.reason) for c in cycles]
-    return pd.DataFrame(rows, columns=cols)
+    table = pd.DataFrame(rows, columns=cols)
+    return table.astype({c: object for c in ("side", "plates", "reason")})  # plain strings (see curves_table)
 
 
 def _mark_kinetic(c: Cycle, contacts, tolerance: float) -> None:
@@ -116,16 +148,13 @@ def _mark_kinetic(c: Cycle, contacts, tolerance: float) -> None:
         c.reason = "no plate contacts given"
         return
     best = None
-    for fc in contacts:
-        if c.side not in fc.feet and fc.side != c.side:
-            continue
+    for fc in contacts.overlapping(c.start_time, c.foot_off_time):  # overlapping the stance, in list order
         a = fc.strike_time if np.isfinite(fc.strike_time) else -np.inf
         b = fc.off_time if np.isfinite(fc.off_time) else np.inf
-        if a <= c.foot_off_time and c.start_time <= b:  # overlaps the stance
-            best = fc if best is None else best
-            if abs(a - c.start_time) <= tolerance and abs(b - c.foot_off_time) <= tolerance:
-                best = fc
-                break
+        best = fc if best is None else best
+        if abs(a - c.start_time) <= tolerance and abs(b - c.foot_off_time) <= tolerance:
+            best = fc
+            break
     if best is None:
         c.reason = "stance not on a force plate"
         return
@@ -143,15 +172,42 @@ def _mark_kinetic(c: Cycle, contacts, tolerance: float) -> None:
 
 def time_normalise(values: np.ndarray, time: np.ndarray, start: float, end: float, n_points: int = N_POINTS) -> np.ndarray:
     """Values (n, ...) sampled at ``time`` (n,), resampled linearly at ``n_points`` instants
-    evenly spaced from ``start`` to ``end`` (s). NaN outside the data or next to NaN samples."""
+    evenly spaced from ``start`` to ``end`` (s). NaN outside the data or next to NaN samples (for
+    (n, k) values also at a grid point on the sample after a NaN one: :func:`interpolate`)."""
     values = np.asarray(values, float)
     time = np.asarray(time, float)
     if values.shape[0] != time.shape[0]:
         raise DataError(f"curve has {values.shape[0]} samples but the time base {time.shape[0]}")
     if not end > start:
         raise DataError(f"cycle end {end} s is not after its start {start} s")
-    f = interp1d(time, values, axis=0, bounds_error=False, fill_value=np.nan, assume_sorted=True)
-    return f(np.linspace(start, end, n_points))
+    if time.shape[0] < 2:
+        raise DataError(f"curve has {time.shape[0]} sample(s): at least 2 are needed to interpolate")
+    at = np.linspace(start, end, n_points)
+    if values.ndim == 1:  # numpy's rule (as scipy's interp1d for one curve): a sample's own value where it is one
+        return np.interp(at, time, values, left=np.nan, right=np.nan)
+    return interpolate(values, time, at)
+
+
+def bracket(time: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The samples either side of each instant ``at`` on the sorted ``time`` base: indices ``lo``
+    and ``hi = lo + 1`` and a mask of the instants outside ``[time[0], time[-1]]``. Touches only
+    those samples (binary search), so a cycle costs its own points, not the trial's length."""
+    hi = np.clip(np.searchsorted(time, at, side="left"), 1, time.shape[0] - 1)
+    return hi - 1, hi, (at < time[0]) | (at > time[-1])
+
+
+def interpolate(values: np.ndarray, time: np.ndarray, at: np.ndarray, where=None) -> np.ndarray:
+    """Linear interpolation of ``values`` (n, ...) on ``time`` (n,) at the instants ``at`` (m,):
+    (m, ...), NaN outside the data and next to a NaN sample (scipy's ``interp1d`` rule, the same
+    arithmetic: slope of the bracketing samples times the offset from the lower one).
+    ``where``: :func:`bracket` of ``at``, when several curves share it."""
+    lo, hi, out = bracket(time, at) if where is None else where
+    t_lo = time[lo]
+    y_lo = values[lo]
+    shape = (-1,) + (1,) * (values.ndim - 1)
+    y = (values[hi] - y_lo) / (time[hi] - t_lo).reshape(shape) * (at - t_lo).reshape(shape) + y_lo
+    y[out] = np.nan
+    return y
 
 
 def components(a: np.ndarray) -> list[tuple[str, np.ndarray]]:
@@ -164,6 +220,128 @@ def components(a: np.ndarray) -> list[tuple[str, np.ndarray]]:
     raise DataError(f"curve of shape {a.shape}: expected (n,) or (n, 3)")
 
 
+def normalised_cycles(curves: Mapping[str, Mapping[str, np.ndarray]], time: np.ndarray, cycles: list[Cycle],
+                      stance_only: bool = False, n_points: int = N_POINTS) -> dict[str, dict[str, np.ndarray]]:
+    """Every cycle's curves time-normalised, as arrays: ``{side: {variable: (n_cycles, P) or
+    (n_cycles, P, k)}}``, the cycles of a side in the order of ``cycles`` (the sides in the order
+    of their first cycle). One binary search for
+    all the cycles' instants of a side, then each variable read only at the samples that bracket
+    them: the cost grows with the cycles' points, not with the trial's length times the cycles."""
+    time = np.asarray(time, float)
+    out: dict[str, dict[str, np.ndarray]] = {}
+    for side in dict.fromkeys(c.side for c in cycles if c.side in SIDES):  # first cycle's side first
+        own = [c for c in cycles if c.side == side]
+        by_name = curves.get(side, {})
+        if not own or not by_name:
+            continue
+        if time.shape[0] < 2:
+            raise DataError(f"curves have {time.shape[0]} sample(s): at least 2 are needed to interpolate")
+        for c in own:
+            if not (c.foot_off_time if stance_only else c.end_time) > c.start_time:
+                raise DataError(f"cycle end {c.end_time} s is not after its start {c.start_time} s")
+        at = np.concatenate([np.linspace(c.start_time, c.foot_off_time if stance_only else c.end_time, n_points)
+                             for c in own])
+        where = bracket(time, at)
+        out[side] = {}
+        for name, arr in by_name.items():
+            a = np.asarray(arr, float)
+            if a.ndim > 2 or (a.ndim == 2 and a.shape[1] > 3):
+                raise DataError(f"curve of shape {a.shape}: expected (n,) or (n, 3)")
+            if a.shape[0] != time.shape[0]:
+                raise DataError(f"curve has {a.shape[0]} samples but the time base {time.shape[0]}")
+            v = interpolate(a, time, at, where)
+            out[side][name] = v.reshape((len(own), n_points) + a.shape[1:])
+    return out
+
+
+def curves_table(arrays: Mapping[str, Mapping[str, np.ndarray]], cycles: list[Cycle],
+                 units: Mapping[str, str] | None = None, n_points: int = N_POINTS) -> pd.DataFrame:
+    """The tidy long table of :func:`normalised_cycles`' arrays (see the module docstring): one
+    block of rows per cycle in the order of ``cycles``, then per variable and component, then
+    percent. Text columns are categorical (one byte a row, not one string object)."""
+    units = units or {}
+    cols = ["side", "cycle", "kinetic", "variable", "component", "percent", "value", "unit"]
+    pct = np.linspace(0.0, 100.0, n_points)
+    names: dict[str, int] = {}
+    unit_names: dict[str, int] = {}
+    per_side = {}  # side -> (values (n_c, K*P), variable codes (K,), component codes (K,), unit codes (K,))
+    for side, by_name in arrays.items():
+        blocks, var, comp, unit = [], [], [], []
+        for name, v in by_name.items():
+            v = v if v.ndim == 3 else v[:, :, None]
+            k = v.shape[2]
+            blocks.append(np.moveaxis(v, 2, 1))  # (n_c, k, P)
+            var += [names.setdefault(name, len(names))] * k
+            comp += [0] * k if k == 1 and by_name[name].ndim == 2 else list(range(1, k + 1))
+            unit += [unit_names.setdefault(units.get(name, ""), len(unit_names))] * k
+        if blocks:
+            n_c = blocks[0].shape[0]
+            per_side[side] = (np.concatenate(blocks, axis=1).reshape(n_c, -1), np.array(var), np.array(comp),
+                              np.array(unit))
+    position = {side: 0 for side in per_side}
+    values, meta = [], []
+    for c in cycles:
+        if c.side not in per_side:
+            continue
+        block, var, comp, unit = per_side[c.side]
+        values.append(block[position[c.side]])
+        position[c.side] += 1
+        meta.append((SIDES.index(c.side), c.index, bool(c.kinetic), var, comp, unit))
+    if not values:
+        return pd.DataFrame(columns=cols)
+    reps = np.array([m[3].size * n_points for m in meta])
+    def codes(i):
+        return np.repeat(np.concatenate([m[i] for m in meta]), n_points)
+
+    def category(codes_, labels):
+        return pd.Categorical.from_codes(codes_, categories=list(labels))
+
+    return pd.DataFrame({
+        "side": category(np.repeat([m[0] for m in meta], reps), SIDES),
+        "cycle": np.repeat(np.array([m[1] for m in meta], dtype=np.int64), reps),
+        "kinetic": np.repeat(np.array([m[2] for m in meta], dtype=bool), reps),
+        "variable": category(codes(3), names),
+        "component": category(codes(4), ("",) + COMPONENTS),
+        "percent": np.tile(pct, int(reps.sum()) // n_points),
+        "value": np.concatenate(values),
+        "unit": category(codes(5), unit_names),
+    }, columns=cols)
+
+
+def curves_summary(arrays: Mapping[str, Mapping[str, np.ndarray]], units: Mapping[str, str] | None = None,
+                   n_points: int = N_POINTS) -> pd.DataFrame | None:
+    """Mean, sample SD (ddof 1) and n across the cycles of :func:`normalised_cycles`' arrays, per
+    side, variable, component and percent, NaN-skipping: the table
+    :func:`gaitid.parameters.summarise` gives of the curves table (same columns), from the arrays."""
+    units = units or {}
+    keys, means, sds, counts = [], [], [], []
+    for side, by_name in arrays.items():
+        items = list(by_name.items())
+        for start in range(0, len(items), 8):  # eight variables at a time: temporaries stay small
+            blocks = []
+            for name, v in items[start:start + 8]:
+                blocks.append(v if v.ndim == 3 else v[:, :, None])
+                comps = ("",) if v.ndim == 2 else COMPONENTS[: v.shape[2]]
+                keys += [(side, name, comp, units.get(name, "")) for comp in comps]
+            v3 = np.concatenate(blocks, axis=2)  # (n_cycles, P, K): several variables at once
+            ok = np.isfinite(v3)
+            n = ok.sum(axis=0)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                mean = np.where(n > 0, np.where(ok, v3, 0.0).sum(axis=0) / n, np.nan)
+                ss = np.where(ok, (v3 - mean) ** 2, 0.0).sum(axis=0)
+                sd = np.where(n > 1, np.sqrt(ss / (n - 1)), np.nan)
+            means.append(mean.T.reshape(-1))  # one run of P percents per curve
+            sds.append(sd.T.reshape(-1))
+            counts.append(n.T.reshape(-1))
+    if not keys:
+        return None
+    text = {c: pd.Series(np.repeat(np.array([k[i] for k in keys], dtype=object), n_points), dtype=object)
+            for i, c in enumerate(("side", "variable", "component", "unit"))}
+    return pd.DataFrame({**text, "percent": np.tile(np.linspace(0.0, 100.0, n_points), len(keys)),
+                         "mean": np.concatenate(means), "sd": np.concatenate(sds),
+                         "n": np.concatenate(counts).astype(np.int64)})
+
+
 def cycle_curves(curves: Mapping[str, Mapping[str, np.ndarray]], time: np.ndarray, cycles: list[Cycle],
                  units: Mapping[str, str] | None = None, stance_only: bool = False,
                  n_points: int = N_POINTS) -> pd.DataFrame:
@@ -171,25 +349,8 @@ def cycle_curves(curves: Mapping[str, Mapping[str, np.ndarray]], time: np.ndarra
 
     ``curves``: {side: {variable: (n,) or (n, 3) array on ``time``}}; ``units``: {variable: unit}.
     """
-    units = units or {}
-    pct = np.linspace(0.0, 100.0, n_points)
-    keys, values = [], []
-    for c in cycles:
-        end = c.foot_off_time if stance_only else c.end_time
-        for name, arr in curves.get(c.side, {}).items():
-            comps = components(arr)
-            v = time_normalise(np.column_stack([col for _, col in comps]), time, c.start_time, end, n_points)
-            for k, (comp, _) in enumerate(comps):
-                keys.append((c.side, c.index, c.kinetic, name, comp, units.get(name, "")))
-                values.append(v[:, k])
-    cols = ["side", "cycle", "kinetic", "variable", "component", "percent", "value", "unit"]
-    if not keys:
-        return pd.DataFrame(columns=cols)
-    meta = pd.DataFrame(keys, columns=["side", "cycle", "kinetic", "variable", "component", "unit"])
-    df = meta.loc[meta.index.repeat(n_points)].reset_index(drop=True)
-    df["percent"] = np.tile(pct, len(keys))
-    df["value"] = np.concatenate(values)
-    return df[cols]
+    arrays = normalised_cycles(curves, time, cycles, stance_only=stance_only, n_points=n_points)
+    return curves_table(arrays, cycles, units, n_points)
 
 
 def model_output_curves(trial: Trial, kinds: tuple[str, ...] = ("angle", "moment", "power", "force"),

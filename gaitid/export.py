@@ -1,7 +1,8 @@
 """Exports of a :class:`gaitid.pipeline.Result`: tables, Excel, C3D with results, OpenSim.
 
 Every file is written atomically (temporary file, then rename) and never onto the
-input trial.
+input trial. Length: the four export kinds share the table builders and the input check;
+split them into a package when another kind is added.
 
 Tables (CSV / Parquet, one file each, ``<trial>_<table>.<ext>``), tidy long format:
 
@@ -58,14 +59,15 @@ TABLES = ("frames", "curves", "curves_summary", "parameters", "parameters_summar
 PIG_KIND = {"Angles": ("ANGLES", 1.0), "Force": ("FORCES", 1.0), "Moment": ("MOMENTS", 1000.0), "Power": ("POWERS", 1.0)}
 
 
-def tables(result) -> dict[str, pd.DataFrame]:
-    """The Result's tables by name (see the module docstring)."""
+def tables(result, frames: bool = True) -> dict[str, pd.DataFrame]:
+    """The Result's tables by name (see the module docstring); ``frames=False``: all but the
+    per-frame one (:func:`write_frames` writes it from the arrays)."""
     events = pd.DataFrame(
         [(e.label, e.context, e.time, e.frame, e.source) for e in result.events],
         columns=["label", "context", "time_s", "frame", "source"],
     )
     out = {
-        "frames": result.frames,
+        **({"frames": result.frames} if frames else {}),
         "curves": result.curves,
         "curves_summary": result.curves_summary,
         "parameters": result.parameters,
@@ -86,22 +88,96 @@ def write_tables(result, outdir: str | os.PathLike, fmt: str = "csv") -> list[Pa
         raise GaitIDError(f"table format must be 'csv' or 'parquet', not {fmt!r}")
     outdir = Path(outdir)
     written = []
-    for name, table in tables(result).items():
+    streamed = getattr(result, "uncertainty", None) is None  # with uncertainty: the table with its columns
+    if streamed:
+        target = outdir / f"{result.name}_frames.{fmt}"
+        with atomic_path(target, inputs=_inputs(result)) as tmp:
+            write_frames(result, tmp, fmt)
+        written.append(target)
+    for name, table in tables(result, frames=not streamed).items():
         target = outdir / f"{result.name}_{name}.{fmt}"
         with atomic_path(target, inputs=_inputs(result)) as tmp:
             if fmt == "csv":
-                table.to_csv(tmp, index=False)
+                _write_csv(table, tmp)
             else:
                 _stringify_objects(table).to_parquet(tmp, index=False)
         written.append(target)
     return written
 
 
+def _csv_options():
+    import pyarrow.csv as pacsv
+
+    return pacsv.WriteOptions()  # pyarrow's default: text quoted, numbers and empty (NaN) fields not
+
+
+def _write_csv(table: pd.DataFrame, path) -> None:
+    """A table as CSV through pyarrow's writer (C++: several times pandas' speed; numbers in their
+    shortest round-trip form, NaN an empty field, booleans true/false); pandas for mixed columns."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    if table.shape[1] == 0:
+        return table.to_csv(path, index=False)
+    try:
+        arrow = pa.Table.from_pandas(_stringify_objects(table), preserve_index=False)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return table.to_csv(path, index=False)
+    arrow = arrow.cast(pa.schema([pa.field(f.name, f.type.value_type) if pa.types.is_dictionary(f.type) else f
+                                  for f in arrow.schema]))
+    pacsv.write_csv(arrow, path, write_options=_csv_options())
+
+
+def write_frames(result, path, fmt: str = "csv") -> None:
+    """The per-frame long table (``Result.frames``' rows and columns) written straight from the
+    per-frame arrays, about a million rows at a time (whole curves: one block of rows per side,
+    variable and component): the table itself is never built, so memory stays bounded whatever
+    the trial's length."""
+    import pyarrow as pa
+
+    trial, n = result.trial, result.trial.n_frames
+    schema = pa.schema([("frame", pa.int64()), ("time_s", pa.float64()), ("side", pa.string()),
+                        ("variable", pa.string()), ("component", pa.string()), ("value", pa.float64()),
+                        ("unit", pa.string())])
+    columns = []  # (side, variable, component, unit, values (n,)) in the table's order
+    for side, by_name in result.outputs.curves.items():
+        for name, arr in by_name.items():
+            a = np.asarray(arr, float).reshape(n, -1)
+            comps = ("X", "Y", "Z")[: a.shape[1]] if a.shape[1] > 1 else ("",)
+            columns += [(side, name, comp, result.outputs.units.get(name, ""), a[:, k]) for k, comp in enumerate(comps)]
+    frames, time = np.asarray(trial.frames, np.int64), np.asarray(trial.time, float)
+
+    def text(labels):  # dictionary-encoded, then plain text: no Python string per row
+        names = list(dict.fromkeys(labels))
+        codes = np.repeat(np.array([names.index(x) for x in labels], np.int32), n)
+        return pa.DictionaryArray.from_arrays(codes, pa.array(names, pa.string())).cast(pa.string())
+
+    if fmt == "csv":
+        import pyarrow.csv as pacsv
+
+        writer = pacsv.CSVWriter(str(path), schema, write_options=_csv_options())
+    else:
+        import pyarrow.parquet as pq
+
+        writer = pq.ParquetWriter(str(path), schema)
+    per_chunk = max(1, (1 << 20) // max(n, 1))  # about a million rows at a time, whatever the length
+    with writer:
+        for i in range(0, len(columns), per_chunk):
+            chunk = columns[i:i + per_chunk]
+            k = len(chunk)
+            writer.write_table(pa.table([
+                pa.array(np.tile(frames, k)), pa.array(np.tile(time, k)), text([c[0] for c in chunk]),
+                text([c[1] for c in chunk]), text([c[2] for c in chunk]),
+                pa.array(np.concatenate([c[4] for c in chunk]), from_pandas=True), text([c[3] for c in chunk]),
+            ], schema=schema))
+
+
 def _stringify_objects(table: pd.DataFrame) -> pd.DataFrame:
     """Parquet needs one type per column: tuples (plate lists) and mixed objects become text."""
     out = table.copy()
     for col in out.columns:
-        if out[col].dtype == object and out[col].map(lambda v: isinstance(v, (tuple, list, dict))).any():
+        if (out[col].dtype == object and pd.api.types.infer_dtype(out[col], skipna=True) not in ("string", "empty")
+                and out[col].map(lambda v: isinstance(v, (tuple, list, dict))).any()):  # (text columns: C check)
             out[col] = out[col].map(str)
     return out
 
@@ -262,27 +338,29 @@ def _pig_kind(variable: str) -> tuple[str, float] | None:
 
 
 def result_points(result, suffix: str = "") -> dict[str, tuple[str, np.ndarray]]:
-    """{label: (POINT group, (n_frames, 3) values in Plug-in Gait's stored units)}."""
-    f = result.frames
+    """{label: (POINT group, (n_frames, 3) values in Plug-in Gait's stored units)}, from the
+    Result's per-frame arrays (``result.outputs``), not its long table."""
     rot_back = result.trial.lab_rotation.T  # our Z-up lab -> the file's lab
+    n = result.trial.n_frames
     out = {}
-    for (side, variable), sel in f.groupby(["side", "variable"], sort=False):
-        kind = _pig_kind(variable)
-        if kind is None:
-            continue
-        group, scale = kind
-        wide = sel.pivot(index="frame", columns="component", values="value").reindex(result.trial.frames)
-        vals = np.zeros((len(wide), 3))
-        if "" in wide.columns:  # scalar (power): Plug-in Gait stores it in Z
-            vals[:, 2] = wide[""].to_numpy()
-            vals[np.isnan(vals[:, 2])] = np.nan
-        else:
-            vals = wide.reindex(columns=["X", "Y", "Z"]).to_numpy()
-        unit = sel["unit"].iloc[0]
-        vals = vals * _per_kg(unit, result) * scale
-        if variable == "GroundReactionForce" or result.settings.frame == "lab":
-            vals = vals @ rot_back.T
-        out[f"{side[0]}{variable}{suffix}"] = (group, vals)
+    for side, curves in result.outputs.curves.items():
+        for variable, arr in curves.items():
+            kind = _pig_kind(variable)
+            if kind is None:
+                continue
+            group, scale = kind
+            a = np.asarray(arr, float).reshape(n, -1)
+            if a.shape[1] == 1:  # scalar (power): Plug-in Gait stores it in Z
+                vals = np.zeros((n, 3))
+                vals[:, 2] = a[:, 0]
+                vals[np.isnan(vals[:, 2])] = np.nan
+            else:
+                vals = np.full((n, 3), np.nan)
+                vals[:, : a.shape[1]] = a[:, :3]
+            vals = vals * (_per_kg(result.outputs.units.get(variable, ""), result) * scale)
+            if variable == "GroundReactionForce" or result.settings.frame == "lab":
+                vals = vals @ rot_back.T
+            out[f"{side[0]}{variable}{suffix}"] = (group, vals)
     return out
 
 
@@ -326,19 +404,18 @@ def write_opensim(result, outdir: str | os.PathLike) -> list[Path]:
     outdir = Path(outdir)
     grf = write_grf_mot(result.trial, outdir / f"{result.name}_grf.mot", xml_path=outdir / f"{result.name}_grf.xml",
                         bodies=plate_bodies(result), inputs=_inputs(result))
-    f = result.frames
     mass = result.trial.subject.mass
     labels, cols = [], []
     for side in ("Left", "Right"):
         for joint in ("Ankle", "Knee", "Hip"):
-            sel = f[(f["side"] == side) & (f["variable"] == f"{joint}Moment")]
-            if sel.empty:
+            arr = result.outputs.curves.get(side, {}).get(f"{joint}Moment")
+            if arr is None:
                 continue
-            wide = sel.pivot(index="frame", columns="component", values="value").reindex(result.trial.frames)
-            factor = _per_kg(sel["unit"].iloc[0], result) * mass
-            for comp in ("X", "Y", "Z"):
-                labels.append(f"{side.lower()}_{joint.lower()}_moment_{comp.lower()}")
-                cols.append(wide[comp].to_numpy() * factor)
+            a = np.asarray(arr, float).reshape(result.trial.n_frames, -1)
+            factor = _per_kg(result.outputs.units.get(f"{joint}Moment", ""), result) * mass
+            for k, comp in enumerate(("x", "y", "z")):
+                labels.append(f"{side.lower()}_{joint.lower()}_moment_{comp}")
+                cols.append(a[:, k] * factor if k < a.shape[1] else np.full(result.trial.n_frames, np.nan))
     sto = write_sto(outdir / f"{result.name}_id.sto", labels, result.trial.time, np.column_stack(cols),
                     name=f"{result.name} inverse dynamics (gaitid)", inputs=_inputs(result),
                     comments=[f"moments in N.m, {result.settings.frame} frame, {result.settings.convention} convention"])

@@ -15,9 +15,6 @@ a name says ``_deg``.
 from __future__ import annotations
 
 import numpy as np
-from scipy.interpolate import CubicSpline
-from scipy.signal import butter, filtfilt
-from scipy.spatial.transform import Rotation
 
 from gaitid.errors import SettingsError
 
@@ -101,6 +98,8 @@ def fill_gaps(x: np.ndarray, max_gap: int = 10) -> np.ndarray:
         fill = [(a, b) for a, b in runs if a > 0 and b < len(col) and b - a <= max_gap]
         if not fill:
             continue
+        from scipy.interpolate import CubicSpline  # imported when a gap is filled (scipy imports slowly)
+
         spline = CubicSpline(t[ok], col[ok])
         for a, b in fill:
             out[a:b, c] = spline(t[a:b])
@@ -131,6 +130,8 @@ def butter_lowpass(x: np.ndarray, rate: float, cutoff: float | None = 6.0, order
         raise SettingsError(
             f"cutoff {cutoff} Hz (corrected {wc:.2f} Hz) must lie between 0 and the Nyquist frequency {rate / 2} Hz"
         )
+    from scipy.signal import butter, filtfilt  # imported when used: scipy.signal imports scipy.stats
+
     b, a = butter(order // 2, wc, fs=rate)
     flat, shape = _as_2d(x)
     out = np.full_like(flat, np.nan)
@@ -216,6 +217,8 @@ def cardan_angles(R_proximal: np.ndarray, R_distal: np.ndarray, sequence: str = 
     out = np.full(rel.shape[:-2] + (3,), np.nan)
     ok = np.isfinite(rel).all(axis=(-2, -1))
     if ok.any():
+        from scipy.spatial.transform import Rotation  # imported when used (scipy imports slowly)
+
         # scipy takes the nearest rotation of a slightly non-orthogonal matrix itself
         out[ok] = Rotation.from_matrix(rel[ok]).as_euler(sequence.upper())
     return out

@@ -130,8 +130,8 @@ def output_curves(kinematics: ModelKinematics, joint_loads: dict[str, JointLoads
 
 def frames_table(trial: Trial, outputs: Outputs) -> pd.DataFrame:
     """Per-frame curves as the tidy long table ``frame, time_s, side, variable, component, value,
-    unit`` (``component`` 'X', 'Y', 'Z', or '' for a scalar). Built in one piece (one column
-    block per curve component) rather than one DataFrame per curve."""
+    unit`` (``component`` 'X', 'Y', 'Z', or '' for a scalar; text columns categorical). Built in
+    one piece (one column block per curve component) rather than one DataFrame per curve."""
     n = trial.n_frames
     blocks, keys = [], []
     for side, by_name in outputs.curves.items():
@@ -145,11 +145,16 @@ def frames_table(trial: Trial, outputs: Outputs) -> pd.DataFrame:
     else:
         values = np.hstack(blocks)  # (n, k): one column per (side, variable, component)
         k = values.shape[1]
-        side, variable, component, unit = (np.array(col, dtype=object) for col in zip(*keys))
+
+        def category(labels):  # one byte a row (categorical), not one string per row
+            names = list(dict.fromkeys(labels))
+            return pd.Categorical.from_codes(np.repeat([names.index(x) for x in labels], n), categories=names)
+
+        side, variable, component, unit = zip(*keys)
         table = pd.DataFrame({
             "frame": np.tile(trial.frames, k), "time_s": np.tile(trial.time, k),
-            "side": np.repeat(side, n), "variable": np.repeat(variable, n),
-            "component": np.repeat(component, n), "value": values.T.reshape(-1), "unit": np.repeat(unit, n),
+            "side": category(side), "variable": category(variable),
+            "component": category(component), "value": values.T.reshape(-1), "unit": category(unit),
         })
     table.attrs["units"] = dict(outputs.units)
     return table[FRAME_COLUMNS]

@@ -27,9 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy.interpolate import interp1d
-
-from gaitid.cycles import Cycle
+from gaitid.cycles import Cycle, interpolate
 from gaitid.errors import DataError, SettingsError
 from gaitid.model.gait_markers import GaitMarkers
 from gaitid.progression import progression_direction
@@ -50,7 +48,7 @@ def _at(x: np.ndarray, time: np.ndarray, t: float) -> np.ndarray:
     """Marker position (3,) at time t (linear interpolation), NaN outside."""
     if not np.isfinite(t):
         return np.full(3, np.nan)
-    return interp1d(time, x, axis=0, bounds_error=False, fill_value=np.nan)(t)
+    return interpolate(x, time, np.array([t]))[0]
 
 
 def spatiotemporal_parameters(trial: Trial, cycles: list[Cycle], markers: GaitMarkers,
@@ -98,7 +96,9 @@ def spatiotemporal_parameters(trial: Trial, cycles: list[Cycle], markers: GaitMa
             _row(c, "double_support", o_off + (stance - o_str), "%"),
             _row(c, "single_support", o_str - o_off, "%"),
         ]
-    return pd.DataFrame(rows, columns=_PARAM_COLS)
+    text = ("side", "parameter", "variable", "component", "unit")  # plain strings: see gaitid.clinical._text
+    return pd.DataFrame({c: pd.Series([r[c] for r in rows], dtype=object if c in text else float if c in
+                                      ("value", "percent") else np.int64) for c in _PARAM_COLS}, columns=_PARAM_COLS)
 
 
 def summarise(table: pd.DataFrame, per_side: bool = True) -> pd.DataFrame:
@@ -121,11 +121,40 @@ def summarise(table: pd.DataFrame, per_side: bool = True) -> pd.DataFrame:
         raise SettingsError("summarise expects a curves table (gaitid.cycles) or a parameters table (gaitid.parameters)")
     if per_side:
         keys = ["side", *keys]
-    g = table.groupby(keys, sort=False, dropna=False)
-    out = g[vals].mean().add_suffix("_mean") if len(vals) > 1 else g[vals].mean().rename(columns={"value": "mean"})
-    sd = g["value"].std(ddof=1).rename("sd")
-    n = g["value"].count().rename("n")
-    res = pd.concat([out, sd, n], axis=1).reset_index()
-    if len(vals) > 1:
-        res = res.rename(columns={"value_mean": "mean", "percent_mean": "percent_mean"})
-    return res
+    group, first = _groups(table, keys)
+    out = table[keys].iloc[first].reset_index(drop=True)
+    stats = {}
+    for v in vals:
+        mean, sd, n = _mean_sd_count(table[v].to_numpy(float), group, len(first))
+        stats[v] = (mean, sd, n)
+    out["mean"] = stats["value"][0]
+    if "percent" in vals and len(vals) > 1:
+        out["percent_mean"] = stats["percent"][0]
+    out["sd"] = stats["value"][1]
+    out["n"] = stats["value"][2]
+    return out
+
+
+def _groups(table: pd.DataFrame, keys: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Group number of each row (groups numbered in order of first appearance, NaN keys a group
+    of their own, as ``groupby(sort=False, dropna=False)``) and each group's first row."""
+    combined = np.zeros(len(table), np.int64)
+    for k in keys:
+        codes, uniques = pd.factorize(table[k], use_na_sentinel=False)
+        combined = combined * (len(uniques) + 1) + codes
+    _, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    return rank[inverse.reshape(-1)], first[order]
+
+
+def _mean_sd_count(x: np.ndarray, group: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """NaN-skipping mean, sample SD (ddof 1; NaN below 2 values) and count of ``x`` per group."""
+    ok = np.isfinite(x)
+    n = np.bincount(group, weights=ok, minlength=n_groups)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.bincount(group, weights=np.where(ok, x, 0.0), minlength=n_groups) / n
+        ss = np.bincount(group, weights=np.where(ok, (x - mean[group]) ** 2, 0.0), minlength=n_groups)
+        sd = np.where(n > 1, np.sqrt(ss / (n - 1)), np.nan)
+    return np.where(n > 0, mean, np.nan), sd, n.astype(np.int64)

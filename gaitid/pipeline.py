@@ -34,9 +34,9 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from gaitid.clinical import clinical_table
+from gaitid.clinical import clinical_from_arrays
 from gaitid.contacts import FootContact, assign_contacts
-from gaitid.cycles import Cycle, cycle_curves, cycles_table, gait_cycles
+from gaitid.cycles import Cycle, curves_summary, cycles_table, gait_cycles, normalised_cycles
 from gaitid.dynamics import inverse_dynamics
 from gaitid.dynamics.types import JointLoads
 from gaitid.errors import GaitIDError
@@ -105,16 +105,19 @@ def joint_loads(kinematics: ModelKinematics, loads: dict[str, FootLoad], setting
 
 
 def cycle_tables(trial: Trial, outputs: Outputs, cycles: list[Cycle], markers: GaitMarkers, settings: Settings):
-    """The cycles stage: 0-100 % curves of every cycle and the discrete parameters (spatio-temporal,
-    and the clinical ones in their phase, :mod:`gaitid.clinical`), with their mean and SD (None
-    when there is no cycle)."""
-    curves = cycle_curves(outputs.curves, trial.time, cycles, outputs.units)
-    clinical = clinical_table(curves, cycles_table(cycles), convention=settings.convention, frame=settings.frame,
-                              point_rate=trial.point_rate)
-    params = pd.concat([df for df in (spatiotemporal_parameters(trial, cycles, markers), clinical) if not df.empty],
-                       ignore_index=True) if cycles else spatiotemporal_parameters(trial, cycles, markers)
-    return (curves, summarise(curves) if not curves.empty else None,
-            params, summarise(params) if not params.empty else None)
+    """The cycles stage: 0-100 % curves of every cycle as arrays (:func:`~gaitid.cycles.normalised_cycles`;
+    ``Result.curves`` builds their long table when asked), their mean and SD, and the discrete
+    parameters (spatio-temporal, and the clinical ones in their phase, :mod:`gaitid.clinical`) with
+    their mean and SD (the summaries None when there is no cycle)."""
+    arrays = normalised_cycles(outputs.curves, trial.time, cycles)
+    table = cycles_table(cycles)
+    clinical = clinical_from_arrays({side: (by_name, outputs.units) for side, by_name in arrays.items()}, table,
+                                    convention=settings.convention, frame=settings.frame,
+                                    point_rate=trial.point_rate)
+    params = spatiotemporal_parameters(trial, cycles, markers)
+    if not clinical.empty:  # (concatenating an empty table is deprecated in pandas)
+        params = pd.concat([params, clinical], ignore_index=True) if not params.empty else clinical
+    return arrays, curves_summary(arrays, outputs.units), params, summarise(params) if not params.empty else None
 
 
 def kinetic_uncertainty(trial: Trial, model: Model, static: Trial | None, kinematics: ModelKinematics,
@@ -139,8 +142,7 @@ def process(
     subject=None,
     static: str | os.PathLike | Trial | None = None,
     settings: Settings | None = None,
-    segment_parameters: dict | None = None, uncertainty=None,
-    **changes,
+    segment_parameters: dict | None = None, uncertainty=None, **changes,
 ) -> Result:
     """Process one trial end to end and return a :class:`~gaitid.result.Result`.
 
@@ -167,12 +169,13 @@ def process(
     joints = joint_loads(kinematics, loads, settings)
     outputs = output_curves(kinematics, joints, loads, model_def, settings, subj.subject)
     cycles = gait_cycles(choice.events, contacts)
-    curves, curves_summary, params, params_summary = cycle_tables(trial, outputs, cycles, markers, settings)
+    normalised, curves_summary, params, params_summary = cycle_tables(trial, outputs, cycles, markers, settings)
     unc = kinetic_uncertainty(trial, model_def, static_trial, kinematics, loads, outputs, cycles, settings, subj,
                               segment_parameters, uncertainty)
     return Result(trial, settings, subj, markers, kinematics, contacts, choice, loads, joints, outputs, cycles,
-                  curves, curves_summary, params, params_summary, static=static_trial and (static_trial.path or "?"),
-                  uncertainty=unc, warnings=collect_warnings(trial, subj, kinematics, choice, cycles, settings))
+                  None, curves_summary, params, params_summary, normalised=normalised,  # curves: built when asked
+                  static=static_trial and (static_trial.path or "?"), uncertainty=unc,
+                  warnings=collect_warnings(trial, subj, kinematics, choice, cycles, settings))
 
 
 def collect_warnings(trial: Trial, subject: SubjectData, kinematics: ModelKinematics, choice,

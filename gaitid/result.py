@@ -39,6 +39,28 @@ if TYPE_CHECKING:  # imported by the uncertainty stage, when a run asks for it
     from gaitid.uncertainty import Uncertainty
 
 
+class _CurvesTable:
+    """``Result.curves``: the table given, or (None) the tidy long table of the Result's
+    normalised arrays, built on first use and kept (:func:`gaitid.cycles.curves_table`). A
+    dataclass field, so ``Result(...)`` and ``dataclasses.replace`` take it as before."""
+
+    def __set_name__(self, owner, name):
+        self.slot = "_" + name
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return None  # the field's default
+        table = obj.__dict__.get(self.slot)
+        if table is None and obj.__dict__.get("normalised") is not None:
+            from gaitid.cycles import curves_table
+
+            table = obj.__dict__[self.slot] = curves_table(obj.normalised, obj.cycles, obj.outputs.units)
+        return table
+
+    def __set__(self, obj, value):
+        obj.__dict__[self.slot] = value
+
+
 @dataclass(eq=False)
 class Result:
     """Everything :func:`gaitid.process` produced for one trial (see the module docstring).
@@ -46,10 +68,13 @@ class Result:
     Tables: ``frames`` (per-frame outputs, tidy long table: ``frame`` (Vicon frame number),
     ``time_s``, ``side`` ('Left'/'Right'), ``variable`` (``AnkleMoment``...), ``component``
     ('X', 'Y', 'Z'; '' for scalars), ``value``, ``unit``); ``curves`` (time-normalised cycles,
-    :func:`gaitid.cycles.cycle_curves`) and ``curves_summary`` (mean, SD and n per side and
+    :func:`gaitid.cycles.cycle_curves`; the table is built from ``normalised`` on first use:
+    ``{side: {variable: (n_cycles, 101) or (n_cycles, 101, 3)}}``,
+    :func:`gaitid.cycles.normalised_cycles`) and ``curves_summary`` (mean, SD and n per side and
     percent); ``parameters`` / ``parameters_summary`` (discrete parameters per cycle and their
     mean/SD); ``contacts`` (plate assignment with reasons); ``event_comparison`` (file vs
-    detected events). ``warnings``: what the user should know, in stage order. ``uncertainty``:
+    detected events). ``warnings``: what the user should know, in stage order. ``static``: the
+    static trial used (its path; '?' for a Trial without one). ``uncertainty``:
     the :class:`~gaitid.uncertainty.Uncertainty` of the kinetic outputs when asked for; then
     every table above also has ``uncertainty_sd``, ``uncertainty_low95``, ``uncertainty_high95``
     and ``uncertainty_sd_linear`` columns (in the row's ``unit``; NaN for angles and moment
@@ -67,13 +92,14 @@ class Result:
     joint_loads: dict[str, JointLoads]
     outputs: Outputs
     cycles: list[Cycle]
-    curves: pd.DataFrame
-    curves_summary: pd.DataFrame | None
-    parameters: pd.DataFrame
-    parameters_summary: pd.DataFrame | None
+    curves: pd.DataFrame | None = field(default=_CurvesTable(), repr=False)
+    curves_summary: pd.DataFrame | None = None
+    parameters: pd.DataFrame | None = None
+    parameters_summary: pd.DataFrame | None = None
     warnings: list[str] = field(default_factory=list)
-    static: Path | str | None = None  # the static (calibration) trial used: its path ('?' for a Trial without one); None: none
+    static: Path | str | None = None
     uncertainty: Uncertainty | None = None
+    normalised: dict[str, dict[str, np.ndarray]] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.uncertainty is not None:  # the cycle tables carry its columns (the per-frame table: frames)

@@ -125,7 +125,7 @@ def pack_result(result) -> bytes:
         if len(g) % n == 0 and (g["percent"].to_numpy().reshape(-1, n) == pct).all():
             packed = ("wide", list(c.columns), g[CURVE_KEYS].iloc[::n].reset_index(drop=True), pct,
                       g["value"].to_numpy(float).reshape(-1, n))
-    return pickle.dumps({"result": dataclasses.replace(slim, curves=None), "curves": packed},
+    return pickle.dumps({"result": dataclasses.replace(slim, curves=None, normalised=None), "curves": packed},
                         protocol=pickle.HIGHEST_PROTOCOL)
 
 

@@ -181,6 +181,7 @@ def assign_contacts(trial: Trial, markers: GaitMarkers, overrides: dict | None =
         feet = tuple(s for s in SIDES if np.isfinite(under[s]) and under[s] >= cop_fraction)
         info.append((frames, under, n_eval, feet))
 
+    lows = None
     # 2. group overlapping contacts of the same foot on different (auto) plates
     groups: list[list[int]] = []
     for k, iv in enumerate(intervals):
@@ -225,8 +226,9 @@ def assign_contacts(trial: Trial, markers: GaitMarkers, overrides: dict | None =
                                    feet=feet, source="override", **base))
             continue
         outlines = [plates[p].corners for p in pl]
-        lows = {s: ground_points(trial, s, markers, ground_clearance, ground_speed) for s in SIDES
-                if trial.has_points(markers.foot(s).heel, markers.foot(s).toe)}
+        if lows is None:  # the feet's ground points over the whole trial: once, not per contact (issue 17)
+            lows = {s: ground_points(trial, s, markers, ground_clearance, ground_speed) for s in SIDES
+                    if trial.has_points(markers.foot(s).heel, markers.foot(s).toe)}
         pct = ", ".join(f"{s.lower()} {100 * under[s]:.0f} %" for s in SIDES if np.isfinite(under[s]))
         if n_eval == 0:
             reason = f"{names}: force never reaches {cop_min_force:g} N with a centre of pressure"

@@ -16,7 +16,6 @@ frames early (12 of 43 within 3 frames of the stored ones) to a median +1 frame 
 from __future__ import annotations
 
 import numpy as np
-from scipy.signal import find_peaks
 
 from gaitid.errors import DataError
 from gaitid.events.labels import event_at
@@ -59,6 +58,8 @@ def _extrema(x: np.ndarray, rate: float, maxima: bool, min_interval: float, max_
     prom = max(rel_prominence * (hi - lo), 1e-6)
     y = x if maxima else -x
     w = max(1, int(round(min_interval * rate)))
+    from scipy.signal import find_peaks  # imported when used: scipy.signal imports scipy.stats
+
     out = []
     for a, b in zip(*runs(finite)):
         if b - a < 3:

@@ -1,0 +1,76 @@
+"""Issue 17: per-cycle work on the cycle's own samples, long tables from arrays, exports streamed.
+Expected values come from the per-cycle reference (time_normalise on each cycle) and from the
+Result's own arrays; speed and memory figures live in benchmarks/bench_scale.py."""
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gaitid import cycles as C
+from gaitid.export import result_points, write_frames
+from gaitid.parameters import summarise
+from gaitid.pipeline import process
+from gaitid.resources import sample_data_dir
+from gaitid.trial import Event
+
+
+@pytest.fixture(scope="module")
+def result():
+    return process(sample_data_dir() / "walk_synthetic.c3d")
+
+
+def test_normalised_cycles_equal_each_cycles_own_normalisation():
+    t = np.arange(0, 6.0, 0.01)
+    rng = np.random.default_rng(3)
+    vec = np.column_stack([np.sin(t), np.cos(3 * t), t ** 2]) + rng.normal(0, 0.01, (t.size, 3))
+    vec[[57, 58, 300], 1] = np.nan
+    scalar = np.sin(2 * t)
+    scalar[210] = np.nan
+    ev = [Event(lab, side, time, round(time * 100) + 1) for side, off in (("Left", 0.0), ("Right", 0.55))
+          for k in range(5) for lab, time in (("Foot Strike", off + 0.3 + 1.1 * k), ("Foot Off", off + 0.95 + 1.1 * k))]
+    cyc = C.gait_cycles(ev)
+    arrays = C.normalised_cycles({"Left": {"v": vec, "s": scalar}, "Right": {"v": vec}}, t, cyc)
+    for side in ("Left", "Right"):
+        own = [c for c in cyc if c.side == side]
+        for i, c in enumerate(own):
+            np.testing.assert_array_equal(arrays[side]["v"][i], C.time_normalise(vec, t, c.start_time, c.end_time))
+            ref = C.time_normalise(scalar[:, None], t, c.start_time, c.end_time)[:, 0]  # one curve as (n, 1)
+            if side == "Left":
+                np.testing.assert_array_equal(arrays[side]["s"][i], ref)
+    assert np.isnan(arrays["Left"]["v"]).any()  # the NaN samples reached their neighbours
+
+
+def test_curves_table_built_when_asked_and_equal_to_cycle_curves(result):
+    assert "_curves" not in vars(result) or vars(result)["_curves"] is None  # process() did not build it
+    ref = C.cycle_curves(result.outputs.curves, result.trial.time, result.cycles, result.outputs.units)
+    pd.testing.assert_frame_equal(result.curves, ref)
+    assert result.curves is result.curves  # built once
+    again = dataclasses.replace(result, curves=None).curves  # rebuilt from the arrays
+    pd.testing.assert_frame_equal(again, ref)
+    s = summarise(result.curves)
+    np.testing.assert_allclose(result.curves_summary["mean"].to_numpy(float), s["mean"].to_numpy(float),
+                               rtol=1e-12, atol=1e-12, equal_nan=True)
+    np.testing.assert_allclose(result.curves_summary["sd"].to_numpy(float), s["sd"].to_numpy(float),
+                               rtol=1e-12, atol=1e-12, equal_nan=True)
+
+
+def test_frames_streamed_to_csv_and_parquet_equal_the_table(result, tmp_path):
+    table = result.frames
+    for fmt in ("csv", "parquet"):
+        write_frames(result, tmp_path / f"f.{fmt}", fmt)
+        back = pd.read_csv(tmp_path / "f.csv") if fmt == "csv" else pd.read_parquet(tmp_path / "f.parquet")
+        assert list(back.columns) == list(table.columns) and len(back) == len(table)
+        np.testing.assert_array_equal(back["value"].to_numpy(float), table["value"].to_numpy(float))
+        for col in ("side", "variable", "component", "unit"):
+            assert (back[col].fillna("").astype(str).to_numpy() == table[col].astype(str).to_numpy()).all()
+
+
+def test_c3d_points_read_the_arrays(result):
+    points = result_points(result)
+    group, vals = points["RKneeMoment"]
+    assert group == "MOMENTS"
+    np.testing.assert_allclose(vals, result.curve("Right", "KneeMoment") * 1000.0, equal_nan=True)  # N.mm/kg
+    group, vals = points["LHipPower"]
+    assert group == "POWERS" and np.all(vals[np.isfinite(vals[:, 2]), :2] == 0)  # power in Z

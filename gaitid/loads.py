@@ -17,11 +17,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from gaitid.contacts import FootContact
+from gaitid.contacts.ownership import NONE, UNOWNED, PlateOwnership
 from gaitid.dynamics.types import ExternalLoad
 from gaitid.errors import DataError
 from gaitid.kinematics import butter_lowpass
 from gaitid.trial import Event, PlateWrench, Trial
-from gaitid.vocabulary import COP_THRESHOLD_N, FOOT_OFF, FOOT_STRIKE, SIDES
+from gaitid.vocabulary import COP_THRESHOLD_N, FOOT_OFF, FOOT_STRIKE, SIDES, other_side
 
 
 def sum_wrenches(wrenches: list[PlateWrench], min_force: float = COP_THRESHOLD_N) -> PlateWrench:
@@ -106,53 +107,135 @@ def stance_intervals(events: list[Event], side: str, t_start: float, t_end: floa
     return out
 
 
-def foot_loads(trial: Trial, contacts: list[FootContact], events: list[Event] | None) -> dict[str, FootLoad]:
+def plate_sum(trial: Trial, use: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Force (N), centre of pressure (m) and free moment (N.m), (n, 3) lab, of the plates selected
+    per frame by ``use`` (n, m; columns in ``trial.force_plates`` order), at the point rate.
+
+    A frame with one plate gives that plate's wrench as it is; with several, their sum about a
+    common point as in :func:`sum_wrenches` (COP on the plane at the mean height of the plates'
+    COPs on that frame). A used plate whose COP is undefined (|Fz| below the COP threshold)
+    contributes nothing; a used plate with a NaN force makes the frame NaN; no plate: zero.
+    """
+    n, m = use.shape
+    F = np.zeros((n, 3))
+    M = np.zeros((n, 3))
+    zsum = np.zeros(n)
+    k = np.zeros(n)
+    bad = np.zeros(n, bool)
+    one = use.sum(axis=1) == 1
+    F1, P1, T1 = np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 3))
+    for j, fp in enumerate(trial.force_plates):
+        w = fp.point
+        f, c, t = w.force[:n], w.cop[:n], w.free_moment[:n]
+        u = use[:, j]
+        bad |= u & ~np.all(np.isfinite(f), axis=1)
+        ok = u & np.all(np.isfinite(c), axis=1) & np.all(np.isfinite(f), axis=1)
+        fo = np.where(ok[:, None], f, 0.0)
+        co = np.where(ok[:, None], c, 0.0)
+        to = np.where(ok[:, None], np.nan_to_num(t), 0.0)
+        F += fo
+        M += np.cross(co, fo) + to
+        zsum += np.where(ok, co[:, 2], 0.0)
+        k += ok
+        sel = one & u
+        F1[sel], P1[sel], T1[sel] = fo[sel], co[sel], to[sel]
+    z0 = np.where(k > 0, zsum / np.maximum(k, 1), 0.0)
+    fz = F[:, 2]
+    good = np.abs(fz) >= COP_THRESHOLD_N
+    with np.errstate(invalid="ignore", divide="ignore"):
+        px = np.where(good, (z0 * F[:, 0] - M[:, 1]) / fz, 0.0)
+        py = np.where(good, (M[:, 0] + z0 * F[:, 1]) / fz, 0.0)
+    P = np.column_stack([px, py, np.where(good, z0, 0.0)])
+    T = np.column_stack([np.zeros(n), np.zeros(n), np.where(good, M[:, 2] - (px * F[:, 1] - py * F[:, 0]), 0.0)])
+    F = np.where(good[:, None], F, 0.0)
+    F[one], P[one], T[one] = F1[one], P1[one], T1[one]
+    for a in (F, P, T):
+        a[bad] = np.nan
+    return F, P, T
+
+
+def foot_loads(trial: Trial, contacts: list[FootContact], events: list[Event] | None,
+               ownership: PlateOwnership | None = None) -> dict[str, FootLoad]:
     """Per-foot external loads at the point rate (see the module docstring).
 
     ``events``: foot strikes/offs giving swing and stance; None or empty means the
-    state of frames outside plate contacts is unknown (NaN).
+    state of frames outside plate contacts is unknown (NaN). ``ownership``: who loads each
+    plate on every frame (:func:`gaitid.contacts.plate_ownership`); without it the contacts'
+    plates are used whole, as when each plate carries one foot at a time.
     """
     n = trial.n_frames
     t = trial.time
-    plates = {fp.index: fp for fp in trial.force_plates}
+    m = len(trial.force_plates)
+    col = [fp.index for fp in trial.force_plates]
+    spans = {side: _contact_frames(trial, contacts, side, events) for side in SIDES}
     out = {}
     for side in SIDES:
+        in_valid, invalid, plates_of, forced = spans[side]
         state = np.full(n, "unknown", dtype=object)
         if events:
             state[:] = "swing"
             for a, b in stance_intervals(events, side, t[0], t[-1]):
                 state[trial.indices_between(a, b)] = "off plate"
-        F = np.full((n, 3), np.nan)
-        P = np.full((n, 3), np.nan)
-        T = np.full((n, 3), np.nan)
-        stance = [(a, b) for a, b in stance_intervals(events or [], side, t[0], t[-1])]
-        for c in contacts:
-            if side not in c.feet and c.side != side:
+        owned = ownership.owned(side).copy() if ownership is not None else np.zeros((n, m), bool)
+        owned &= ~spans[other_side(side)][3]  # a plate the user gave to the other foot is not this one's
+        problem = ownership.problem[side].copy() if ownership is not None else np.zeros(n, np.int8)
+        pplate = ownership.problem_plate[side] if ownership is not None else np.zeros(n, np.int32)
+        use = owned | forced
+        problem[forced.any(axis=1)] = 0  # the user's override decides these frames
+        for j, p in enumerate(col):
+            # the contact's own plate where no other foot is found on it (its edges, below the
+            # contact threshold, or a COP the per-frame test could not place)
+            mine = plates_of[:, j]
+            if ownership is None:
+                use[mine, j] = True
                 continue
-            a = np.nanmin([c.strike_time if np.isfinite(c.strike_time) else t[0]])
-            b = np.nanmax([c.off_time if np.isfinite(c.off_time) else t[-1]])
-            if c.valid and c.side == side:
-                # stretch to the stance period(s) this contact overlaps (their edges carry < threshold force)
-                for sa, sb in stance:
-                    if sa <= b and a <= sb:
-                        a, b = min(a, sa), max(b, sb)
-                idx = trial.indices_between(a, b)
-                w = sum_wrenches([plates[p].point for p in c.plates])
-                ok = np.all(np.isfinite(w.cop[idx]), axis=1) & np.all(np.isfinite(w.force[idx]), axis=1)
-                F[idx] = np.where(ok[:, None], w.force[idx], 0.0)
-                P[idx] = np.where(ok[:, None], w.cop[idx], 0.0)
-                T[idx] = np.where(ok[:, None], np.nan_to_num(w.free_moment[idx]), 0.0)
-                state[idx] = "plate"
-            else:  # load unknown while this foot may be on the plate: not in its swing
-                idx = trial.indices_between(a, b)
-                idx = idx[state[idx] != "swing"]
-                state[idx] = np.where(state[idx] == "plate", "plate", "invalid")
+            free = mine & np.isin(ownership.owner[:, j], (NONE, UNOWNED))
+            use[free, j] = True
+            problem[free & (problem == 3) & (pplate == p)] = 0
+        F, P, T = plate_sum(trial, use)
+        has = in_valid | owned.any(axis=1)
+        state[has] = "plate"
+        touching = ownership.touches[side].any(axis=1) if ownership is not None else np.zeros(n, bool)
+        unknown = (problem > 0) & (has | touching)
+        unknown |= invalid & ~in_valid
+        state[unknown] = "invalid"
         swing = state == "swing"
-        F[swing] = 0.0
-        P[swing] = 0.0
-        T[swing] = 0.0
+        F[swing] = P[swing] = T[swing] = 0.0
+        nan = (state != "swing") & (state != "plate")
+        F[nan] = P[nan] = T[nan] = np.nan
         out[side] = FootLoad(side, F, P, T, state)
     return out
+
+
+def _contact_frames(trial: Trial, contacts: list[FootContact], side: str, events: list[Event] | None):
+    """Per frame, for one foot: (in a valid contact, in an invalid one, (n, m) the valid contact's
+    plates, (n, m) the plates a manual override gives to this foot). A valid contact is stretched to
+    the stance period(s) it overlaps (their edges carry less than the contact threshold)."""
+    n, t = trial.n_frames, trial.time
+    col = [fp.index for fp in trial.force_plates]
+    stance = stance_intervals(events or [], side, t[0], t[-1])
+    in_valid = np.zeros(n, bool)
+    invalid = np.zeros(n, bool)
+    plates_of = np.zeros((n, len(col)), bool)
+    forced = np.zeros((n, len(col)), bool)
+    for c in contacts:
+        if side not in c.feet and c.side != side:
+            continue
+        a = c.strike_time if np.isfinite(c.strike_time) else t[0]
+        b = c.off_time if np.isfinite(c.off_time) else t[-1]
+        if c.valid and c.side == side:
+            for sa, sb in stance:
+                if sa <= b and a <= sb:
+                    a, b = min(a, sa), max(b, sb)
+            idx = trial.indices_between(a, b)
+            in_valid[idx] = True
+            cols = [col.index(p) for p in c.plates]
+            plates_of[np.ix_(idx, cols)] = True
+            if c.source == "override":
+                forced[np.ix_(idx, cols)] = True
+        else:  # load unknown while this foot may be on the plate (outside its swing: see foot_loads)
+            invalid[trial.indices_between(a, b)] = True
+    return in_valid, invalid, plates_of, forced
 
 
 def filtered_load(load: FootLoad, rate: float, cutoff_hz: float | None, order: int) -> ExternalLoad:

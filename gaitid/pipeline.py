@@ -32,7 +32,7 @@ from pathlib import Path
 import pandas as pd
 
 from gaitid.clinical import clinical_table
-from gaitid.contacts import FootContact, assign_contacts
+from gaitid.contacts import FootContact, assign_contacts, plate_ownership
 from gaitid.cycles import Cycle, cycle_curves, cycles_table, gait_cycles
 from gaitid.dynamics import inverse_dynamics
 from gaitid.dynamics.types import JointLoads
@@ -143,7 +143,7 @@ def process(
     trial = trial if subj.subject is trial.subject else replace(trial, subject=subj.subject)
     kinematics = segment_kinematics(trial, model_def, static_trial, subj, settings, segment_parameters)
     choice = gait_events(trial, contacts, markers, settings.events)
-    loads = foot_loads(trial, contacts, choice.events)
+    loads = foot_loads(trial, contacts, choice.events, plate_ownership(trial, markers, settings.contact_threshold_n))
     joints = joint_loads(kinematics, loads, settings)
     outputs = output_curves(kinematics, joints, loads, model_def, settings, subj.subject)
     cycles = gait_cycles(choice.events, contacts)

@@ -31,13 +31,16 @@ The markers are the model's ``[gait]`` heel, toe and ankle (:mod:`gaitid.model.g
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
+from gaitid.contacts.contact import FootContact
 from gaitid.contacts.geometry import distance_to_triangle, inside_distance
 from gaitid.contacts.intervals import ContactInterval, trial_intervals
+from gaitid.contacts.ownership import PlateOwnership, plate_ownership
+from gaitid.contacts.treadmill import treadmill_contacts, treadmill_mode
 from gaitid.errors import SettingsError
 from gaitid.model.gait_markers import GaitMarkers
 from gaitid.trial import PlateWrench, Trial
@@ -50,34 +53,6 @@ from gaitid.vocabulary import (
     other_side,
     parse_plate_override,
 )
-
-
-@dataclass
-class FootContact:
-    """One foot placement on one or more plates (or an invalid contact).
-
-    ``plates``: 1-based plate indices. ``side``: 'Left', 'Right' or None (unknown foot).
-    ``strike_time``/``off_time``: s, file clock (NaN when the contact was on at the
-    record's start / end). ``valid``: usable for kinetics; ``reason`` says why not
-    ('' when valid). ``feet``: the feet found on the plate(s) (both for two feet).
-    ``cop_under``: fraction of the evaluated frames with the COP under each foot.
-    ``source``: 'auto' or 'override'.
-    """
-
-    plates: tuple[int, ...]
-    side: str | None
-    strike_time: float
-    off_time: float
-    valid: bool
-    reason: str
-    feet: tuple[str, ...] = ()
-    cop_under: dict = field(default_factory=dict)
-    source: str = "auto"
-    intervals: list[ContactInterval] = field(default_factory=list)
-
-    @property
-    def complete(self) -> bool:
-        return bool(np.isfinite(self.strike_time) and np.isfinite(self.off_time))
 
 
 def resolve_plate_overrides(overrides: dict | None, trial: Trial) -> dict[int, str]:
@@ -168,6 +143,10 @@ def assign_contacts(trial: Trial, markers: GaitMarkers, overrides: dict | None =
     rules and what each tolerance means.
     """
     ov = resolve_plate_overrides(overrides, trial)
+    ownership = plate_ownership(trial, markers, threshold, cop_tolerance, cop_min_force, plate_tolerance,
+                                ground_clearance, ground_speed)
+    if treadmill_mode(trial, markers, ownership):
+        return _treadmill_overrides(treadmill_contacts(trial, ownership, min_duration), ov)
     plates = {fp.index: fp for fp in trial.force_plates}
     intervals = trial_intervals(trial, threshold, min_duration)
     t0 = (trial.first_frame - 1) / trial.point_rate
@@ -264,6 +243,42 @@ def assign_contacts(trial: Trial, markers: GaitMarkers, overrides: dict | None =
                 out.append(FootContact(side=side, valid=False, reason=reason, feet=(side,), **base))
                 continue
         out.append(FootContact(side=side, valid=True, reason="", feet=(side,), **base))
+    return [_frame_checked(c, trial, ownership) for c in out]
+
+
+def _frame_checked(c: FootContact, trial: Trial, ownership: PlateOwnership) -> FootContact:
+    """A valid automatic contact made invalid when, on some of its frames, the foot's load is not
+    measured (:mod:`gaitid.contacts.ownership`): the other foot on one of its plates, a NaN
+    sample, a loaded plate under neither foot, a foot partly off the plates. A loaded plate of the
+    contact itself that the per-frame test places under no foot stays the contact's (its centre
+    of pressure was under this foot through the contact)."""
+    if not c.valid or c.source != "auto" or c.side not in SIDES:
+        return c
+    frames = trial.indices_between(*_span(c, trial))
+    prob = ownership.problem[c.side][frames]
+    own = np.isin(ownership.problem_plate[c.side][frames], c.plates) & (prob == 3)
+    bad = frames[(prob > 0) & ~own]
+    if bad.size == 0:
+        return c
+    names = "plate" + ("s " if len(c.plates) > 1 else " ") + " and ".join(str(p) for p in c.plates)
+    why = ownership.reasons(c.side, bad)
+    return replace(c, valid=False, reason=f"{names}: {', '.join(why)}")
+
+
+def _span(c: FootContact, trial: Trial) -> tuple[float, float]:
+    t = trial.time
+    return (c.strike_time if np.isfinite(c.strike_time) else t[0], c.off_time if np.isfinite(c.off_time) else t[-1])
+
+
+def _treadmill_overrides(contacts: list[FootContact], ov: dict[int, str]) -> list[FootContact]:
+    """Plate overrides on a treadmill: 'Invalid' makes every contact on that belt invalid; a side
+    ('Left'/'Right') cannot apply to a belt both feet use and is ignored (the ownership decides)."""
+    out = []
+    for c in contacts:
+        bad = [p for p in c.plates if ov.get(p) == INVALID]
+        if bad:
+            c = replace(c, valid=False, reason=f"plate {', '.join(map(str, bad))} set invalid by override", source="override")
+        out.append(c)
     return out
 
 

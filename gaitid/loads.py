@@ -17,12 +17,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from gaitid.contacts import FootContact
-from gaitid.contacts.ownership import NONE, UNOWNED, PlateOwnership
+from gaitid.contacts.ownership import NONE, OWNER_CODE, UNOWNED, PlateOwnership
 from gaitid.dynamics.types import ExternalLoad
 from gaitid.errors import DataError
 from gaitid.kinematics import butter_lowpass
 from gaitid.trial import Event, PlateWrench, Trial
-from gaitid.vocabulary import COP_THRESHOLD_N, FOOT_OFF, FOOT_STRIKE, SIDES, other_side
+from gaitid.vocabulary import CONTACT_THRESHOLD_N, COP_THRESHOLD_N, FOOT_OFF, FOOT_STRIKE, SIDES, other_side
 
 
 def sum_wrenches(wrenches: list[PlateWrench], min_force: float = COP_THRESHOLD_N) -> PlateWrench:
@@ -155,7 +155,8 @@ def plate_sum(trial: Trial, use: np.ndarray) -> tuple[np.ndarray, np.ndarray, np
 
 
 def foot_loads(trial: Trial, contacts: list[FootContact], events: list[Event] | None,
-               ownership: PlateOwnership | None = None) -> dict[str, FootLoad]:
+               ownership: PlateOwnership | None = None,
+               threshold: float = CONTACT_THRESHOLD_N) -> dict[str, FootLoad]:
     """Per-foot external loads at the point rate (see the module docstring).
 
     ``events``: foot strikes/offs giving swing and stance; None or empty means the
@@ -189,7 +190,10 @@ def foot_loads(trial: Trial, contacts: list[FootContact], events: list[Event] | 
             if ownership is None:
                 use[mine, j] = True
                 continue
-            free = mine & np.isin(ownership.owner[:, j], (NONE, UNOWNED))
+            # its light edges only where this foot owned the plate on the nearest loaded frame
+            edge_ok = (ownership.edge[:, j] == OWNER_CODE[side]) | (ownership.owner[:, j] == UNOWNED) | (
+                ~(np.nan_to_num(trial.force_plates[j].point.force[:n, 2], nan=np.inf) > COP_THRESHOLD_N))
+            free = mine & np.isin(ownership.owner[:, j], (NONE, UNOWNED)) & edge_ok
             use[free, j] = True
             problem[free & (problem == 3) & (pplate == p)] = 0
         F, P, T = plate_sum(trial, use)
@@ -204,6 +208,41 @@ def foot_loads(trial: Trial, contacts: list[FootContact], events: list[Event] | 
         nan = (state != "swing") & (state != "plate")
         F[nan] = P[nan] = T[nan] = np.nan
         out[side] = FootLoad(side, F, P, T, state)
+    return _balanced(trial, out, threshold)
+
+
+def load_imbalance(trial: Trial, loads: dict[str, FootLoad], threshold: float = CONTACT_THRESHOLD_N) -> np.ndarray:
+    """(n,) N: where both feet have a load, |sum of every plate's force - (left + right)|, beyond
+    the force on plates carrying less than ``threshold`` (their noise, or a contact's edge); 0
+    elsewhere. The invariant: a plate's force above the threshold belongs to exactly one measured
+    foot, so this is 0 on every frame."""
+    n = trial.n_frames
+    total = np.zeros((n, 3))
+    slack = np.zeros(n)
+    for fp in trial.force_plates:
+        f = fp.point.force[:n]
+        total += np.nan_to_num(f)
+        light = ~(np.nan_to_num(f[:, 2], nan=np.inf) > threshold)
+        slack += np.where(light, np.linalg.norm(np.nan_to_num(f), axis=1), 0.0)
+    feet = sum(loads[s].force_lab for s in SIDES)
+    both = np.all(np.isfinite(feet), axis=1)
+    diff = np.linalg.norm(np.nan_to_num(total - feet), axis=1)
+    return np.where(both, np.maximum(diff - slack - 1e-6 * (1.0 + np.abs(total).sum(axis=1)), 0.0), 0.0)
+
+
+def _balanced(trial: Trial, loads: dict[str, FootLoad], threshold: float) -> dict[str, FootLoad]:
+    """The invariant enforced: frames where the feet's loads do not add up to the plates' (a
+    plate's force given to no foot or to both) are NaN for both feet, state 'unbalanced'
+    (never expected; the tests hold it at zero frames)."""
+    bad = load_imbalance(trial, loads, threshold) > 1.0
+    if not bad.any():
+        return loads
+    out = {}
+    for side, ld in loads.items():
+        F, P, T, st = ld.force_lab.copy(), ld.cop_lab.copy(), ld.free_moment_lab.copy(), ld.state.copy()
+        F[bad] = P[bad] = T[bad] = np.nan
+        st[bad] = "unbalanced"
+        out[side] = FootLoad(side, F, P, T, st)
     return out
 
 
@@ -223,7 +262,7 @@ def _contact_frames(trial: Trial, contacts: list[FootContact], side: str, events
             continue
         a = c.strike_time if np.isfinite(c.strike_time) else t[0]
         b = c.off_time if np.isfinite(c.off_time) else t[-1]
-        if c.valid and c.side == side:
+        if (c.valid or c.frames_only) and c.side == side:  # frames_only: its bad frames are NaN per frame
             for sa, sb in stance:
                 if sa <= b and a <= sb:
                     a, b = min(a, sa), max(b, sb)

@@ -143,7 +143,8 @@ def process(
     trial = trial if subj.subject is trial.subject else replace(trial, subject=subj.subject)
     kinematics = segment_kinematics(trial, model_def, static_trial, subj, settings, segment_parameters)
     choice = gait_events(trial, contacts, markers, settings.events)
-    loads = foot_loads(trial, contacts, choice.events, plate_ownership(trial, markers, settings.contact_threshold_n))
+    loads = foot_loads(trial, contacts, choice.events, plate_ownership(trial, markers, settings.contact_threshold_n),
+                       settings.contact_threshold_n)
     joints = joint_loads(kinematics, loads, settings)
     outputs = output_curves(kinematics, joints, loads, model_def, settings, subj.subject)
     cycles = gait_cycles(choice.events, contacts)

@@ -13,18 +13,25 @@ Contacts are the loaded periods of each plate (:mod:`gaitid.contacts.intervals`,
    (feet together) makes the contact invalid.
 2. *Two adjacent plates.* Contacts of the same foot on different plates that overlap
    in time form one foot contact (their wrenches are summed: :func:`gaitid.loads.sum_wrenches`).
-3. *Whole foot on the plate(s).* The foot's heel and toe markers, at every frame of the
+3. *Whole foot on the plate(s)* (level walkways; with plates at several heights the per-frame
+   rules of :mod:`gaitid.contacts.ownership`, which know each plate's height, apply instead). The foot's heel and toe markers, at every frame of the
    contact where they are on the ground (within ``ground_clearance`` = 0.03 m of
    their lowest height in the trial and moving horizontally slower than
    ``ground_speed`` = 0.5 m/s), must lie inside the plate outline(s), at most
    ``plate_tolerance`` (0.01 m) outside an edge. Otherwise: "partly off the plate".
-4. *Only that foot.* The other foot's heel and toe, when on the ground during the
+4. *Only that foot* (level walkways, as 3). The other foot's heel and toe, when on the ground during the
    contact, must not be inside any of the contact's plates (by more than
    ``plate_tolerance``): otherwise "two feet".
 5. *Manual override* per plate, as in Plug-in Gait / pyCGM2: 'Left' or 'Right' gives
    every contact on that plate to that foot (checks skipped, source 'override'),
    'Invalid' makes them invalid, 'Auto' (default) applies the rules above. Overridden
    plates are never grouped with adjacent plates.
+6. *Every frame measured.* A contact valid by the rules above is made invalid when, on some
+   of its frames, the per-frame ownership (:mod:`gaitid.contacts.ownership`) finds the other
+   foot on one of its plates, a NaN sample, a loaded plate under neither foot or the foot partly
+   off the plates; the reason names each problem and its duration, and the foot's load is NaN on
+   those frames only (``frames_only``). On a treadmill (:mod:`gaitid.contacts.treadmill`) the
+   contacts come from the ownership instead.
 
 The markers are the model's ``[gait]`` heel, toe and ankle (:mod:`gaitid.model.gait_markers`).
 """
@@ -148,6 +155,11 @@ def assign_contacts(trial: Trial, markers: GaitMarkers, overrides: dict | None =
     if treadmill_mode(trial, markers, ownership):
         return _treadmill_overrides(treadmill_contacts(trial, ownership, min_duration), ov)
     plates = {fp.index: fp for fp in trial.force_plates}
+    # rules 3 and 4 judge "on the ground" by each marker's lowest height in the trial: right for a
+    # level walkway; with plates at several heights (stairs) the per-frame rules, which know each
+    # plate's surface height, decide alone (_frame_checked)
+    heights = [float(np.mean(fp.corners[:, 2])) for fp in trial.force_plates if np.isfinite(fp.corners).all()]
+    level = not heights or max(heights) - min(heights) < 0.01
     intervals = trial_intervals(trial, threshold, min_duration)
     t0 = (trial.first_frame - 1) / trial.point_rate
     spans = [iv.span(t0, plates[iv.plate].analog.rate) for iv in intervals]
@@ -229,11 +241,11 @@ def assign_contacts(trial: Trial, markers: GaitMarkers, overrides: dict | None =
             continue
         side = feet[0]
         other = other_side(side)
-        if other in lows and _ground_point_inside(lows[other], frames, outlines, plate_tolerance):
+        if level and other in lows and _ground_point_inside(lows[other], frames, outlines, plate_tolerance):
             reason = f"{names}: two feet on the plate (the {other.lower()} foot also touches it)"
             out.append(FootContact(side=side, valid=False, reason=reason, feet=(side, other), **base))
             continue
-        if side in lows:
+        if level and side in lows:
             foot = markers.foot(side)
             frac, worst, which = _outside_fraction(lows[side], frames, outlines, plate_tolerance,
                                                    (foot.heel, foot.toe))
@@ -262,7 +274,7 @@ def _frame_checked(c: FootContact, trial: Trial, ownership: PlateOwnership) -> F
         return c
     names = "plate" + ("s " if len(c.plates) > 1 else " ") + " and ".join(str(p) for p in c.plates)
     why = ownership.reasons(c.side, bad)
-    return replace(c, valid=False, reason=f"{names}: {', '.join(why)}")
+    return replace(c, valid=False, reason=f"{names}: {', '.join(why)}", frames_only=True)
 
 
 def _span(c: FootContact, trial: Trial) -> tuple[float, float]:
@@ -277,7 +289,8 @@ def _treadmill_overrides(contacts: list[FootContact], ov: dict[int, str]) -> lis
     for c in contacts:
         bad = [p for p in c.plates if ov.get(p) == INVALID]
         if bad:
-            c = replace(c, valid=False, reason=f"plate {', '.join(map(str, bad))} set invalid by override", source="override")
+            c = replace(c, valid=False, reason=f"plate {', '.join(map(str, bad))} set invalid by override", source="override",
+                        frames_only=False)
         out.append(c)
     return out
 

@@ -19,7 +19,9 @@ class FootContact:
     ('' when valid). ``feet``: the feet found on the plate(s) (both for two feet).
     ``cop_under``: fraction of the evaluated frames with the COP under each foot.
     ``source``: 'auto', 'override' or 'treadmill' (built from the per-frame ownership of the
-    belts, :mod:`gaitid.contacts.treadmill`).
+    belts, :mod:`gaitid.contacts.treadmill`). ``frames_only``: invalid only because of some of its
+    frames (the reason says which and for how long); the foot's load is measured, and given, on
+    the others, but the contact gives no kinetic cycle.
     """
 
     plates: tuple[int, ...]
@@ -31,6 +33,7 @@ class FootContact:
     feet: tuple[str, ...] = ()
     cop_under: dict = field(default_factory=dict)
     source: str = "auto"
+    frames_only: bool = False
     intervals: list[ContactInterval] = field(default_factory=list)
 
     @property

@@ -41,7 +41,7 @@ from gaitid.contacts.geometry import distance_to_triangle, inside_distance
 from gaitid.kinematics import runs
 from gaitid.model.gait_markers import GaitMarkers
 from gaitid.trial import Trial
-from gaitid.vocabulary import CONTACT_THRESHOLD_N, SIDES
+from gaitid.vocabulary import CONTACT_THRESHOLD_N, COP_THRESHOLD_N, SIDES
 
 NONE, BOTH, UNOWNED = 0, 3, -1  # owner codes besides 1 (Left) and 2 (Right)
 OWNER_CODE = {side: k + 1 for k, side in enumerate(SIDES)}
@@ -66,7 +66,10 @@ class PlateOwnership:
     measured and no other foot's is mixed in (False also where the foot touches nothing);
     ``problem`` {side: (n,)} code (:data:`PROBLEMS`, 0 none) and ``problem_plate`` {side: (n,)}
     the plate concerned; ``low`` {side: (n,)} a marker of the foot is near its standing height;
-    ``surface_velocity`` (m, 2) m/s of each plate's surface (non-zero for treadmill belts)."""
+    ``surface_velocity`` (m, 2) m/s of each plate's surface (non-zero for treadmill belts);
+    ``edge`` (n, m) int8: on frames with a light load (above the COP threshold, not above the
+    contact threshold) the foot owning the plate on the nearest frame within 3 (a contact's first
+    and last instants), else 0."""
 
     plates: tuple[int, ...]
     rate: float
@@ -79,6 +82,7 @@ class PlateOwnership:
     problem_plate: dict
     low: dict
     surface_velocity: np.ndarray
+    edge: np.ndarray | None = None
 
     def owned(self, side: str) -> np.ndarray:
         """(n, m) bool: plates the foot alone loads."""
@@ -139,6 +143,40 @@ def _inherit_owner(owner: np.ndarray, loaded: np.ndarray) -> np.ndarray:
         g = vals.groupby(run_id)
         filled = g.ffill().fillna(g.bfill())
         out[:, j] = np.where(loaded[:, j], np.nan_to_num(filled.to_numpy(), nan=NONE), NONE).astype(np.int8)
+    return out
+
+
+def _close_gaps(t: np.ndarray) -> np.ndarray:
+    """(n, m) touches with gaps of 1 or 2 frames filled (a foot does not leave a plate for 10 ms)."""
+    def shift(a, k):
+        out = np.zeros_like(a)
+        if k > 0:
+            out[k:] = a[:-k]
+        else:
+            out[:k] = a[-k:]
+        return out
+
+    if t.shape[0] < 4:
+        return t
+    return t | (shift(t, 1) & shift(t, -1)) | (shift(t, 1) & shift(t, -2)) | (shift(t, 2) & shift(t, -1))
+
+
+def _edge_owner(owner: np.ndarray, light: np.ndarray, reach: int = 3) -> np.ndarray:
+    """(n, m): for frames with a light load owned by no foot, the one-foot owner of the nearest
+    frame (at most ``reach`` frames away) that has one; ties and nothing near: 0."""
+    n, m = owner.shape
+    one = np.isin(owner, [OWNER_CODE[s] for s in SIDES])
+    out = np.zeros((n, m), np.int8)
+    idx = np.arange(n)
+    for j in range(m):
+        prev = np.maximum.accumulate(np.where(one[:, j], idx, -10 * n))
+        nxt = np.minimum.accumulate(np.where(one[:, j], idx, 10 * n)[::-1])[::-1]
+        dp, dn = idx - prev, nxt - idx
+        code_p = owner[np.clip(prev, 0, n - 1), j]
+        code_n = owner[np.clip(nxt, 0, n - 1), j]
+        pick = np.where(dp < dn, code_p, np.where(dn < dp, code_n, np.where(code_p == code_n, code_p, 0)))
+        near = np.minimum(dp, dn) <= reach
+        out[:, j] = np.where(light[:, j] & near & (owner[:, j] == NONE), pick, 0)
     return out
 
 
@@ -233,7 +271,7 @@ def plate_ownership(trial: Trial, markers: GaitMarkers, threshold: float = CONTA
             level = (rel_p <= 2 * ground_clearance) & (rel_p >= -BELOW)
             nr |= level & (np.nan_to_num(d, nan=-np.inf) >= -NEAR)
             ov |= level & (np.nan_to_num(d, nan=-np.inf) >= -plate_tolerance)
-        touches[side] = t & loaded
+        touches[side] = _close_gaps(t & loaded) & loaded
         near[side] = nr
         overp[side] = ov
 
@@ -255,6 +293,7 @@ def plate_ownership(trial: Trial, markers: GaitMarkers, threshold: float = CONTA
             owner[take] = OWNER_CODE[side]
             touches[side] = touches[side] | take
     owner[loaded & (owner == NONE)] = UNOWNED
+    edge = _edge_owner(owner, np.nan_to_num(fz, nan=-np.inf) > COP_THRESHOLD_N)
 
     measured, problem, problem_plate = {}, {}, {}
     for side in SIDES:
@@ -296,4 +335,4 @@ def plate_ownership(trial: Trial, markers: GaitMarkers, threshold: float = CONTA
         problem[side], problem_plate[side] = prob, pp
         measured[side] = (prob == 0) & t.any(axis=1)
     return PlateOwnership(tuple(fp.index for fp in fps), rate, loaded, missing, owner, touches, measured,
-                          problem, problem_plate, low, vel)
+                          problem, problem_plate, low, vel, edge)

@@ -25,7 +25,7 @@ from gaitid.kinematics import runs
 from gaitid.model.gait_markers import GaitMarkers
 from gaitid.progression import progression_direction
 from gaitid.trial import Trial
-from gaitid.vocabulary import MIN_CONTACT_S, SIDES
+from gaitid.vocabulary import COP_THRESHOLD_N, MIN_CONTACT_S, SIDES
 
 TREADMILL_LOADED = 0.8  # fraction of frames with a plate loaded
 BELT_SPEED = 0.2  # m/s: a plate surface faster than this is a belt
@@ -65,13 +65,39 @@ def treadmill_contacts(trial: Trial, ownership: PlateOwnership, min_duration: fl
         for i, j in zip(*runs(on)):
             if (j - i) / trial.point_rate < min_duration:
                 continue
+            used = plates[ownership.touches[side][i:j].any(axis=0)]
+            i, j = _light_edges(trial, ownership, used, i, j, side)
             frames = np.arange(i, j)
-            used = plates[ownership.touches[side][frames].any(axis=0)]
             strike = np.nan if i == 0 else float(t[i])
             off = np.nan if j == n else float(t[j - 1])
             why = ownership.reasons(side, frames)
             names = "plate" + ("s " if len(used) > 1 else " ") + " and ".join(str(p) for p in used)
             out.append(FootContact(plates=tuple(int(p) for p in used), side=side, strike_time=strike, off_time=off,
                                    valid=not why, reason=f"{names}: {', '.join(why)}" if why else "",
-                                   feet=(side,), source="treadmill"))
+                                   feet=(side,), source="treadmill", frames_only=bool(why)))
     return sorted(out, key=lambda c: (c.strike_time if np.isfinite(c.strike_time) else -np.inf, c.side))
+
+
+def _light_edges(trial: Trial, ownership: PlateOwnership, used: np.ndarray, i: int, j: int, side: str,
+                 max_frames: int = 2) -> tuple[int, int]:
+    """The run [i, j) widened by up to ``max_frames`` at each end over frames where the plate the
+    foot lands on (leaves) carries a light load (above the COP threshold, at most the contact
+    threshold) owned by no foot: the first and last instants of the contact, as the analog-rate
+    threshold crossing of an overground contact."""
+    cols = [ownership.plates.index(p) for p in used]
+    first = [k for k in cols if ownership.touches[side][i, k]]
+    last = [k for k in cols if ownership.touches[side][j - 1, k]]
+
+    def light(f, ks):
+        if not ks or f < 0 or f >= trial.n_frames:
+            return False
+        fz = np.array([trial.force_plates[k].point.force[f, 2] for k in ks])
+        return bool(np.all(ownership.owner[f, ks] == 0) and np.any(np.nan_to_num(fz) > COP_THRESHOLD_N))
+
+    for _ in range(max_frames):
+        if light(i - 1, first):
+            i -= 1
+        if light(j, last):
+            j += 1
+    return i, j
+

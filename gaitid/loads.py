@@ -197,11 +197,12 @@ def foot_loads(trial: Trial, contacts: list[FootContact], events: list[Event] | 
             use[free, j] = True
             problem[free & (problem == 3) & (pplate == p)] = 0
         F, P, T = plate_sum(trial, use)
+        swing0 = state == "swing"  # by the events
         has = in_valid | owned.any(axis=1)
         state[has] = "plate"
         touching = ownership.touches[side].any(axis=1) if ownership is not None else np.zeros(n, bool)
         unknown = (problem > 0) & (has | touching)
-        unknown |= invalid & ~in_valid
+        unknown |= invalid & ~in_valid & (~swing0 | owned.any(axis=1))
         state[unknown] = "invalid"
         swing = state == "swing"
         F[swing] = P[swing] = T[swing] = 0.0

@@ -256,3 +256,18 @@ def test_ownership_is_vectorised_over_frames(tmp_path):
     long, n2 = calls(S.write_walkway(tmp_path / "w.c3d", n_frames=10 * 380, truth=False)[0])
     assert n2 >= 9 * n1
     assert long < 4 * small
+
+
+def test_treadmill_spatiotemporal_parameters_come_from_the_belt_speed(synthetic):
+    """The synthetic belts move at the overground walk's speed (1.218 m/s at the default stride):
+    the treadmill's stride length and speed equal the walk's, never the negative lab displacement."""
+    walk = process(SAMPLE / "walk_synthetic.c3d", static=STATIC).parameters
+    ref = walk.groupby("parameter")["value"].mean()
+    for kind in ("treadmill_split", "treadmill_tandem"):
+        p = synthetic[kind][0].parameters
+        got = p.groupby("parameter")["value"]
+        for name in ("stride_length", "walking_speed", "step_length"):
+            assert got.min()[name] > 0
+            np.testing.assert_allclose(got.mean()[name], ref[name], rtol=0.005, err_msg=(kind, name))
+        np.testing.assert_allclose(got.mean()["belt_speed"], ref["walking_speed"], rtol=0.005)
+    assert "belt_speed" not in set(walk["parameter"])

@@ -206,6 +206,7 @@ def foot_loads(trial: Trial, contacts: list[FootContact], events: list[Event] | 
         state[unknown] = "invalid"
         swing = state == "swing"
         F[swing] = P[swing] = T[swing] = 0.0
+        state[(state == "plate") & ~np.all(np.isfinite(F), axis=1)] = "invalid"  # a NaN sample of a used plate
         nan = (state != "swing") & (state != "plate")
         F[nan] = P[nan] = T[nan] = np.nan
         out[side] = FootLoad(side, F, P, T, state)

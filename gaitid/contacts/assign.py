@@ -270,10 +270,14 @@ def _frame_checked(c: FootContact, trial: Trial, ownership: PlateOwnership) -> F
     prob = ownership.problem[c.side][frames]
     own = np.isin(ownership.problem_plate[c.side][frames], c.plates) & (prob == 3)
     bad = frames[(prob > 0) & ~own]
-    if bad.size == 0:
+    cols = [ownership.plates.index(p) for p in c.plates]
+    gaps = ownership.missing[np.ix_(frames, cols)] & (prob == 0)[:, None]  # its own plates' NaN samples
+    if bad.size == 0 and not gaps.any():
         return c
     names = "plate" + ("s " if len(c.plates) > 1 else " ") + " and ".join(str(p) for p in c.plates)
-    why = ownership.reasons(c.side, bad)
+    why = ownership.reasons(c.side, bad) if bad.size else []
+    why += [f"plate {p} force missing (NaN) for {k} frame{'s' if k > 1 else ''}"
+            for p, k in zip(c.plates, gaps.sum(axis=0)) if k]
     return replace(c, valid=False, reason=f"{names}: {', '.join(why)}", frames_only=True)
 
 

@@ -1,13 +1,17 @@
 """The load on each foot, per frame at the point rate, lab frame (the foot-loads stage).
 
-:func:`foot_loads` turns the plate contacts into per-foot loads ready for the solver
-(:class:`gaitid.dynamics.types.ExternalLoad`): the (summed) plate force (N), centre of
-pressure (m) and free moment (N.m) during a valid contact; zero in swing; NaN during an
-invalid contact (outside the foot's swing) or a stance off the plates (load unknown).
-Swing and stance come from the gait events (foot strike to foot off is stance, both frames
-included, each event on its nearest frame). During a valid contact the plate's wrench is used
-on every frame of the contact and of the stance it overlaps; frames where it is below 10 N
-(COP undefined) carry zero load. :func:`filtered_load` low-passes a foot's load for the solver.
+:func:`foot_loads` turns the plate contacts and the per-frame plate ownership
+(:func:`gaitid.contacts.plate_ownership`) into per-foot loads ready for the solver
+(:class:`gaitid.dynamics.types.ExternalLoad`): on each frame the sum of the plates the foot alone
+loads (force N, centre of pressure m, free moment N.m; :func:`plate_sum`), plus a valid
+contact's own plates on its light edges; zero in swing; NaN where another foot shares one of its
+plates, a used plate sample is NaN, during a contact rejected by a contact-level rule (outside
+the foot's swing), or in a stance off the plates (load unknown). Swing and stance come from the
+gait events (foot strike to foot off is stance, both frames included, each event on its nearest
+frame); a valid contact covers the stance it overlaps; frames where a used plate is below 10 N
+(COP undefined) carry zero from it. :func:`load_imbalance` is the invariant (the feet add up to
+the plates), enforced on the way out. :func:`filtered_load` low-passes a foot's load for the
+solver (docs/contacts.md).
 """
 
 from __future__ import annotations

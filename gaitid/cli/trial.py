@@ -121,6 +121,9 @@ def cmd_run(args: argparse.Namespace) -> int:
           f"source in {result.name}_subject.csv")
     for w in result.warnings:
         print(f"  warning: {w}")
+    for c in result.foot_contacts:  # why a contact gives no kinetics (its loads are NaN where not measured)
+        if not c.valid:
+            print(f"  contact not used for kinetics ({c.side or 'foot unknown'}): {c.reason}")
     for r in reports:
         print(f"report: {r}")
     return EXIT_OK

@@ -228,7 +228,8 @@ def plate_ownership(trial: Trial, markers: GaitMarkers, threshold: float = CONTA
             stand = np.nanpercentile(pool, 2) if np.isfinite(pool).any() else np.nan
             geo[side, key] = dict(x=x, d=d, stand=stand, on_plate=on_plate, which=np.where(over, heights[None, :], -np.inf).argmax(1),
                                   height=rel - stand,
-                                  vel=np.gradient(x[:, :2], axis=0) * rate if n > 1 else np.zeros((n, 2)))
+                                  vel=np.gradient(x[:, :2], axis=0) * rate if n > 1 else np.zeros((n, 2)),
+                                  vz=np.nan_to_num(np.gradient(x[:, 2]) * rate if n > 1 else np.zeros(n), nan=np.inf))
     # surface velocity of each plate: median velocity of the low markers over it while loaded
     vel = np.zeros((m, 2))
     for j in range(m):
@@ -264,8 +265,8 @@ def plate_ownership(trial: Trial, markers: GaitMarkers, threshold: float = CONTA
             at_surface = (rel_p <= ground_clearance) & (rel_p >= -BELOW)
             # slow on the surface, or still slow in the lab (a foot landing on a belt), or carrying a COP
             lab_speed = np.linalg.norm(g["vel"], axis=1)
-            grounded = is_low & ((np.nan_to_num(speed, nan=np.inf) <= ground_speed)
-                                 | (np.nan_to_num(lab_speed, nan=np.inf) <= ground_speed) | on_ground)
+            landing = (np.nan_to_num(lab_speed, nan=np.inf) <= ground_speed) & (g["vz"] <= 0.05)  # not lifting off
+            grounded = is_low & ((np.nan_to_num(speed, nan=np.inf) <= ground_speed) | landing | on_ground)
             d = _inside_all(xy, outlines)
             t |= grounded[:, None] & at_surface & (np.nan_to_num(d, nan=-np.inf) >= plate_tolerance)
             level = (rel_p <= 2 * ground_clearance) & (rel_p >= -BELOW)

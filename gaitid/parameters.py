@@ -86,7 +86,8 @@ def spatiotemporal_parameters(trial: Trial, cycles: list[Cycle], markers: GaitMa
         step_time = c.end_time - c.opposite_strike_time
         belt = _belt_speed(trial, markers, c, d) if treadmill else 0.0
         if c.side in heel:
-            stride_len = float(np.dot(_at(heel[c.side], t, c.end_time) - _at(heel[c.side], t, c.start_time), d)) + belt * T
+            travel = _at(heel[c.side], t, c.end_time) - _at(heel[c.side], t, c.start_time)
+            stride_len = float(np.dot(travel, d)) + belt * T
             if other in heel:
                 step_len = float(np.dot(_at(heel[c.side], t, c.end_time)
                                         - _at(heel[other], t, c.opposite_strike_time), d)) + belt * step_time

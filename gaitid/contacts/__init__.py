@@ -22,6 +22,7 @@ from gaitid.contacts.ownership import PlateOwnership, plate_ownership
 from gaitid.contacts.intervals import ContactInterval, contact_mask, plate_intervals, trial_intervals
 
 __all__ = [
-    "ContactInterval", "FootContact", "assign_contacts", "contact_mask", "contacts_table", "distance_to_triangle",
-    "PlateOwnership", "ground_points", "inside_distance", "plate_ownership", "plate_intervals", "resolve_plate_overrides", "trial_intervals",
+    "ContactInterval", "FootContact", "PlateOwnership", "assign_contacts", "contact_mask", "contacts_table",
+    "distance_to_triangle", "ground_points", "inside_distance", "plate_intervals", "plate_ownership",
+    "resolve_plate_overrides", "trial_intervals",
 ]

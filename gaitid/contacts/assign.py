@@ -14,7 +14,8 @@ Contacts are the loaded periods of each plate (:mod:`gaitid.contacts.intervals`,
 2. *Two adjacent plates.* Contacts of the same foot on different plates that overlap
    in time form one foot contact (their wrenches are summed: :func:`gaitid.loads.sum_wrenches`).
 3. *Whole foot on the plate(s)* (level walkways; with plates at several heights the per-frame
-   rules of :mod:`gaitid.contacts.ownership`, which know each plate's height, apply instead). The foot's heel and toe markers, at every frame of the
+   rules of :mod:`gaitid.contacts.ownership`, which know each plate's height, apply instead).
+   The foot's heel and toe markers, at every frame of the
    contact where they are on the ground (within ``ground_clearance`` = 0.03 m of
    their lowest height in the trial and moving horizontally slower than
    ``ground_speed`` = 0.5 m/s), must lie inside the plate outline(s), at most
@@ -293,8 +294,8 @@ def _treadmill_overrides(contacts: list[FootContact], ov: dict[int, str]) -> lis
     for c in contacts:
         bad = [p for p in c.plates if ov.get(p) == INVALID]
         if bad:
-            c = replace(c, valid=False, reason=f"plate {', '.join(map(str, bad))} set invalid by override", source="override",
-                        frames_only=False)
+            c = replace(c, valid=False, reason=f"plate {', '.join(map(str, bad))} set invalid by override",
+                        source="override", frames_only=False)
         out.append(c)
     return out
 

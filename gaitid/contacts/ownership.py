@@ -38,7 +38,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from gaitid.contacts.geometry import distance_to_triangle, inside_distance
-from gaitid.kinematics import runs
 from gaitid.model.gait_markers import GaitMarkers
 from gaitid.trial import Trial
 from gaitid.vocabulary import CONTACT_THRESHOLD_N, COP_THRESHOLD_N, SIDES
@@ -226,15 +225,16 @@ def plate_ownership(trial: Trial, markers: GaitMarkers, threshold: float = CONTA
             # unplated steps are at unknown heights), else over the floor
             pool = rel[on_plate & np.isfinite(rel)] if np.sum(on_plate & np.isfinite(rel)) >= 10 else rel
             stand = np.nanpercentile(pool, 2) if np.isfinite(pool).any() else np.nan
-            geo[side, key] = dict(x=x, d=d, stand=stand, on_plate=on_plate, which=np.where(over, heights[None, :], -np.inf).argmax(1),
+            geo[side, key] = dict(x=x, d=d, stand=stand, on_plate=on_plate,
+                                  which=np.where(over, heights[None, :], -np.inf).argmax(1),
                                   height=rel - stand,
                                   vel=np.gradient(x[:, :2], axis=0) * rate if n > 1 else np.zeros((n, 2)),
                                   vz=np.nan_to_num(np.gradient(x[:, 2]) * rate if n > 1 else np.zeros(n), nan=np.inf))
     # surface velocity of each plate: median velocity of the low markers over it while loaded
     vel = np.zeros((m, 2))
     for j in range(m):
-        samples = [g["vel"][(g["height"] <= ground_clearance) & (np.nan_to_num(g["d"][:, j], nan=-1) >= 0) & loaded[:, j]]
-                   for g in geo.values()]
+        samples = [g["vel"][(g["height"] <= ground_clearance) & (np.nan_to_num(g["d"][:, j], nan=-1) >= 0)
+                            & loaded[:, j]] for g in geo.values()]
         v = np.concatenate(samples) if samples else np.zeros((0, 2))
         v = v[np.all(np.isfinite(v), axis=1)]
         if v.shape[0] >= 5:

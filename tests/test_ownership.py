@@ -38,6 +38,7 @@ KINDS = {
     "treadmill_tandem": lambda p: S.write_treadmill(p, duration_s=6.0, layout="tandem"),
     "stairs_ascent": lambda p: S.write_stairs(p),
     "stairs_descent": lambda p: S.write_stairs(p, direction="descent"),
+    "walkway": lambda p: S.write_walkway(p, n_frames=1140),
 }
 
 

@@ -1,13 +1,17 @@
 """The load on each foot, per frame at the point rate, lab frame (the foot-loads stage).
 
-:func:`foot_loads` turns the plate contacts into per-foot loads ready for the solver
-(:class:`gaitid.dynamics.types.ExternalLoad`): the (summed) plate force (N), centre of
-pressure (m) and free moment (N.m) during a valid contact; zero in swing; NaN during an
-invalid contact (outside the foot's swing) or a stance off the plates (load unknown).
-Swing and stance come from the gait events (foot strike to foot off is stance, both frames
-included, each event on its nearest frame). During a valid contact the plate's wrench is used
-on every frame of the contact and of the stance it overlaps; frames where it is below 10 N
-(COP undefined) carry zero load. :func:`filtered_load` low-passes a foot's load for the solver.
+:func:`foot_loads` turns the plate contacts and the per-frame plate ownership
+(:func:`gaitid.contacts.plate_ownership`) into per-foot loads ready for the solver
+(:class:`gaitid.dynamics.types.ExternalLoad`): on each frame the sum of the plates the foot alone
+loads (force N, centre of pressure m, free moment N.m; :func:`plate_sum`), plus a valid
+contact's own plates on its light edges; zero in swing; NaN where another foot shares one of its
+plates, a used plate sample is NaN, during a contact rejected by a contact-level rule (outside
+the foot's swing), or in a stance off the plates (load unknown). Swing and stance come from the
+gait events (foot strike to foot off is stance, both frames included, each event on its nearest
+frame); a valid contact covers the stance it overlaps; frames where a used plate is below 10 N
+(COP undefined) carry zero from it. :func:`load_imbalance` is the invariant (the feet add up to
+the plates), enforced on the way out. :func:`filtered_load` low-passes a foot's load for the
+solver (docs/contacts.md).
 """
 
 from __future__ import annotations
@@ -17,11 +21,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from gaitid.contacts import FootContact
+from gaitid.contacts.ownership import NONE, OWNER_CODE, UNOWNED, PlateOwnership
 from gaitid.dynamics.types import ExternalLoad
 from gaitid.errors import DataError
 from gaitid.kinematics import butter_lowpass
 from gaitid.trial import Event, PlateWrench, Trial
-from gaitid.vocabulary import COP_THRESHOLD_N, FOOT_OFF, FOOT_STRIKE, SIDES
+from gaitid.vocabulary import CONTACT_THRESHOLD_N, COP_THRESHOLD_N, FOOT_OFF, FOOT_STRIKE, SIDES, other_side
 
 
 def sum_wrenches(wrenches: list[PlateWrench], min_force: float = COP_THRESHOLD_N) -> PlateWrench:
@@ -106,53 +111,176 @@ def stance_intervals(events: list[Event], side: str, t_start: float, t_end: floa
     return out
 
 
-def foot_loads(trial: Trial, contacts: list[FootContact], events: list[Event] | None) -> dict[str, FootLoad]:
+def plate_sum(trial: Trial, use: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Force (N), centre of pressure (m) and free moment (N.m), (n, 3) lab, of the plates selected
+    per frame by ``use`` (n, m; columns in ``trial.force_plates`` order), at the point rate.
+
+    A frame with one plate gives that plate's wrench as it is; with several, their sum about a
+    common point as in :func:`sum_wrenches` (COP on the plane at the mean height of the plates'
+    COPs on that frame). A used plate whose COP is undefined (|Fz| below the COP threshold)
+    contributes nothing; a used plate with a NaN force makes the frame NaN; no plate: zero.
+    """
+    n, m = use.shape
+    F = np.zeros((n, 3))
+    M = np.zeros((n, 3))
+    zsum = np.zeros(n)
+    k = np.zeros(n)
+    bad = np.zeros(n, bool)
+    one = use.sum(axis=1) == 1
+    F1, P1, T1 = np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 3))
+    for j, fp in enumerate(trial.force_plates):
+        w = fp.point
+        f, c, t = w.force[:n], w.cop[:n], w.free_moment[:n]
+        u = use[:, j]
+        bad |= u & ~np.all(np.isfinite(f), axis=1)
+        ok = u & np.all(np.isfinite(c), axis=1) & np.all(np.isfinite(f), axis=1)
+        fo = np.where(ok[:, None], f, 0.0)
+        co = np.where(ok[:, None], c, 0.0)
+        to = np.where(ok[:, None], np.nan_to_num(t), 0.0)
+        F += fo
+        M += np.cross(co, fo) + to
+        zsum += np.where(ok, co[:, 2], 0.0)
+        k += ok
+        sel = one & u
+        F1[sel], P1[sel], T1[sel] = fo[sel], co[sel], to[sel]
+    z0 = np.where(k > 0, zsum / np.maximum(k, 1), 0.0)
+    fz = F[:, 2]
+    good = np.abs(fz) >= COP_THRESHOLD_N
+    with np.errstate(invalid="ignore", divide="ignore"):
+        px = np.where(good, (z0 * F[:, 0] - M[:, 1]) / fz, 0.0)
+        py = np.where(good, (M[:, 0] + z0 * F[:, 1]) / fz, 0.0)
+    P = np.column_stack([px, py, np.where(good, z0, 0.0)])
+    T = np.column_stack([np.zeros(n), np.zeros(n), np.where(good, M[:, 2] - (px * F[:, 1] - py * F[:, 0]), 0.0)])
+    F = np.where(good[:, None], F, 0.0)
+    F[one], P[one], T[one] = F1[one], P1[one], T1[one]
+    for a in (F, P, T):
+        a[bad] = np.nan
+    return F, P, T
+
+
+def foot_loads(trial: Trial, contacts: list[FootContact], events: list[Event] | None,
+               ownership: PlateOwnership | None = None,
+               threshold: float = CONTACT_THRESHOLD_N) -> dict[str, FootLoad]:
     """Per-foot external loads at the point rate (see the module docstring).
 
     ``events``: foot strikes/offs giving swing and stance; None or empty means the
-    state of frames outside plate contacts is unknown (NaN).
+    state of frames outside plate contacts is unknown (NaN). ``ownership``: who loads each
+    plate on every frame (:func:`gaitid.contacts.plate_ownership`); without it the contacts'
+    plates are used whole, as when each plate carries one foot at a time.
     """
     n = trial.n_frames
     t = trial.time
-    plates = {fp.index: fp for fp in trial.force_plates}
+    m = len(trial.force_plates)
+    col = [fp.index for fp in trial.force_plates]
+    spans = {side: _contact_frames(trial, contacts, side, events) for side in SIDES}
     out = {}
     for side in SIDES:
+        in_valid, invalid, plates_of, forced = spans[side]
         state = np.full(n, "unknown", dtype=object)
         if events:
             state[:] = "swing"
             for a, b in stance_intervals(events, side, t[0], t[-1]):
                 state[trial.indices_between(a, b)] = "off plate"
-        F = np.full((n, 3), np.nan)
-        P = np.full((n, 3), np.nan)
-        T = np.full((n, 3), np.nan)
-        stance = [(a, b) for a, b in stance_intervals(events or [], side, t[0], t[-1])]
-        for c in contacts:
-            if side not in c.feet and c.side != side:
+        owned = ownership.owned(side).copy() if ownership is not None else np.zeros((n, m), bool)
+        owned &= ~spans[other_side(side)][3]  # a plate the user gave to the other foot is not this one's
+        problem = ownership.problem[side].copy() if ownership is not None else np.zeros(n, np.int8)
+        pplate = ownership.problem_plate[side] if ownership is not None else np.zeros(n, np.int32)
+        use = owned | forced
+        problem[forced.any(axis=1)] = 0  # the user's override decides these frames
+        for j, p in enumerate(col):
+            # the contact's own plate where no other foot is found on it (its edges, below the
+            # contact threshold, or a COP the per-frame test could not place)
+            mine = plates_of[:, j]
+            if ownership is None:
+                use[mine, j] = True
                 continue
-            a = np.nanmin([c.strike_time if np.isfinite(c.strike_time) else t[0]])
-            b = np.nanmax([c.off_time if np.isfinite(c.off_time) else t[-1]])
-            if c.valid and c.side == side:
-                # stretch to the stance period(s) this contact overlaps (their edges carry < threshold force)
-                for sa, sb in stance:
-                    if sa <= b and a <= sb:
-                        a, b = min(a, sa), max(b, sb)
-                idx = trial.indices_between(a, b)
-                w = sum_wrenches([plates[p].point for p in c.plates])
-                ok = np.all(np.isfinite(w.cop[idx]), axis=1) & np.all(np.isfinite(w.force[idx]), axis=1)
-                F[idx] = np.where(ok[:, None], w.force[idx], 0.0)
-                P[idx] = np.where(ok[:, None], w.cop[idx], 0.0)
-                T[idx] = np.where(ok[:, None], np.nan_to_num(w.free_moment[idx]), 0.0)
-                state[idx] = "plate"
-            else:  # load unknown while this foot may be on the plate: not in its swing
-                idx = trial.indices_between(a, b)
-                idx = idx[state[idx] != "swing"]
-                state[idx] = np.where(state[idx] == "plate", "plate", "invalid")
+            # its light edges only where this foot owned the plate on the nearest loaded frame
+            edge_ok = (ownership.edge[:, j] == OWNER_CODE[side]) | (ownership.owner[:, j] == UNOWNED) | (
+                ~(np.nan_to_num(trial.force_plates[j].point.force[:n, 2], nan=np.inf) > COP_THRESHOLD_N))
+            free = mine & np.isin(ownership.owner[:, j], (NONE, UNOWNED)) & edge_ok
+            use[free, j] = True
+            problem[free & (problem == 3) & (pplate == p)] = 0
+        F, P, T = plate_sum(trial, use)
+        swing0 = state == "swing"  # by the events
+        has = in_valid | owned.any(axis=1)
+        state[has] = "plate"
+        touching = ownership.touches[side].any(axis=1) if ownership is not None else np.zeros(n, bool)
+        unknown = (problem > 0) & (has | touching)
+        unknown |= invalid & ~in_valid & (~swing0 | owned.any(axis=1))
+        state[unknown] = "invalid"
         swing = state == "swing"
-        F[swing] = 0.0
-        P[swing] = 0.0
-        T[swing] = 0.0
+        F[swing] = P[swing] = T[swing] = 0.0
+        state[(state == "plate") & ~np.all(np.isfinite(F), axis=1)] = "invalid"  # a NaN sample of a used plate
+        nan = (state != "swing") & (state != "plate")
+        F[nan] = P[nan] = T[nan] = np.nan
         out[side] = FootLoad(side, F, P, T, state)
+    return _balanced(trial, out, threshold)
+
+
+def load_imbalance(trial: Trial, loads: dict[str, FootLoad], threshold: float = CONTACT_THRESHOLD_N) -> np.ndarray:
+    """(n,) N: where both feet have a load, |sum of every plate's force - (left + right)|, beyond
+    the force on plates carrying less than ``threshold`` (their noise, or a contact's edge); 0
+    elsewhere. The invariant: a plate's force above the threshold belongs to exactly one measured
+    foot, so this is 0 on every frame."""
+    n = trial.n_frames
+    total = np.zeros((n, 3))
+    slack = np.zeros(n)
+    for fp in trial.force_plates:
+        f = fp.point.force[:n]
+        total += np.nan_to_num(f)
+        light = ~(np.nan_to_num(f[:, 2], nan=np.inf) > threshold)
+        slack += np.where(light, np.linalg.norm(np.nan_to_num(f), axis=1), 0.0)
+    feet = sum(loads[s].force_lab for s in SIDES)
+    both = np.all(np.isfinite(feet), axis=1)
+    diff = np.linalg.norm(np.nan_to_num(total - feet), axis=1)
+    return np.where(both, np.maximum(diff - slack - 1e-6 * (1.0 + np.abs(total).sum(axis=1)), 0.0), 0.0)
+
+
+def _balanced(trial: Trial, loads: dict[str, FootLoad], threshold: float) -> dict[str, FootLoad]:
+    """The invariant enforced: frames where the feet's loads do not add up to the plates' (a
+    plate's force given to no foot or to both) are NaN for both feet, state 'unbalanced'
+    (never expected; the tests hold it at zero frames)."""
+    bad = load_imbalance(trial, loads, threshold) > 1.0
+    if not bad.any():
+        return loads
+    out = {}
+    for side, ld in loads.items():
+        F, P, T, st = ld.force_lab.copy(), ld.cop_lab.copy(), ld.free_moment_lab.copy(), ld.state.copy()
+        F[bad] = P[bad] = T[bad] = np.nan
+        st[bad] = "unbalanced"
+        out[side] = FootLoad(side, F, P, T, st)
     return out
+
+
+def _contact_frames(trial: Trial, contacts: list[FootContact], side: str, events: list[Event] | None):
+    """Per frame, for one foot: (in a valid contact, in an invalid one, (n, m) the valid contact's
+    plates, (n, m) the plates a manual override gives to this foot). A valid contact is stretched to
+    the stance period(s) it overlaps (their edges carry less than the contact threshold)."""
+    n, t = trial.n_frames, trial.time
+    col = [fp.index for fp in trial.force_plates]
+    stance = stance_intervals(events or [], side, t[0], t[-1])
+    in_valid = np.zeros(n, bool)
+    invalid = np.zeros(n, bool)
+    plates_of = np.zeros((n, len(col)), bool)
+    forced = np.zeros((n, len(col)), bool)
+    for c in contacts:
+        if side not in c.feet and c.side != side:
+            continue
+        a = c.strike_time if np.isfinite(c.strike_time) else t[0]
+        b = c.off_time if np.isfinite(c.off_time) else t[-1]
+        if (c.valid or c.frames_only) and c.side == side:  # frames_only: its bad frames are NaN per frame
+            for sa, sb in stance:
+                if sa <= b and a <= sb:
+                    a, b = min(a, sa), max(b, sb)
+            idx = trial.indices_between(a, b)
+            in_valid[idx] = True
+            cols = [col.index(p) for p in c.plates]
+            plates_of[np.ix_(idx, cols)] = True
+            if c.source == "override":
+                forced[np.ix_(idx, cols)] = True
+        else:  # load unknown while this foot may be on the plate (outside its swing: see foot_loads)
+            invalid[trial.indices_between(a, b)] = True
+    return in_valid, invalid, plates_of, forced
 
 
 def filtered_load(load: FootLoad, rate: float, cutoff_hz: float | None, order: int) -> ExternalLoad:

@@ -13,8 +13,15 @@ speed (m/s) = stride length / stride time; step time (s) and step length (m) fro
 the opposite foot's strike inside the cycle to the cycle's closing strike (the step
 ending the cycle; its length is the distance along the direction of progression
 from the opposite heel at its strike to this heel at the closing strike); stance and swing (% of cycle);
-opposite foot off and strike (%); double and single support (%). Over a treadmill
-the lengths measure foot displacement over the belt, not walking distance.
+opposite foot off and strike (%); double and single support (%).
+
+On a treadmill (the pelvis hardly advances: :func:`gaitid.progression.progression_direction`
+mode 'treadmill') the heel's displacement in the lab is not the stride: the belt carries the
+stance foot backwards. The belt speed of each cycle is measured from the markers (``belt_speed``,
+m/s: minus the median velocity along the direction of progression of the cycle's heel over the
+middle of its stance, 20-80 %, where the foot rides the belt), and the lengths are taken
+over the belt: stride length = heel displacement + belt speed x stride time, step length likewise
+over the step time; walking speed = stride length / stride time (about the belt speed).
 
 Kinetic and clinical parameters (moment peaks in their phase of stance, power bursts,
 swing and stance angles): :mod:`gaitid.clinical`. The whole-cycle maximum and minimum of each
@@ -56,9 +63,10 @@ def spatiotemporal_parameters(trial: Trial, cycles: list[Cycle], markers: GaitMa
     """Cadence, speed, stride/step lengths and times, stance/swing and support phases per cycle."""
     t = trial.time
     try:
-        prog_dir = progression_direction(trial, markers).direction_lab
+        prog = progression_direction(trial, markers)
+        prog_dir, treadmill = prog.direction_lab, prog.mode == "treadmill"
     except DataError:  # no pelvis: the direction of each stride's heel displacement instead
-        prog_dir = None
+        prog_dir, treadmill = None, False
     heel = {s: trial.point(markers.foot(s).heel) for s in SIDES if trial.has_points(markers.foot(s).heel)}
     rows = []
     for c in cycles:
@@ -73,12 +81,14 @@ def spatiotemporal_parameters(trial: Trial, cycles: list[Cycle], markers: GaitMa
             d = np.full(3, np.nan)
         d = d / np.linalg.norm(d) if np.all(np.isfinite(d)) else d
         stride_len = step_len = np.nan
+        step_time = c.end_time - c.opposite_strike_time
+        belt = _belt_speed(trial, markers, c, d) if treadmill else 0.0
         if c.side in heel:
-            stride_len = float(np.dot(_at(heel[c.side], t, c.end_time) - _at(heel[c.side], t, c.start_time), d))
+            travel = _at(heel[c.side], t, c.end_time) - _at(heel[c.side], t, c.start_time)
+            stride_len = float(np.dot(travel, d)) + belt * T
             if other in heel:
                 step_len = float(np.dot(_at(heel[c.side], t, c.end_time)
-                                        - _at(heel[other], t, c.opposite_strike_time), d))
-        step_time = c.end_time - c.opposite_strike_time
+                                        - _at(heel[other], t, c.opposite_strike_time), d)) + belt * step_time
         stance = c.foot_off_pct
         o_off = c.percent(c.opposite_off_time)
         o_str = c.percent(c.opposite_strike_time)
@@ -96,9 +106,26 @@ def spatiotemporal_parameters(trial: Trial, cycles: list[Cycle], markers: GaitMa
             _row(c, "double_support", o_off + (stance - o_str), "%"),
             _row(c, "single_support", o_str - o_off, "%"),
         ]
+        if treadmill:
+            rows.append(_row(c, "belt_speed", belt, "m/s"))
     text = ("side", "parameter", "variable", "component", "unit")  # plain strings: see gaitid.clinical._text
     return pd.DataFrame({c: pd.Series([r[c] for r in rows], dtype=object if c in text else float if c in
                                       ("value", "percent") else np.int64) for c in _PARAM_COLS}, columns=_PARAM_COLS)
+
+
+def _belt_speed(trial: Trial, markers: GaitMarkers, c: Cycle, d: np.ndarray) -> float:
+    """Belt speed (m/s, + when the belt carries the foot backwards) under the cycle's stance: minus
+    the median velocity along ``d`` of the foot's heel over 20-80 % of the stance."""
+    foot = markers.foot(c.side)
+    labels = [m for m in (foot.heel,) if trial.has_points(m)]  # the toe rolls over the forefoot
+    stance = c.foot_off_time - c.start_time
+    idx = trial.indices_between(c.start_time + 0.2 * stance, c.start_time + 0.8 * stance)
+    if not labels or idx.size < 2 or not np.all(np.isfinite(d)):
+        return np.nan
+    v = [np.gradient(trial.point(m)[:, :2], axis=0)[idx] @ d[:2] * trial.point_rate for m in labels]
+    v = np.concatenate(v)
+    v = v[np.isfinite(v)]
+    return float(-np.median(v)) if v.size else np.nan
 
 
 def summarise(table: pd.DataFrame, per_side: bool = True) -> pd.DataFrame:

@@ -15,7 +15,8 @@ callable on its own:
    derivatives, joint angles (:mod:`gaitid.model`);
 5. :func:`~gaitid.events.gait_events` -> the file's events checked against those detected
    from the contacts and from kinematics;
-6. :func:`~gaitid.loads.foot_loads` -> the load on each foot per frame (NaN where unknown);
+6. :func:`measured_loads` -> the load on each foot per frame: the plates it alone loads on that
+   frame (:mod:`gaitid.contacts.ownership`, :func:`~gaitid.loads.foot_loads`), NaN where unknown;
 7. :func:`joint_loads` -> the solver (:func:`gaitid.dynamics.inverse_dynamics`) per leg;
 8. :func:`~gaitid.outputs.output_curves` -> Plug-in Gait-named output variables;
 9. :func:`cycle_tables` -> cycles, 0-100 % curves, discrete parameters, mean +- SD;
@@ -35,7 +36,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from gaitid.clinical import clinical_from_arrays
-from gaitid.contacts import FootContact, assign_contacts
+from gaitid.contacts import FootContact, assign_contacts, plate_ownership
 from gaitid.cycles import Cycle, curves_summary, cycles_table, gait_cycles, normalised_cycles
 from gaitid.dynamics import inverse_dynamics
 from gaitid.dynamics.types import JointLoads
@@ -80,6 +81,13 @@ def foot_contacts(trial: Trial, markers: GaitMarkers, settings: Settings) -> lis
     """The contacts stage: every plate contact given to a foot or invalid with the reason."""
     return assign_contacts(trial, markers, overrides=settings.plates, threshold=settings.contact_threshold_n,
                            min_duration=settings.min_contact_s)
+
+
+def measured_loads(trial: Trial, markers: GaitMarkers, contacts: list[FootContact], events, settings: Settings):
+    """The foot-loads stage: each foot's load per frame, the sum of the plates it alone loads on that
+    frame (:func:`gaitid.contacts.plate_ownership`), zero in swing, NaN where not wholly measured."""
+    return foot_loads(trial, contacts, events, plate_ownership(trial, markers, settings.contact_threshold_n),
+                      settings.contact_threshold_n)
 
 
 def segment_kinematics(trial: Trial, model: Model, static: Trial | None, subject: SubjectData,
@@ -165,7 +173,7 @@ def process(
     trial = trial if subj.subject is trial.subject else replace(trial, subject=subj.subject)
     kinematics = segment_kinematics(trial, model_def, static_trial, subj, settings, segment_parameters)
     choice = gait_events(trial, contacts, markers, settings.events)
-    loads = foot_loads(trial, contacts, choice.events)
+    loads = measured_loads(trial, markers, contacts, choice.events, settings)
     joints = joint_loads(kinematics, loads, settings)
     outputs = output_curves(kinematics, joints, loads, model_def, settings, subj.subject)
     cycles = gait_cycles(choice.events, contacts)

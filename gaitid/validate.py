@@ -13,13 +13,18 @@ two modes:
   of the same subject beside it (:func:`gaitid.pairing.pair_static`; none for a trial whose
   subject no static matches).
 
-It compares, per side, joint and plane, over the stance phases Plug-in Gait computed: frames
-where its moment is finite and non-zero and its vertical GRF for that side exceeds the contact
-threshold (20 N; without a stored GRF: the frames gaitid puts on a valid plate). A contact gaitid
+It compares, per side, joint and plane, like with like: over the frames where Plug-in Gait
+computed the moment (finite, non-zero) with the foot loaded (its vertical GRF for that side above
+the contact threshold, 20 N; without a stored GRF: the frames gaitid puts on a valid plate) and
+where gaitid, too, has the foot's load wholly measured (state 'plate', :mod:`gaitid.loads`). A contact gaitid
 rejects but Plug-in Gait computed is re-run with the plate assigned (noted in the records).
 Metrics: RMS difference, Pearson r, peak difference and peak time shift (:func:`compare`), and
-RMS / r after low-passing both curves at 6 Hz (``rms_6hz``, ``r_6hz``: the band-limited
-comparison, blind to high-frequency noise in either curve).
+RMS / r after low-passing both curves at 6 Hz over the same span (the runs of at least 16 frames
+where both curves are computed) (``rms_6hz``, ``r_6hz``: the band-limited comparison, blind to high-frequency
+noise in either curve and to a one-frame restart in one of them).
+
+``static`` (a path, or 'auto' for the pairing by content), ``plates`` (plate overrides, as
+``gaitid run --plates``) and the subject options apply as in ``gaitid run``.
 
 Moments in N.m/kg (Plug-in Gait stores N.mm/kg; the reader converts), powers in W/kg,
 angles in degrees. Output names may carry a suffix (``LAnkleMoment_M``); the exact name wins.
@@ -100,15 +105,24 @@ def compare(ours: np.ndarray, ref: np.ndarray, mask: np.ndarray, rate: float) ->
     return out
 
 
-def lowpass_runs(x: np.ndarray, rate: float, cutoff_hz: float = BAND_HZ, order: int = 4) -> np.ndarray:
-    """``x`` (1-D) low-pass filtered (zero-lag Butterworth) over each finite, non-zero run of at
-    least 16 frames (Plug-in Gait's computed stretches); other frames unchanged."""
+BAND_MIN_RUN = 16  # frames: the band-limited metric uses only runs this long (the filter's support)
+
+
+def lowpass_runs(x: np.ndarray, rate: float, cutoff_hz: float = BAND_HZ, order: int = 4,
+                 span: np.ndarray | None = None) -> np.ndarray:
+    """``x`` (1-D) low-pass filtered (zero-lag Butterworth) over each run of at least 16 frames
+    of ``span``. Without ``span``: its finite, non-zero runs, other frames unchanged. With
+    ``span``: NaN outside its filtered runs; give both curves of a comparison the same ``span`` so
+    that both are filtered over the same frames (a one-frame gap or restart in one curve then
+    cannot put filter edges into the other)."""
     from gaitid import kinematics as kin
 
-    out = np.array(x, float)
-    for a, b in _runs(np.isfinite(out) & (out != 0)):
-        if b - a >= 16:
-            out[a:b] = kin.butter_lowpass(out[a:b, None], rate, cutoff_hz, order)[:, 0]
+    x = np.asarray(x, float)
+    out = np.array(x, float) if span is None else np.full(x.shape, np.nan)
+    span = (np.isfinite(x) & (x != 0)) if span is None else (np.asarray(span, bool) & np.isfinite(x))
+    for a, b in _runs(span):
+        if b - a >= BAND_MIN_RUN:
+            out[a:b] = kin.butter_lowpass(x[a:b, None], rate, cutoff_hz, order)[:, 0]
     return out
 
 
@@ -162,6 +176,9 @@ def _compare_result(file: str, mode: str, trial, result) -> list[dict]:
     rate = trial.point_rate
     for side, s in SIDES.items():
         stance = _stance_mask(trial, result, side)
+        # like with like: only frames where gaitid, too, has the foot's load wholly measured
+        ld = result.loads[side.capitalize()]
+        loaded = (ld.state == "plate") & np.isfinite(ld.force_lab).all(axis=1)
         for joint in JOINTS:
             J = joint.capitalize()
             for quantity, (ours_suffix, ref_suffix, unit, comps) in QUANTITIES.items():
@@ -174,14 +191,18 @@ def _compare_result(file: str, mode: str, trial, result) -> list[dict]:
                 except GaitIDError:
                     continue
                 computed = np.isfinite(ref_all).all(axis=1) & (np.abs(ref_all).sum(axis=1) > 0)
-                mask = computed & (stance if quantity != "angle" else True)
+                mask = computed & (stance & loaded if quantity != "angle" else True)
                 for k in comps:
                     ours = ours_all[:, k] if ours_all.shape[1] > 1 else ours_all[:, 0]
                     plane = PLANES[k] if quantity != "power" else "total"
                     rec = {"file": file, "side": side, "joint": joint, "plane": plane, "mode": mode,
                            "quantity": quantity, "unit": unit, "label": lab}
                     rec.update(compare(ours, ref_all[:, k], mask, rate))
-                    band = compare(lowpass_runs(ours, rate), lowpass_runs(ref_all[:, k], rate), mask, rate)
+                    # both curves filtered over the same span: where both are computed (the stance
+                    # and the swing around it, for the filter's context), compared over the mask
+                    span = computed & np.isfinite(ours)
+                    band = compare(lowpass_runs(ours, rate, span=span), lowpass_runs(ref_all[:, k], rate, span=span),
+                                   mask, rate)
                     rec["rms_6hz"], rec["r_6hz"] = band["rms"], band["r"]
                     records.append(rec)
     return records
@@ -189,7 +210,8 @@ def _compare_result(file: str, mode: str, trial, result) -> list[dict]:
 
 def validate_file(path: str | os.PathLike, *, modes: Iterable[str] = tuple(MODES), mass: float | None = None,
                   static: str | os.PathLike | None = None, settings: Settings | None = None,
-                  subject: dict | None = None, subject_file: str | os.PathLike | None = None) -> list[dict]:
+                  subject: dict | None = None, subject_file: str | os.PathLike | None = None,
+                  plates: dict | None = None) -> list[dict]:
     """Records (see :func:`validate`) for one C3D file. ``mass`` (kg), ``subject`` (SI values,
     e.g. ``{'leg_length_left': 0.9}``) and ``subject_file`` fill what the file does not store
     (:func:`gaitid.pairing.subject_layers`)."""
@@ -218,6 +240,9 @@ def validate_file(path: str | os.PathLike, *, modes: Iterable[str] = tuple(MODES
             return [{"file": file, "reason": f"subject data: {exc}"}]
         trial.subject = merge_subject(layers)[0]
     settings = settings or Settings.plugin_gait(marker_cutoff_hz=None)
+    user_plates = dict(plates or {})
+    if user_plates:
+        settings = settings.replace(plates={**settings.plates, **user_plates})
     subject = None  # the mass is in trial.subject when given
     mass_note = ""
     records: list[dict] = []
@@ -241,7 +266,7 @@ def validate_file(path: str | os.PathLike, *, modes: Iterable[str] = tuple(MODES
                     continue
                 mass_note = f"mass {subject:.1f} kg estimated from plate Fz / Plug-in Gait GRF"
             result = process(trial, model=MODES[mode], subject=subject, static=stat, settings=settings)
-            forced = _plates_pig_used(trial, result)
+            forced = [f for f in _plates_pig_used(trial, result) if f[0] not in user_plates]  # the user's win
             if forced:
                 plates = {**settings.plates, **{p: side for p, side, _ in forced}}
                 result = process(trial, model=MODES[mode], subject=subject, static=stat,
@@ -267,7 +292,8 @@ def validate_file(path: str | os.PathLike, *, modes: Iterable[str] = tuple(MODES
 
 def validate(paths: str | os.PathLike | Iterable[str | os.PathLike], *, modes: Iterable[str] = tuple(MODES),
              mass: float | None = None, settings: Settings | None = None, subject: dict | None = None,
-             subject_file: str | os.PathLike | None = None) -> list[dict]:
+             subject_file: str | os.PathLike | None = None, static: str | os.PathLike | None = None,
+             plates: dict | None = None) -> list[dict]:
     """Compare gaitid with the Plug-in Gait kinetics stored in C3D files.
 
     ``paths``: files and/or folders (searched recursively for ``*.c3d``; static trials,
@@ -275,7 +301,9 @@ def validate(paths: str | os.PathLike | Iterable[str | os.PathLike], *, modes: I
     their subject beside them and are not compared). ``modes``: 'pig-segments' and/or 'markers'
     (see the module docstring). ``mass``: body mass (kg) for files storing none (else estimated
     from the plates and Plug-in Gait's GRF); ``subject`` / ``subject_file``: other subject
-    values for files storing none (see :func:`validate_file`).
+    values for files storing none (see :func:`validate_file`). ``static``: the static trial for
+    every file (default, or 'auto': each file's static paired by content and subject);
+    ``plates``: plate overrides ({plate: 'Left'|'Right'|'Invalid'|'Auto'}) for every file.
 
     Returns one record per file, mode, side, joint, quantity and plane:
     ``{file, side, joint, plane, mode, quantity, unit, label, rms, r, n_cycles, n_frames,
@@ -294,14 +322,19 @@ def validate(paths: str | os.PathLike | Iterable[str | os.PathLike], *, modes: I
     statics = [i for i in infos.values() if i.kind == "static"]
     walks = [infos[f] for f in files if infos[f].kind != "static"]
     pairs = pair_statics(walks, statics)
+    if static is not None and str(static) != "auto" and not Path(static).is_file():
+        from gaitid.errors import SettingsError
+
+        raise SettingsError(f"--static {static}: no such file (give a static C3D, or 'auto')")
     records: list[dict] = []
     for w in walks:
         pairing = pairs[w.path]
-        recs = validate_file(w.path, modes=modes, mass=mass, static=pairing.static, settings=settings,
-                             subject=subject, subject_file=subject_file)
+        given = static is not None and str(static) != "auto"
+        recs = validate_file(w.path, modes=modes, mass=mass, static=Path(static) if given else pairing.static,
+                             settings=settings, subject=subject, subject_file=subject_file, plates=plates)
         for r in recs:
             if r.get("mode", "markers") == "markers" and "reason" not in r:
-                r["pairing"] = pairing.reason
+                r["pairing"] = f"--static {Path(static).name}" if given else pairing.reason
         records.extend(recs)
     return records
 

@@ -212,9 +212,13 @@ def test_contact_mask_rejects_short_spikes_and_bridges_short_dips():
     assert contact_mask(noisy, rate, min_gap=0.0005).sum() == 0  # nothing bridged: every run is 1 ms
     m = contact_mask(noisy, rate)  # the 1 ms dips are bridged (not the final sample): one contact
     assert m[:-1].all() and not m[-1]
-    fz[320:380] = np.nan  # a 60 ms NaN stretch is no contact; the 20 ms left before it is too short
+    fz[320:380] = np.nan  # a 60 ms NaN stretch inside a contact does not split it (issue 18 #4)
     starts, stops = runs(contact_mask(fz, rate))
-    assert starts.tolist() == [380] and stops.tolist() == [700]
+    assert starts.tolist() == [300] and stops.tolist() == [700]
+    fz[700:760] = np.nan  # NaN next to an unloaded stretch is no contact
+    fz[100:130] = np.nan  # nor is NaN between unloaded stretches
+    starts, stops = runs(contact_mask(fz, rate))
+    assert starts.tolist() == [300] and stops.tolist() == [700]
 
 
 def test_plate_crossing_times_match_the_half_sine_closed_form():

@@ -267,3 +267,44 @@ def test_marker_model_foot_centre_of_mass_is_plug_in_gaits(file, static):
     bare = build_segments(replace(trial, marker_labels=labels), static=stat, settings=settings)
     foot = bare.motion["Left"][0]
     np.testing.assert_allclose(foot.com_lab, 0.5 * (foot.proximal_lab + trial.point("LTOE")), equal_nan=True)
+
+
+def test_band_limited_metric_filters_both_curves_over_the_same_span():
+    """A one-frame restart (0 then back) in the reference curve: filtered over its own runs it would
+    ring at the restart; over the common span both curves are filtered alike, and identical
+    curves compare as identical."""
+    rate = 100.0
+    t = np.arange(300) / rate
+    x = np.sin(2 * np.pi * 1.0 * t) + 0.5
+    ref = x.copy()
+    ref[150] = 0.0  # Plug-in Gait's one-frame restart
+    mask = np.ones(300, bool)
+    both = mask & (ref != 0)
+    same = compare(lowpass_runs(x, rate, span=both), lowpass_runs(ref, rate, span=both), both, rate)
+    assert same["rms"] == pytest.approx(0.0, abs=1e-12)
+    own = compare(lowpass_runs(x, rate), lowpass_runs(ref, rate), both, rate)
+    assert own["rms"] > 1e-4  # the old way: edge artefacts where only the reference restarts
+    short = np.zeros(300, bool)
+    short[10:20] = True  # runs shorter than 16 frames are not in the band-limited metric
+    assert np.isnan(lowpass_runs(x, rate, span=short)).all()
+
+
+def test_validate_takes_static_and_plates_like_run(realdata, capsys):
+    """``--plates 1=Invalid`` removes the right stance on plate 1 from the comparison (gaitid's
+    load is NaN there, so those frames are not like with like); ``--static`` names the static
+    for every file; a missing static is a clear error naming the option."""
+    import json
+
+    from gaitid.cli import main
+
+    path = str(realdata / "btkdata" / "PiG_Motion-FlatFoot-Full.c3d")
+    static = str(realdata / "btkdata" / "PiG_Calibration-FlatFoot-Full.c3d")
+    assert main(["validate", path, "--static", static, "--plates", "1=Invalid", "--json"]) == 0
+    recs = json.loads(capsys.readouterr().out)
+    right = [r for r in recs if r.get("side") == "right" and r.get("quantity") == "moment"]
+    left = [r for r in recs if r.get("side") == "left" and r.get("quantity") == "moment"]
+    assert right and all(r["n_frames"] == 0 for r in right)
+    assert left and all(r["n_frames"] > 40 for r in left)
+    assert all(r["pairing"] == "--static PiG_Calibration-FlatFoot-Full.c3d" for r in left if r["mode"] == "markers")
+    assert main(["validate", path, "--static", str(realdata / "absent.c3d")]) == 1
+    assert "--static" in capsys.readouterr().err

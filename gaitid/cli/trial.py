@@ -149,6 +149,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"  uncertainty note: {note}")
     for w in [*result.warnings, *(norms.warnings if norms is not None else [])]:
         print(f"  warning: {w}")
+    for c in result.foot_contacts:  # why a contact gives no kinetics (its loads are NaN where not measured)
+        if not c.valid:
+            print(f"  contact not used for kinetics ({c.side or 'foot unknown'}): {c.reason}")
     for r in reports:
         print(f"report: {r}")
     return EXIT_OK

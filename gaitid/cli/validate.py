@@ -10,6 +10,10 @@ from gaitid.cli.options import EXIT_OK, add_subject_arguments, subject_from_args
 def add_validate_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="+", metavar="FILE_OR_DIR", help="C3D files with Plug-in Gait outputs, or folders")
     parser.add_argument("--json", action="store_true", help="print JSON records instead of the table")
+    parser.add_argument("--static", metavar="STATIC_OR_auto",
+                        help="static (calibration) trial for every file, or 'auto' (default): each file's own, "
+                             "paired by content and subject")
+    parser.add_argument("--plates", metavar="SPEC", help="plate-to-foot overrides, e.g. '1=Left,2=Invalid,3=Auto'")
     add_subject_arguments(parser, plates=False)
 
 
@@ -19,8 +23,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     from gaitid.validate import format_table, validate
 
+    from gaitid.vocabulary import parse_plate_overrides
+
     opts = subject_from_args(args)
-    records = validate(args.paths, subject=opts.values, subject_file=opts.file)
+    plates = parse_plate_overrides(args.plates) if args.plates else None
+    records = validate(args.paths, subject=opts.values, subject_file=opts.file, static=args.static, plates=plates)
     if args.json:  # strict JSON: NaN (metric undefined) becomes null, numpy scalars plain numbers
         print(json.dumps(_jsonable(records), indent=1, allow_nan=False))
     else:

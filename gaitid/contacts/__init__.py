@@ -3,6 +3,10 @@
 - :mod:`gaitid.contacts.intervals` -- loaded periods of each plate at its analog rate;
 - :mod:`gaitid.contacts.assign` -- each contact given to a foot, or invalid with the reason
   (centre of pressure under one foot, whole foot on the plate, no other foot; overrides);
+- :mod:`gaitid.contacts.ownership` -- per frame and plate, which foot loads it, and where a
+  foot's load is not measured and why;
+- :mod:`gaitid.contacts.treadmill` -- treadmill trials: detection, and foot contacts from the
+  per-frame ownership (a belt is never unloaded);
 - :mod:`gaitid.contacts.geometry` -- points against foot triangles and plate outlines.
 """
 
@@ -14,9 +18,11 @@ from gaitid.contacts.assign import (
     resolve_plate_overrides,
 )
 from gaitid.contacts.geometry import distance_to_triangle, inside_distance
+from gaitid.contacts.ownership import PlateOwnership, plate_ownership
 from gaitid.contacts.intervals import ContactInterval, contact_mask, plate_intervals, trial_intervals
 
 __all__ = [
-    "ContactInterval", "FootContact", "assign_contacts", "contact_mask", "contacts_table", "distance_to_triangle",
-    "ground_points", "inside_distance", "plate_intervals", "resolve_plate_overrides", "trial_intervals",
+    "ContactInterval", "FootContact", "PlateOwnership", "assign_contacts", "contact_mask", "contacts_table",
+    "distance_to_triangle", "ground_points", "inside_distance", "plate_intervals", "plate_ownership",
+    "resolve_plate_overrides", "trial_intervals",
 ]

@@ -13,31 +13,42 @@ Contacts are the loaded periods of each plate (:mod:`gaitid.contacts.intervals`,
    (feet together) makes the contact invalid.
 2. *Two adjacent plates.* Contacts of the same foot on different plates that overlap
    in time form one foot contact (their wrenches are summed: :func:`gaitid.loads.sum_wrenches`).
-3. *Whole foot on the plate(s).* The foot's heel and toe markers, at every frame of the
+3. *Whole foot on the plate(s)* (level walkways; with plates at several heights the per-frame
+   rules of :mod:`gaitid.contacts.ownership`, which know each plate's height, apply instead).
+   The foot's heel and toe markers, at every frame of the
    contact where they are on the ground (within ``ground_clearance`` = 0.03 m of
    their lowest height in the trial and moving horizontally slower than
    ``ground_speed`` = 0.5 m/s), must lie inside the plate outline(s), at most
    ``plate_tolerance`` (0.01 m) outside an edge. Otherwise: "partly off the plate".
-4. *Only that foot.* The other foot's heel and toe, when on the ground during the
+4. *Only that foot* (level walkways, as 3). The other foot's heel and toe, when on the ground during the
    contact, must not be inside any of the contact's plates (by more than
    ``plate_tolerance``): otherwise "two feet".
 5. *Manual override* per plate, as in Plug-in Gait / pyCGM2: 'Left' or 'Right' gives
    every contact on that plate to that foot (checks skipped, source 'override'),
    'Invalid' makes them invalid, 'Auto' (default) applies the rules above. Overridden
    plates are never grouped with adjacent plates.
+6. *Every frame measured.* A contact valid by the rules above is made invalid when, on some
+   of its frames, the per-frame ownership (:mod:`gaitid.contacts.ownership`) finds the other
+   foot on one of its plates, a NaN sample, a loaded plate under neither foot or the foot partly
+   off the plates; the reason names each problem and its duration, and the foot's load is NaN on
+   those frames only (``frames_only``). On a treadmill (:mod:`gaitid.contacts.treadmill`) the
+   contacts come from the ownership instead.
 
 The markers are the model's ``[gait]`` heel, toe and ankle (:mod:`gaitid.model.gait_markers`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
+from gaitid.contacts.contact import FootContact
 from gaitid.contacts.geometry import distance_to_triangle, inside_distance
 from gaitid.contacts.intervals import ContactInterval, trial_intervals
+from gaitid.contacts.ownership import PlateOwnership, plate_ownership
+from gaitid.contacts.treadmill import treadmill_contacts, treadmill_mode
 from gaitid.errors import SettingsError
 from gaitid.model.gait_markers import GaitMarkers
 from gaitid.trial import PlateWrench, Trial
@@ -50,34 +61,6 @@ from gaitid.vocabulary import (
     other_side,
     parse_plate_override,
 )
-
-
-@dataclass
-class FootContact:
-    """One foot placement on one or more plates (or an invalid contact).
-
-    ``plates``: 1-based plate indices. ``side``: 'Left', 'Right' or None (unknown foot).
-    ``strike_time``/``off_time``: s, file clock (NaN when the contact was on at the
-    record's start / end). ``valid``: usable for kinetics; ``reason`` says why not
-    ('' when valid). ``feet``: the feet found on the plate(s) (both for two feet).
-    ``cop_under``: fraction of the evaluated frames with the COP under each foot.
-    ``source``: 'auto' or 'override'.
-    """
-
-    plates: tuple[int, ...]
-    side: str | None
-    strike_time: float
-    off_time: float
-    valid: bool
-    reason: str
-    feet: tuple[str, ...] = ()
-    cop_under: dict = field(default_factory=dict)
-    source: str = "auto"
-    intervals: list[ContactInterval] = field(default_factory=list)
-
-    @property
-    def complete(self) -> bool:
-        return bool(np.isfinite(self.strike_time) and np.isfinite(self.off_time))
 
 
 def resolve_plate_overrides(overrides: dict | None, trial: Trial) -> dict[int, str]:
@@ -168,7 +151,16 @@ def assign_contacts(trial: Trial, markers: GaitMarkers, overrides: dict | None =
     rules and what each tolerance means.
     """
     ov = resolve_plate_overrides(overrides, trial)
+    ownership = plate_ownership(trial, markers, threshold, cop_tolerance, cop_min_force, plate_tolerance,
+                                ground_clearance, ground_speed)
+    if treadmill_mode(trial, markers, ownership):
+        return _treadmill_overrides(treadmill_contacts(trial, ownership, min_duration), ov)
     plates = {fp.index: fp for fp in trial.force_plates}
+    # rules 3 and 4 judge "on the ground" by each marker's lowest height in the trial: right for a
+    # level walkway; with plates at several heights (stairs) the per-frame rules, which know each
+    # plate's surface height, decide alone (_frame_checked)
+    heights = [float(np.mean(fp.corners[:, 2])) for fp in trial.force_plates if np.isfinite(fp.corners).all()]
+    level = not heights or max(heights) - min(heights) < 0.01
     intervals = trial_intervals(trial, threshold, min_duration)
     t0 = (trial.first_frame - 1) / trial.point_rate
     spans = [iv.span(t0, plates[iv.plate].analog.rate) for iv in intervals]
@@ -252,11 +244,11 @@ def assign_contacts(trial: Trial, markers: GaitMarkers, overrides: dict | None =
             continue
         side = feet[0]
         other = other_side(side)
-        if other in lows and _ground_point_inside(lows[other], frames, outlines, plate_tolerance):
+        if level and other in lows and _ground_point_inside(lows[other], frames, outlines, plate_tolerance):
             reason = f"{names}: two feet on the plate (the {other.lower()} foot also touches it)"
             out.append(FootContact(side=side, valid=False, reason=reason, feet=(side, other), **base))
             continue
-        if side in lows:
+        if level and side in lows:
             foot = markers.foot(side)
             frac, worst, which = _outside_fraction(lows[side], frames, outlines, plate_tolerance,
                                                    (foot.heel, foot.toe))
@@ -266,6 +258,47 @@ def assign_contacts(trial: Trial, markers: GaitMarkers, overrides: dict | None =
                 out.append(FootContact(side=side, valid=False, reason=reason, feet=(side,), **base))
                 continue
         out.append(FootContact(side=side, valid=True, reason="", feet=(side,), **base))
+    return [_frame_checked(c, trial, ownership) for c in out]
+
+
+def _frame_checked(c: FootContact, trial: Trial, ownership: PlateOwnership) -> FootContact:
+    """A valid automatic contact made invalid when, on some of its frames, the foot's load is not
+    measured (:mod:`gaitid.contacts.ownership`): the other foot on one of its plates, a NaN
+    sample, a loaded plate under neither foot, a foot partly off the plates. A loaded plate of the
+    contact itself that the per-frame test places under no foot stays the contact's (its centre
+    of pressure was under this foot through the contact)."""
+    if not c.valid or c.source != "auto" or c.side not in SIDES:
+        return c
+    frames = trial.indices_between(*_span(c, trial))
+    prob = ownership.problem[c.side][frames]
+    own = np.isin(ownership.problem_plate[c.side][frames], c.plates) & (prob == 3)
+    bad = frames[(prob > 0) & ~own]
+    cols = [ownership.plates.index(p) for p in c.plates]
+    gaps = ownership.missing[np.ix_(frames, cols)] & (prob == 0)[:, None]  # its own plates' NaN samples
+    if bad.size == 0 and not gaps.any():
+        return c
+    names = "plate" + ("s " if len(c.plates) > 1 else " ") + " and ".join(str(p) for p in c.plates)
+    why = ownership.reasons(c.side, bad) if bad.size else []
+    why += [f"plate {p} force missing (NaN) for {k} frame{'s' if k > 1 else ''}"
+            for p, k in zip(c.plates, gaps.sum(axis=0)) if k]
+    return replace(c, valid=False, reason=f"{names}: {', '.join(why)}", frames_only=True)
+
+
+def _span(c: FootContact, trial: Trial) -> tuple[float, float]:
+    t = trial.time
+    return (c.strike_time if np.isfinite(c.strike_time) else t[0], c.off_time if np.isfinite(c.off_time) else t[-1])
+
+
+def _treadmill_overrides(contacts: list[FootContact], ov: dict[int, str]) -> list[FootContact]:
+    """Plate overrides on a treadmill: 'Invalid' makes every contact on that belt invalid; a side
+    ('Left'/'Right') cannot apply to a belt both feet use and is ignored (the ownership decides)."""
+    out = []
+    for c in contacts:
+        bad = [p for p in c.plates if ov.get(p) == INVALID]
+        if bad:
+            c = replace(c, valid=False, reason=f"plate {', '.join(map(str, bad))} set invalid by override",
+                        source="override", frames_only=False)
+        out.append(c)
     return out
 
 

@@ -48,9 +48,20 @@ def contact_mask(fz: np.ndarray, rate: float, threshold: float = CONTACT_THRESHO
                  min_duration: float = MIN_CONTACT_S, min_gap: float = 0.01) -> np.ndarray:
     """Samples in contact: ``fz > threshold`` with short gaps bridged and short contacts dropped.
 
-    ``fz``: (n,) vertical force on the subject (N, +up). NaN counts as no contact.
+    ``fz``: (n,) vertical force on the subject (N, +up). A run of NaN samples (a channel not
+    measured) is part of the contact when the plate is loaded on both sides of it (or on its
+    one side at the record's edge): a gap in the data does not split one foot placement into
+    two; elsewhere NaN counts as no contact. The force there stays unknown (the foot's load is
+    NaN on those frames, :mod:`gaitid.contacts.ownership`).
     """
-    above = np.nan_to_num(np.asarray(fz, float), nan=-np.inf) > threshold
+    fz = np.asarray(fz, float)
+    above = np.nan_to_num(fz, nan=-np.inf) > threshold
+    gap_a, gap_b = runs(np.isnan(fz))
+    if gap_a.size:
+        left = np.where(gap_a > 0, above[np.maximum(gap_a - 1, 0)], True)
+        right = np.where(gap_b < fz.size, above[np.minimum(gap_b, fz.size - 1)], True)
+        keep = left & right & ~((gap_a == 0) & (gap_b == fz.size))
+        _set_runs(above, gap_a[keep], gap_b[keep], True)
     # bridge short dips inside a contact (not at the record's ends)
     starts, stops = runs(~above)
     short = ((stops - starts) / rate < min_gap) & (starts > 0) & (stops < above.size)

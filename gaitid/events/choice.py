@@ -180,6 +180,12 @@ def gait_events(trial: Trial, contacts: list[FootContact], markers: GaitMarkers,
             raise
         kin = []
         notes.append(f"no kinematic events: {err.reason}")
+    if any(c.source == "treadmill" for c in contacts):
+        notes.append("treadmill trial (pelvis hardly advancing, belts loaded most of the time, moving belt "
+                     "surfaces): foot contacts and plate events from the per-frame loads of each foot on the belts")
+        file_near = [e for e in file if e.label in (FOOT_STRIKE, FOOT_OFF)]
+        if prefer == "file" and not file_near:
+            prefer = "detected"
     choice = resolve_events(file, combine_detected(plate, kin), trial.point_rate, prefer, tolerance)
     choice.notes = notes
     return choice

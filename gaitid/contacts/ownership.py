@@ -1,0 +1,339 @@
+"""Per-frame plate ownership: on every point frame, which foot loads each plate (docs/contacts.md).
+
+Whole-contact intervals cannot say who loads a treadmill belt that is never unloaded, or when
+the other foot steps onto a plate for a few frames; so :func:`plate_ownership` decides it per
+frame and per plate, batch-first over frames (one pass per plate and marker, no frame loop):
+
+1. *Where each foot is.* The heel and toe markers and the sole's sides (``sole_half_width``
+   = 3 cm either side of the heel-toe line, at the heel and at the toe) in lab XY. A point
+   is *over* a plate when it lies at least ``plate_tolerance`` (1 cm) inside the outline.
+   A marker is *low* when its height above the surface under it (the highest plate whose
+   outline holds it, else the floor) is within ``ground_clearance`` (3 cm) of its standing
+   height (its 2nd percentile over the trial), and *grounded* when it is also slower than
+   ``ground_speed`` (0.5 m/s) relative to that surface: plates do not move, treadmill belts
+   do, at the median velocity of the low markers over the loaded plate.
+2. *Who touches a loaded plate* (plate Fz > ``threshold``, 20 N): a foot with a grounded
+   marker (or that marker's sole sides) over it, or a low foot (``2 * ground_clearance``)
+   whose heel-toe-ankle triangle holds the plate's centre of pressure (within
+   ``cop_tolerance`` = 6 cm, where Fz >= ``cop_min_force`` = 50 N: the loading foot at
+   heel strike, before its heel is slow).
+3. *Owner.* One foot touches: that foot owns it. Both touch: both feet are on it (neither
+   foot's load is known). None: below ``cop_min_force`` the nearest low foot within 5 cm of
+   the outline owns it (the edges of a contact), else the plate is loaded under neither foot.
+4. *A foot's load is measured* on a frame when every plate it touches is owned by it alone,
+   none of them has a missing (NaN) sample, no loaded plate under neither foot is within 5 cm
+   of its low sole, and none of its grounded markers stands on the floor outside every plate
+   (a foot partly off the plates; a toe overhanging a raised step stands on no floor and is
+   fine while the plate's COP stays under the foot).
+
+:class:`PlateOwnership` keeps the matrices, the per-foot measured mask and why not
+(:data:`PROBLEMS`), and :meth:`PlateOwnership.reasons` words them per contact ("both feet on
+plate 2 for 0.12 s").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gaitid.contacts.geometry import distance_to_triangle, inside_distance
+from gaitid.model.gait_markers import GaitMarkers
+from gaitid.trial import Trial
+from gaitid.vocabulary import CONTACT_THRESHOLD_N, COP_THRESHOLD_N, SIDES
+
+NONE, BOTH, UNOWNED = 0, 3, -1  # owner codes besides 1 (Left) and 2 (Right)
+OWNER_CODE = {side: k + 1 for k, side in enumerate(SIDES)}
+#: why a foot's load is not measured on a frame (codes in PlateOwnership.problem)
+PROBLEMS = {
+    1: "both feet on plate {p}",
+    2: "plate {p} force missing (NaN)",
+    3: "plate {p} loaded under neither foot",
+    4: "foot partly off the plates",
+    5: "foot markers missing",
+}
+BELOW = 0.02  # m: a marker this far below a plate's surface cannot stand on it
+NEAR = 0.05  # m: a low foot this close to a plate's outline may be loading it
+
+
+@dataclass
+class PlateOwnership:
+    """Per point frame: ``plates`` (1-based indices, the columns); ``loaded`` (n, m) Fz above the
+    contact threshold; ``missing`` (n, m) a NaN force sample; ``owner`` (n, m) int8: 0 unloaded,
+    1 Left, 2 Right, 3 both feet, -1 loaded under neither foot; ``touches`` {side: (n, m)} the
+    foot touches the loaded plate; ``measured`` {side: (n,)} all the force under the foot is
+    measured and no other foot's is mixed in (False also where the foot touches nothing);
+    ``problem`` {side: (n,)} code (:data:`PROBLEMS`, 0 none) and ``problem_plate`` {side: (n,)}
+    the plate concerned; ``low`` {side: (n,)} a marker of the foot is near its standing height;
+    ``surface_velocity`` (m, 2) m/s of each plate's surface (non-zero for treadmill belts);
+    ``edge`` (n, m) int8: on frames with a light load (above the COP threshold, not above the
+    contact threshold) the foot owning the plate on the nearest frame within 3 (a contact's first
+    and last instants), else 0."""
+
+    plates: tuple[int, ...]
+    rate: float
+    loaded: np.ndarray
+    missing: np.ndarray
+    owner: np.ndarray
+    touches: dict
+    measured: dict
+    problem: dict
+    problem_plate: dict
+    low: dict
+    surface_velocity: np.ndarray
+    edge: np.ndarray | None = None
+
+    def owned(self, side: str) -> np.ndarray:
+        """(n, m) bool: plates the foot alone loads."""
+        return self.owner == OWNER_CODE[side]
+
+    def on_plates(self, side: str) -> np.ndarray:
+        """(n,) bool: the foot touches at least one loaded plate."""
+        return self.touches[side].any(axis=1)
+
+    def reasons(self, side: str, frames: np.ndarray) -> list[str]:
+        """Why the foot's load is not measured on some of ``frames``, one phrase per problem and
+        plate with its duration: ['both feet on plate 2 for 0.12 s', ...]."""
+        frames = np.asarray(frames, int)
+        code = self.problem[side][frames]
+        plate = self.problem_plate[side][frames]
+        out = []
+        for c in np.unique(code[code > 0]):
+            for p in np.unique(plate[code == c]):
+                k = int(np.sum((code == c) & (plate == p)))
+                what = PROBLEMS[int(c)].format(p=int(p))
+                out.append(f"{what} for {k / self.rate:.2f} s" if c != 2 else f"{what} for {k} frame"
+                           + ("s" if k > 1 else ""))
+        return out
+
+
+def _inside_all(xy: np.ndarray, outlines: list[np.ndarray]) -> np.ndarray:
+    """(n, m) signed distance inside each plate outline (+ inside), NaN where the point is NaN."""
+    out = np.full((xy.shape[0], len(outlines)), np.nan)
+    ok = np.all(np.isfinite(xy), axis=1)
+    for j, c in enumerate(outlines):
+        out[ok, j] = inside_distance(xy[ok], c)
+    return out
+
+
+def _sole_points(heel: np.ndarray, toe: np.ndarray, half_width: float) -> list[tuple[int, np.ndarray]]:
+    """(marker 0 heel / 1 toe, XY (n, 2)) of the markers and the sole's sides beside them."""
+    d = toe[:, :2] - heel[:, :2]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        u = d / np.linalg.norm(d, axis=1, keepdims=True)
+    nrm = np.column_stack([-u[:, 1], u[:, 0]]) * half_width
+    pts = []
+    for k, x in enumerate((heel[:, :2], toe[:, :2])):
+        pts += [(k, x), (k, x + nrm), (k, x - nrm)]
+    return pts
+
+
+def _inherit_owner(owner: np.ndarray, loaded: np.ndarray) -> np.ndarray:
+    """(n, m): the one-foot owner of the nearest frame of the same loaded period that has one (the
+    light edges of a contact belong to the foot that carried the plate just before or after)."""
+    import pandas as pd
+
+    n, m = owner.shape
+    one = np.isin(owner, [OWNER_CODE[s] for s in SIDES])
+    out = np.zeros((n, m), np.int8)
+    for j in range(m):
+        run_id = np.cumsum(np.concatenate([[1], np.diff(loaded[:, j].astype(np.int8)) != 0]))
+        vals = pd.Series(np.where(one[:, j], owner[:, j], np.nan))
+        g = vals.groupby(run_id)
+        filled = g.ffill().fillna(g.bfill())
+        out[:, j] = np.where(loaded[:, j], np.nan_to_num(filled.to_numpy(), nan=NONE), NONE).astype(np.int8)
+    return out
+
+
+def _close_gaps(t: np.ndarray) -> np.ndarray:
+    """(n, m) touches with gaps of 1 or 2 frames filled (a foot does not leave a plate for 10 ms)."""
+    def shift(a, k):
+        out = np.zeros_like(a)
+        if k > 0:
+            out[k:] = a[:-k]
+        else:
+            out[:k] = a[-k:]
+        return out
+
+    if t.shape[0] < 4:
+        return t
+    return t | (shift(t, 1) & shift(t, -1)) | (shift(t, 1) & shift(t, -2)) | (shift(t, 2) & shift(t, -1))
+
+
+def _edge_owner(owner: np.ndarray, light: np.ndarray, reach: int = 3) -> np.ndarray:
+    """(n, m): for frames with a light load owned by no foot, the one-foot owner of the nearest
+    frame (at most ``reach`` frames away) that has one; ties and nothing near: 0."""
+    n, m = owner.shape
+    one = np.isin(owner, [OWNER_CODE[s] for s in SIDES])
+    out = np.zeros((n, m), np.int8)
+    idx = np.arange(n)
+    for j in range(m):
+        prev = np.maximum.accumulate(np.where(one[:, j], idx, -10 * n))
+        nxt = np.minimum.accumulate(np.where(one[:, j], idx, 10 * n)[::-1])[::-1]
+        dp, dn = idx - prev, nxt - idx
+        code_p = owner[np.clip(prev, 0, n - 1), j]
+        code_n = owner[np.clip(nxt, 0, n - 1), j]
+        pick = np.where(dp < dn, code_p, np.where(dn < dp, code_n, np.where(code_p == code_n, code_p, 0)))
+        near = np.minimum(dp, dn) <= reach
+        out[:, j] = np.where(light[:, j] & near & (owner[:, j] == NONE), pick, 0)
+    return out
+
+
+def plate_ownership(trial: Trial, markers: GaitMarkers, threshold: float = CONTACT_THRESHOLD_N,
+                    cop_tolerance: float = 0.06, cop_min_force: float = 50.0, plate_tolerance: float = 0.01,
+                    ground_clearance: float = 0.03, ground_speed: float = 0.5,
+                    sole_half_width: float = 0.03) -> PlateOwnership:
+    """Who loads each plate on every point frame (see the module docstring for the rules)."""
+    n, rate = trial.n_frames, trial.point_rate
+    fps = list(trial.force_plates)
+    m = len(fps)
+    if m == 0:
+        z2, z1 = np.zeros((n, 0), bool), np.zeros(n, bool)
+        return PlateOwnership((), rate, z2, z2, np.zeros((n, 0), np.int8), {s: z2 for s in SIDES},
+                              {s: z1 for s in SIDES}, {s: np.zeros(n, np.int8) for s in SIDES},
+                              {s: np.zeros(n, np.int32) for s in SIDES}, {s: z1 for s in SIDES}, np.zeros((0, 2)))
+    outlines = [np.asarray(fp.corners, float) for fp in fps]
+    heights = np.array([np.mean(c[:, 2]) if np.isfinite(c[:, 2]).all() else 0.0 for c in outlines])
+    floor = min(0.0, float(heights.min())) if m else 0.0
+    force = np.stack([fp.point.force[:n] for fp in fps], axis=1) if m else np.zeros((n, 0, 3))
+    cop = np.stack([fp.point.cop[:n] for fp in fps], axis=1) if m else np.zeros((n, 0, 3))
+    fz = force[..., 2]
+    missing = ~np.all(np.isfinite(force), axis=2)
+    loaded = np.nan_to_num(fz, nan=-np.inf) > threshold
+    copok = (np.nan_to_num(fz, nan=-np.inf) >= cop_min_force) & np.all(np.isfinite(cop[..., :2]), axis=2)
+
+    feet = {}
+    for side in SIDES:
+        f = markers.foot(side)
+        if not trial.has_points(f.heel, f.toe, f.ankle):
+            continue
+        feet[side] = {"heel": trial.point(f.heel), "toe": trial.point(f.toe), "ankle": trial.point(f.ankle)}
+    # where each marker is: inside distances (n, m), support height, height above standing
+    geo = {}
+    for side, pts in feet.items():
+        for key in ("heel", "toe"):
+            x = pts[key]
+            d = _inside_all(x[:, :2], outlines)
+            # the surface under the marker: the highest plate it is over and not below
+            over = (np.nan_to_num(d, nan=-np.inf) >= -plate_tolerance) & (
+                heights[None, :] <= np.nan_to_num(x[:, 2:3], nan=-np.inf) + BELOW)
+            support = np.where(over, heights[None, :], -np.inf).max(axis=1, initial=-np.inf)
+            on_plate = np.isfinite(support)
+            support = np.where(on_plate, support, floor)
+            rel = x[:, 2] - support
+            # standing height: over the plates when it stands on them often enough (stairs: the
+            # unplated steps are at unknown heights), else over the floor
+            pool = rel[on_plate & np.isfinite(rel)] if np.sum(on_plate & np.isfinite(rel)) >= 10 else rel
+            stand = np.nanpercentile(pool, 2) if np.isfinite(pool).any() else np.nan
+            geo[side, key] = dict(x=x, d=d, stand=stand, on_plate=on_plate,
+                                  which=np.where(over, heights[None, :], -np.inf).argmax(1),
+                                  height=rel - stand,
+                                  vel=np.gradient(x[:, :2], axis=0) * rate if n > 1 else np.zeros((n, 2)),
+                                  vz=np.nan_to_num(np.gradient(x[:, 2]) * rate if n > 1 else np.zeros(n), nan=np.inf))
+    # surface velocity of each plate: median velocity of the low markers over it while loaded
+    vel = np.zeros((m, 2))
+    for j in range(m):
+        samples = [g["vel"][(g["height"] <= ground_clearance) & (np.nan_to_num(g["d"][:, j], nan=-1) >= 0)
+                            & loaded[:, j]] for g in geo.values()]
+        v = np.concatenate(samples) if samples else np.zeros((0, 2))
+        v = v[np.all(np.isfinite(v), axis=1)]
+        if v.shape[0] >= 5:
+            vel[j] = np.median(v, axis=0)
+    touches, low, near, overp = {}, {}, {}, {}
+    for side, pts in feet.items():
+        low_any = np.fmin(np.nan_to_num(geo[side, "heel"]["height"], nan=np.inf),
+                          np.nan_to_num(geo[side, "toe"]["height"], nan=np.inf))
+        low[side] = low_any <= ground_clearance
+        # the centre of pressure under the (low) foot
+        t = np.zeros((n, m), bool)
+        for j in range(m):
+            dist = distance_to_triangle(cop[:, j, :2], pts["heel"][:, :2], pts["toe"][:, :2], pts["ankle"][:, :2])
+            above = np.fmin(*(np.nan_to_num(geo[side, k]["x"][:, 2] - heights[j] - geo[side, k]["stand"], nan=np.inf)
+                              for k in ("heel", "toe")))  # the foot's lowest marker over this plate's surface
+            t[:, j] = copok[:, j] & (np.nan_to_num(dist, nan=np.inf) <= cop_tolerance) & (
+                np.abs(above) <= 2 * ground_clearance)
+        on_ground = t.any(axis=1)  # the foot carries a plate's centre of pressure
+        nr = np.zeros((n, m), bool)
+        ov = np.zeros((n, m), bool)
+        for k, xy in _sole_points(pts["heel"], pts["toe"], sole_half_width):
+            g = geo[side, ("heel", "toe")[k]]
+            surf_v = np.where(g["on_plate"][:, None], vel[g["which"]] if m else 0.0, 0.0)
+            speed = np.linalg.norm(g["vel"] - surf_v, axis=1)
+            is_low = np.nan_to_num(g["height"], nan=np.inf) <= ground_clearance
+            # at this plate's surface (a toe over a lower step's plate does not touch it)
+            rel_p = np.nan_to_num(g["x"][:, 2:3] - heights[None, :] - g["stand"], nan=np.inf)
+            at_surface = (rel_p <= ground_clearance) & (rel_p >= -BELOW)
+            # slow on the surface, or still slow in the lab (a foot landing on a belt), or carrying a COP
+            lab_speed = np.linalg.norm(g["vel"], axis=1)
+            landing = (np.nan_to_num(lab_speed, nan=np.inf) <= ground_speed) & (g["vz"] <= 0.05)  # not lifting off
+            grounded = is_low & ((np.nan_to_num(speed, nan=np.inf) <= ground_speed) | landing | on_ground)
+            d = _inside_all(xy, outlines)
+            t |= grounded[:, None] & at_surface & (np.nan_to_num(d, nan=-np.inf) >= plate_tolerance)
+            level = (rel_p <= 2 * ground_clearance) & (rel_p >= -BELOW)
+            nr |= level & (np.nan_to_num(d, nan=-np.inf) >= -NEAR)
+            ov |= level & (np.nan_to_num(d, nan=-np.inf) >= -plate_tolerance)
+        touches[side] = _close_gaps(t & loaded) & loaded
+        near[side] = nr
+        overp[side] = ov
+
+    owner = np.zeros((n, m), np.int8)
+    tl = touches.get(SIDES[0], np.zeros((n, m), bool))
+    tr = touches.get(SIDES[1], np.zeros((n, m), bool))
+    owner[tl & ~tr] = OWNER_CODE[SIDES[0]]
+    owner[tr & ~tl] = OWNER_CODE[SIDES[1]]
+    owner[tl & tr] = BOTH
+    free = loaded & ~tl & ~tr
+    # light load (no reliable COP) under no foot: the only low foot near the plate owns it
+    nl = near.get(SIDES[0], np.zeros((n, m), bool))
+    nrr = near.get(SIDES[1], np.zeros((n, m), bool))
+    light = free & ~copok
+    inherit = _inherit_owner(owner, loaded)
+    for side, mine, other in ((SIDES[0], nl, nrr), (SIDES[1], nrr, nl)):
+        if side in touches:
+            take = light & mine & ((inherit == OWNER_CODE[side]) | ((inherit == NONE) & ~other))
+            owner[take] = OWNER_CODE[side]
+            touches[side] = touches[side] | take
+    owner[loaded & (owner == NONE)] = UNOWNED
+    edge = _edge_owner(owner, np.nan_to_num(fz, nan=-np.inf) > COP_THRESHOLD_N)
+
+    measured, problem, problem_plate = {}, {}, {}
+    for side in SIDES:
+        prob = np.zeros(n, np.int8)
+        pp = np.zeros(n, np.int32)
+        if side not in feet:
+            prob[:] = 5
+            measured[side] = np.zeros(n, bool)
+            problem[side], problem_plate[side] = prob, pp
+            touches[side] = np.zeros((n, m), bool)
+            low[side] = np.zeros(n, bool)
+            continue
+        t, nr = touches[side], overp[side]
+        plate_no = np.array([fp.index for fp in fps], np.int32)
+
+        def mark(mask2d, code):
+            hit = mask2d.any(axis=1) & (prob == 0)
+            prob[hit] = code
+            pp[hit] = plate_no[mask2d[hit].argmax(axis=1)]
+
+        mark(t & (owner == BOTH), 1)
+        mark((t | nr) & missing, 2)
+        mark(nr & (owner == UNOWNED), 3)
+        # grounded heel/toe on the floor outside every plate: partly off
+        off = np.zeros(n, bool)
+        for key in ("heel", "toe"):
+            g = geo[side, key]
+            surf_v = np.where(g["on_plate"][:, None], vel[g["which"]] if m else 0.0, 0.0)
+            speed = np.linalg.norm(g["vel"] - surf_v, axis=1)
+            grounded = (np.nan_to_num(g["height"], nan=np.inf) <= ground_clearance) & (
+                np.nan_to_num(speed, nan=np.inf) <= ground_speed)
+            outside = np.all(np.nan_to_num(g["d"], nan=-np.inf) < -plate_tolerance, axis=1) if m else np.ones(n, bool)
+            off |= grounded & outside
+        hit = off & t.any(axis=1) & (prob == 0)
+        prob[hit] = 4
+        pp[hit] = plate_no[t[hit].argmax(axis=1)] if m else 0
+        marker_nan = ~np.all(np.isfinite(np.column_stack([feet[side]["heel"], feet[side]["toe"]])), axis=1)
+        prob[marker_nan & (prob == 0) & (loaded.any(axis=1) if m else False)] = 5
+        problem[side], problem_plate[side] = prob, pp
+        measured[side] = (prob == 0) & t.any(axis=1)
+    return PlateOwnership(tuple(fp.index for fp in fps), rate, loaded, missing, owner, touches, measured,
+                          problem, problem_plate, low, vel, edge)

@@ -3,25 +3,120 @@
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import dataclasses
 import json
+import os
 import pickle
+import signal
+import threading
 import time
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 import gaitid
 from gaitid.batch.plan import Job, SubjectOptions
-from gaitid.errors import GaitIDError, ModelError
+from gaitid.errors import BudgetError, GaitIDError, ModelError
 from gaitid.io.atomic import atomic_path
 from gaitid.pairing import (
     subject_files,
 )
-from gaitid.session import TrialInfo
+from gaitid.session import RUN_RECORD, TrialInfo
 from gaitid.settings import Settings
 from gaitid.trial import Subject
+
+
+# Peak memory of processing one trial beyond decoding it, per frame (bytes; measured with
+# benchmarks/bench_batch.py --memory on the sample walk at 1x and 10x its length, rounded up).
+PROCESS_BYTES_PER_FRAME = 40_000
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What one trial may take: ``memory`` (bytes; its peak estimated from the C3D header and
+    parameters before anything is read, :func:`trial_memory`) and ``seconds`` (wall time of the
+    whole job: reading, processing, writing, report). None: no limit."""
+
+    memory: int | None = None
+    seconds: float | None = None
+    memory_source: str = "--memory-limit"  # what set ``memory``, named in the error
+
+
+def trial_memory(path: Path) -> int | None:
+    """Estimated peak memory (bytes) of processing the trial at ``path``: decoding (what the
+    header, parameters and plates promise, :meth:`gaitid.io.c3d_check.C3DLayout.decoded_bytes`)
+    plus :data:`PROCESS_BYTES_PER_FRAME` per frame. Reads only the header and parameters
+    (a bad file raises its gaitid error). None for files that are not C3D."""
+    if Path(path).suffix.lower() != ".c3d":
+        return None
+    from gaitid.io.c3d_check import check_c3d
+
+    layout = check_c3d(path)
+    used = layout.params.get("FORCE_PLATFORM", {}).get("USED", [0])
+    n_plates = int(used[0]) if isinstance(used, (list, tuple)) and used and isinstance(used[0], (int, float)) else 0
+    return layout.decoded_bytes(max(0, min(n_plates, 255))) + layout.n_frames * PROCESS_BYTES_PER_FRAME
+
+
+def check_memory(path: Path, budget: int | None, where: str = "--memory-limit") -> None:
+    """A :class:`~gaitid.errors.BudgetError` naming the trial when its estimated peak memory
+    exceeds ``budget`` bytes (checked before anything is allocated)."""
+    if budget is None:
+        return
+    need = trial_memory(path)
+    if need is not None and need > budget:
+        raise BudgetError(f"processing this trial would need about {need / 2**20:.0f} MiB, more than the "
+                          f"{budget / 2**20:.0f} MiB one trial may use here ({where})", path)
+
+
+class OutOfTime(BaseException):
+    """Raised in the thread processing a trial when its time budget is spent (a BaseException, so
+    no ``except Exception`` on the way swallows it; :func:`run_job` turns it into a failed row)."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float | None):
+    """Raise :class:`OutOfTime` in this thread after ``seconds``: a SIGALRM timer in the main
+    thread, else (a Dask worker's thread) an asynchronous exception set by a timer thread. Both
+    act between Python bytecodes: one long numpy call finishes first (worker processes are also
+    killed by the parent after the budget and a grace period)."""
+    if not seconds or seconds <= 0:
+        yield
+        return
+    if threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer"):
+        def alarm(signum, frame):
+            raise OutOfTime()
+
+        previous = signal.signal(signal.SIGALRM, alarm)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+        try:
+            yield
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+        return
+    tid, lock, state = threading.get_ident(), threading.Lock(), {"done": False, "fired": False}
+
+    def fire():
+        with lock:
+            if not state["done"]:
+                state["fired"] = True
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(tid), ctypes.py_object(OutOfTime))
+
+    timer = threading.Timer(seconds, fire)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        with lock:
+            state["done"] = True
+            timer.cancel()
+            if state["fired"]:  # not raised yet: clear it, the job is over
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(tid), None)
 
 
 def _file_stats(paths) -> list:
@@ -145,19 +240,30 @@ def unpack_result(data: bytes):
 
 
 def run_job(job: Job, settings: Settings, mass: float | str | None = None, report: bool = True,
-            force: bool = False, subject: SubjectOptions | None = None) -> dict:
-    """Process one trial and write its outputs; never raises (the error goes in the row)."""
+            force: bool = False, subject: SubjectOptions | None = None, budget: Budget | None = None) -> dict:
+    """Process one trial and write its outputs; never raises (the error goes in the row).
+
+    ``budget``: the trial's memory (checked from its header before it is read) and time
+    (:func:`time_limit`); a trial over budget fails with a :class:`~gaitid.errors.BudgetError`
+    and is tried again on the next run. The result is saved (tables, results C3D, the session
+    report's input) before the report is rendered; a report that fails is a warning on the
+    trial (column ``warnings``), not a failed trial, and is tried again on the next run."""
     subject = subject or SubjectOptions()
+    budget = budget or Budget()
     if mass is not None:  # the older keyword: a mass in kg or 'plates'
         extra = SubjectOptions.from_mass(mass)
         subject = dataclasses.replace(subject, values={**(subject.values or {}), **(extra.values or {})},
                                       plates=subject.plates or extra.plates)
     t0 = time.perf_counter()
     row = {"trial": job.outdir.name, "path": str(job.path), "subject": job.subject, "session": job.session_label,
-           "static": str(job.static or ""), "pairing": job.pairing, "status": "ok", "error": "", "seconds": 0.0,
-           "n_cycles": 0, "n_kinetic_cycles": 0, "subject_sources": "", "outdir": str(job.outdir)}
-    stamp = job.outdir / "gaitid-run.json"
-    fp = None
+           "static": str(job.static or ""), "pairing": job.pairing, "status": "ok", "error": "", "warnings": "",
+           "seconds": 0.0, "n_cycles": 0, "n_kinetic_cycles": 0, "subject_sources": "", "outdir": str(job.outdir)}
+    if job.not_a_trial:
+        row.update(trial=job.path.name, status="skipped", error=f"not processed: {job.not_a_trial}", outdir="")
+        return row
+    warnings = [job.renamed] if job.renamed else []
+    stamp = job.outdir / RUN_RECORD
+    fp, retry = None, False
     try:
         fp = json.loads(json.dumps(_fingerprint(job, settings, {"report": report}, subject), default=str))
         if not force and stamp.exists():
@@ -165,7 +271,7 @@ def run_job(job: Job, settings: Settings, mass: float | str | None = None, repor
                 old = json.loads(stamp.read_text())
             except ValueError:
                 old = None
-            if old is not None and old.get("fingerprint") == fp:
+            if old is not None and old.get("fingerprint") == fp and old.get("complete", True):
                 if old.get("status", "ok") == "failed":
                     row.update(status="failed", error=old.get("error", ""), subject_sources=old.get("subject_sources", ""))
                     row["up_to_date"] = True
@@ -173,52 +279,89 @@ def run_job(job: Job, settings: Settings, mass: float | str | None = None, repor
                     row.update(status="skipped", n_cycles=old.get("n_cycles", 0),
                                n_kinetic_cycles=old.get("n_kinetic_cycles", 0),
                                subject_sources=old.get("subject_sources", ""))
+                row["warnings"] = old.get("warnings", "")
                 return row
-        from gaitid.model.subject import subject_table
-        from gaitid.pipeline import load_trial, process
-        from gaitid.session import trial_info
-
-        trial = load_trial(job.path, cop_threshold=settings.cop_threshold_n)
-        info = job.info or trial_info(trial, job.path)
-        merged, notes = prepare_subject(trial, info, subject)
-        trial.subject = merged
-        row["subject_sources"] = "; ".join(f"{k}: {v}" for k, v in merged.sources.items()
-                                           if k in ("mass", "height") or k.startswith(("leg_", "knee_", "ankle_")))
-        trial.warnings.extend([*job.notes, *notes])
-        check_subject(trial, settings, job.static is not None)
-        try:
-            result = process(trial, subject="plates" if subject.plates else None, static=job.static,
-                             settings=settings)
-        except ModelError as exc:
-            raise explain_markers(exc, trial, job.static is not None) from None
-        result.to_csv(job.outdir)
-        with atomic_path(job.outdir / f"{result.name}_subject.csv") as tmp:
-            subject_table(result.trial.subject).to_csv(tmp, index=False)
-        result.to_c3d(job.outdir / f"{result.name}_results.c3d")
-        if report:
-            result.report(job.outdir)
-            with atomic_path(job.outdir / "gaitid-result.pkl") as tmp:  # for the session report
-                tmp.write_bytes(pack_result(result))
+        with time_limit(budget.seconds):
+            check_memory(job.path, budget.memory, budget.memory_source)
+            result = _process(job, settings, subject, row)
+            warnings += _write_outputs(result, job, report)
         row["n_cycles"] = len(result.cycles)
         row["n_kinetic_cycles"] = sum(c.kinetic for c in result.cycles)
+    except OutOfTime:
+        retry = True
+        row.update(status="failed", error=f"{job.path}: stopped after {budget.seconds:g} s, the time one trial may "
+                                          f"take here (--time-limit)")
+    except BudgetError as exc:
+        retry = True
+        row.update(status="failed", error=str(exc))
     except GaitIDError as exc:
         row.update(status="failed", error=str(exc))
     except Exception as exc:  # a bug in gaitid: record it, keep the batch going
+        retry = True
         last = traceback.extract_tb(exc.__traceback__)[-1]
         row.update(status="failed", error=f"internal error {type(exc).__name__}: {exc} "
                                           f"({Path(last.filename).name}:{last.lineno})")
     row["seconds"] = round(time.perf_counter() - t0, 3)
-    if fp is not None and not row["error"].startswith("internal error"):  # a bug is retried next time
+    row["warnings"] = "; ".join(warnings)
+    if fp is not None and not retry:  # a bug or a budget is retried next time
         try:
             job.outdir.mkdir(parents=True, exist_ok=True)
             with atomic_path(stamp) as tmp:
                 tmp.write_text(json.dumps({"fingerprint": fp, "status": row["status"], "error": row["error"],
                                            "n_cycles": row["n_cycles"], "n_kinetic_cycles": row["n_kinetic_cycles"],
                                            "subject_sources": row["subject_sources"], "static": row["static"],
-                                           "pairing": row["pairing"]}, indent=1))
-        except OSError:
+                                           "pairing": row["pairing"], "warnings": row["warnings"],
+                                           "complete": not any(w.startswith(REPORT_FAILED) for w in warnings)},
+                                          indent=1))
+        except (OSError, GaitIDError):
             pass
     return row
+
+
+REPORT_FAILED = "report not written"
+
+
+def _process(job: Job, settings: Settings, subject: SubjectOptions, row: dict):
+    """The trial read, its subject merged and checked, and processed (the pipeline's Result)."""
+    from gaitid.pipeline import load_trial, process
+    from gaitid.session import trial_info
+
+    trial = load_trial(job.path, cop_threshold=settings.cop_threshold_n)
+    info = job.info or trial_info(trial, job.path)
+    merged, notes = prepare_subject(trial, info, subject)
+    trial.subject = merged
+    row["subject_sources"] = "; ".join(f"{k}: {v}" for k, v in merged.sources.items()
+                                       if k in ("mass", "height") or k.startswith(("leg_", "knee_", "ankle_")))
+    trial.warnings.extend([*job.notes, *notes])
+    check_subject(trial, settings, job.static is not None)
+    try:
+        return process(trial, subject="plates" if subject.plates else None, static=job.static, settings=settings)
+    except ModelError as exc:
+        raise explain_markers(exc, trial, job.static is not None) from None
+
+
+def _write_outputs(result, job: Job, report: bool) -> list[str]:
+    """The trial's tables, subject table, results C3D and (with reports) the session report's
+    input, then its report; returns the warnings (a report that could not be written)."""
+    from gaitid.model.subject import subject_table
+
+    result.to_csv(job.outdir)
+    with atomic_path(job.outdir / f"{result.name}_subject.csv") as tmp:
+        subject_table(result.trial.subject).to_csv(tmp, index=False)
+    result.to_c3d(job.outdir / f"{result.name}_results.c3d")
+    if not report:
+        return []
+    with atomic_path(job.outdir / "gaitid-result.pkl") as tmp:  # for the session report, before the report
+        tmp.write_bytes(pack_result(result))
+    try:
+        result.report(job.outdir)
+    except GaitIDError as exc:
+        return [f"{REPORT_FAILED}: {exc.reason}"]
+    except Exception as exc:  # a bug in the report: the results are saved, say so
+        last = traceback.extract_tb(exc.__traceback__)[-1]
+        return [f"{REPORT_FAILED}: internal error {type(exc).__name__}: {exc} "
+                f"({Path(last.filename).name}:{last.lineno})"]
+    return []
 
 
 def describe_subject(subject: Subject) -> list[str]:
@@ -254,6 +397,11 @@ def describe_plan(jobs: list[Job], subject: SubjectOptions | None = None, settin
     lines = []
     for job in jobs:
         lines.append(f"{job.path}")
+        if job.not_a_trial:
+            lines.append(f"  not processed: {job.not_a_trial}")
+            continue
+        if job.renamed:
+            lines.append(f"  output folder: {job.outdir.name} ({job.renamed})")
         lines.append(f"  static:  {job.static.name if job.static else 'none'} ({job.pairing})")
         lines.append(f"  subject: {job.subject or 'unknown'}; session: {job.session_label}")
         try:

@@ -1,0 +1,94 @@
+"""Batch speed-up: ``gaitid batch`` wall time at --jobs 1 and --jobs 2, with and without reports.
+
+    python benchmarks/bench_batch.py [--trials 12] [--rounds 2] [--code DIR]
+
+Builds a temporary archive of ``--trials`` walking trials (copies of the synthetic sample walk)
+in three session folders, each with its static trial, and runs the command line on it the
+way a user does (a fresh interpreter per run, so the imports are counted; ``--force`` and a
+fresh output folder every run). The four configurations alternate within each round (the
+machine is shared: only ratios measured in one run mean anything); the figures are medians
+over the rounds. ``--code DIR`` runs another checkout (e.g. ``/work/base``, the code before
+this change) through ``PYTHONPATH``.
+
+Prints the wall time per configuration, the --jobs 2 / --jobs 1 speed-up with and without
+reports, the cost per trial (wall time / trials at --jobs 1 and 2) and what a 5,000-trial
+archive would take at that rate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE = REPO / "sample_data"
+
+
+def make_archive(root: Path, n_trials: int, n_sessions: int = 3) -> Path:
+    """``n_trials`` copies of the sample walk in ``n_sessions`` folders, each with the static."""
+    src = root / "archive"
+    for s in range(n_sessions):
+        folder = src / f"session{s + 1}"
+        folder.mkdir(parents=True)
+        shutil.copy(SAMPLE / "static_synthetic.c3d", folder / "static.c3d")
+    for i in range(n_trials):
+        shutil.copy(SAMPLE / "walk_synthetic.c3d", src / f"session{i % n_sessions + 1}" / f"walk{i + 1:02d}.c3d")
+    return src
+
+
+def run_cli(code: Path, src: Path, out: Path, jobs: int, report: bool) -> float:
+    env = dict(os.environ, PYTHONPATH=str(code))
+    cmd = [sys.executable, "-c", "import sys; from gaitid.cli import main; sys.exit(main())", "batch", str(src), "-o", str(out), "--jobs", str(jobs), "--force"]
+    if not report:
+        cmd.append("--no-report")
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, env=env, cwd=str(code), capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if proc.returncode not in (0, 1) or not (out / "batch_summary.csv").exists():
+        raise SystemExit(f"{' '.join(cmd)} failed:\n{proc.stderr[-2000:]}")
+    return wall
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--trials", type=int, default=12)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--code", type=Path, default=REPO, help="checkout to run (default: this one)")
+    args = ap.parse_args()
+    configs = [(1, False), (2, False), (1, True), (2, True)]
+    times: dict[tuple[int, bool], list[float]] = {c: [] for c in configs}
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        src = make_archive(root, args.trials)
+        for r in range(args.rounds):
+            order = configs if r % 2 == 0 else configs[::-1]  # alternate, so drift hits every configuration
+            for jobs, report in order:
+                out = root / f"out_{r}_{jobs}_{int(report)}"
+                times[(jobs, report)].append(run_cli(args.code, src, out, jobs, report))
+                shutil.rmtree(out, ignore_errors=True)
+    med = {c: statistics.median(v) for c, v in times.items()}
+    print(f"code: {args.code}; {args.trials} trials in 3 sessions; {args.rounds} rounds (medians); "
+          f"{os.cpu_count()} cores")
+    print(f"{'configuration':28s} {'wall (s)':>9s} {'per trial (s)':>14s}  runs")
+    for (jobs, report), t in med.items():
+        runs = ", ".join(f"{x:.1f}" for x in times[(jobs, report)])
+        print(f"--jobs {jobs} {'with reports' if report else 'no reports':18s} {t:9.2f} {t / args.trials:14.3f}  {runs}")
+    for report in (False, True):
+        ratios = [a / b for a, b in zip(times[(1, report)], times[(2, report)])]
+        print(f"speed-up --jobs 2 vs --jobs 1, {'with' if report else 'without'} reports: "
+              f"{statistics.median(ratios):.2f}x (per round: {', '.join(f'{x:.2f}' for x in ratios)})")
+    for report in (False, True):
+        per = med[(2, report)] / args.trials
+        print(f"5,000 trials at --jobs 2 {'with' if report else 'without'} reports: about "
+              f"{5000 * per / 60:.0f} min ({per:.2f} s per trial, imports included)")
+
+
+if __name__ == "__main__":
+    main()

@@ -13,6 +13,13 @@ this change) through ``PYTHONPATH``.
 Prints the wall time per configuration, the --jobs 2 / --jobs 1 speed-up with and without
 reports, the cost per trial (wall time / trials at --jobs 1 and 2) and what a 5,000-trial
 archive would take at that rate.
+
+    python benchmarks/bench_batch.py --memory
+
+instead measures what one trial's job really takes (peak resident memory of processing, tables
+and results C3D, per frame, on synthetic walkways of 1x, 10x and 40x the sample's 380 frames, each
+in a fresh interpreter) against the batch's estimate (:func:`gaitid.batch.trial_memory`), the
+figure behind ``PROCESS_BYTES_PER_FRAME``.
 """
 
 from __future__ import annotations
@@ -56,12 +63,47 @@ def run_cli(code: Path, src: Path, out: Path, jobs: int, report: bool) -> float:
     return wall
 
 
+_MEMORY_PROBE = r"""
+import resource, sys, tempfile
+from pathlib import Path
+from gaitid.pipeline import load_trial, process
+from gaitid.batch import trial_memory
+path = Path(sys.argv[1])
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+trial = load_trial(path)
+result = process(trial, subject={"mass": 70.0} if trial.subject.mass is None else None)
+with tempfile.TemporaryDirectory() as d:
+    result.to_csv(d)
+    result.to_c3d(Path(d) / "x_results.c3d")
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+print(trial.n_frames, peak - base, trial_memory(path))
+"""
+
+
+def memory(code: Path) -> None:
+    env = dict(os.environ, PYTHONPATH=str(code))
+    print(f"{'frames':>7s} {'peak above imports (MiB)':>25s} {'per frame (kB)':>15s} {'estimate (MiB)':>15s} {'estimate/peak':>14s}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for times in (1, 10, 40):
+            path = Path(tmp) / f"walk{times}.c3d"
+            subprocess.run([sys.executable, "-m", "gaitid.synthetic", "walkway", str(path), "--times", str(times),
+                            "--no-truth"], env=env, check=True, capture_output=True)
+            out = subprocess.run([sys.executable, "-c", _MEMORY_PROBE, str(path)], env=env, check=True,
+                                 capture_output=True, text=True).stdout.split()
+            n, peak, est = int(out[0]), int(out[1]), int(out[2])
+            print(f"{n:7d} {peak / 2**20:25.0f} {peak / n / 1000:15.1f} {est / 2**20:15.0f} {est / peak:14.2f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--memory", action="store_true", help="measure one trial's peak memory against the estimate")
     ap.add_argument("--trials", type=int, default=12)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--code", type=Path, default=REPO, help="checkout to run (default: this one)")
     args = ap.parse_args()
+    if args.memory:
+        memory(args.code)
+        return
     configs = [(1, False), (2, False), (1, True), (2, True)]
     times: dict[tuple[int, bool], list[float]] = {c: [] for c in configs}
     with tempfile.TemporaryDirectory() as tmp:

@@ -427,3 +427,30 @@ def test_session_reports_in_the_workers_and_none_for_a_lone_trial(tmp_path):
     html = (out / "session_synthetic_pair_report.html").read_text()
     assert "walk01" in html and "walk02" in html and "walk03" not in html
     assert (out / "batch_cycles.csv").exists()
+
+
+def test_time_limit_stops_a_busy_thread_and_leaves_no_pending_stop():
+    import threading
+    import time
+
+    from gaitid.batch.job import OutOfTime, time_limit
+
+    outcome = {}
+
+    def busy():
+        t0 = time.perf_counter()
+        try:
+            with time_limit(0.3):
+                while time.perf_counter() - t0 < 20:  # pure Python: stopped between bytecodes
+                    pass
+        except OutOfTime:
+            outcome["stopped_after"] = time.perf_counter() - t0
+        with time_limit(5):  # a limit not reached: nothing is raised later
+            pass
+        time.sleep(0.2)
+        outcome["clean"] = True
+
+    thread = threading.Thread(target=busy)  # a Dask worker's thread, where SIGALRM cannot reach
+    thread.start()
+    thread.join(30)
+    assert 0.3 <= outcome["stopped_after"] < 5 and outcome["clean"]

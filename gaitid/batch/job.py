@@ -31,8 +31,9 @@ from gaitid.trial import Subject
 
 
 # Peak memory of processing one trial beyond decoding it, per frame (bytes; measured with
-# benchmarks/bench_batch.py --memory on the sample walk at 1x and 10x its length, rounded up).
-PROCESS_BYTES_PER_FRAME = 40_000
+# benchmarks/bench_batch.py --memory on synthetic walkways of 380-15,200 frames: 65-75 kB; the
+# peak above the imports, including decoding, tables and the results C3D).
+PROCESS_BYTES_PER_FRAME = 70_000
 
 
 @dataclass(frozen=True)

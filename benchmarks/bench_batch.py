@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -50,17 +51,22 @@ def make_archive(root: Path, n_trials: int, n_sessions: int = 3) -> Path:
     return src
 
 
-def run_cli(code: Path, src: Path, out: Path, jobs: int, report: bool) -> float:
+def run_cli(code: Path, src: Path, out: Path, jobs: int, report: bool) -> tuple[float, float]:
+    """Wall time and CPU time (user + system, the workers included) of one ``gaitid batch``."""
     env = dict(os.environ, PYTHONPATH=str(code))
-    cmd = [sys.executable, "-c", "import sys; from gaitid.cli import main; sys.exit(main())", "batch", str(src), "-o", str(out), "--jobs", str(jobs), "--force"]
+    cmd = [sys.executable, "-c", "import sys; from gaitid.cli import main; sys.exit(main())", "batch", str(src),
+           "-o", str(out), "--jobs", str(jobs), "--force"]
     if not report:
         cmd.append("--no-report")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, env=env, cwd=str(code), capture_output=True, text=True)
     wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if proc.returncode not in (0, 1) or not (out / "batch_summary.csv").exists():
         raise SystemExit(f"{' '.join(cmd)} failed:\n{proc.stderr[-2000:]}")
-    return wall
+    return wall, cpu
 
 
 _MEMORY_PROBE = r"""
@@ -82,7 +88,8 @@ print(trial.n_frames, peak - base, trial_memory(path))
 
 def memory(code: Path) -> None:
     env = dict(os.environ, PYTHONPATH=str(code))
-    print(f"{'frames':>7s} {'peak above imports (MiB)':>25s} {'per frame (kB)':>15s} {'estimate (MiB)':>15s} {'estimate/peak':>14s}")
+    print(f"{'frames':>7s} {'peak above imports (MiB)':>25s} {'per frame (kB)':>15s} {'estimate (MiB)':>15s} "
+          f"{'estimate/peak':>14s}")
     with tempfile.TemporaryDirectory() as tmp:
         for times in (1, 10, 40):
             path = Path(tmp) / f"walk{times}.c3d"
@@ -106,6 +113,8 @@ def main() -> None:
         return
     configs = [(1, False), (2, False), (1, True), (2, True)]
     times: dict[tuple[int, bool], list[float]] = {c: [] for c in configs}
+    cpus: dict[tuple[int, bool], list[float]] = {c: [] for c in configs}
+    load0 = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         src = make_archive(root, args.trials)
@@ -113,23 +122,32 @@ def main() -> None:
             order = configs if r % 2 == 0 else configs[::-1]  # alternate, so drift hits every configuration
             for jobs, report in order:
                 out = root / f"out_{r}_{jobs}_{int(report)}"
-                times[(jobs, report)].append(run_cli(args.code, src, out, jobs, report))
+                wall, cpu = run_cli(args.code, src, out, jobs, report)
+                times[(jobs, report)].append(wall)
+                cpus[(jobs, report)].append(cpu)
                 shutil.rmtree(out, ignore_errors=True)
     med = {c: statistics.median(v) for c, v in times.items()}
+    cpu = {c: statistics.median(v) for c, v in cpus.items()}
     print(f"code: {args.code}; {args.trials} trials in 3 sessions; {args.rounds} rounds (medians); "
-          f"{os.cpu_count()} cores")
-    print(f"{'configuration':28s} {'wall (s)':>9s} {'per trial (s)':>14s}  runs")
+          f"{os.cpu_count()} cores; load average {load0:.1f} before, {os.getloadavg()[0]:.1f} after")
+    print(f"{'configuration':28s} {'wall (s)':>9s} {'CPU (s)':>8s} {'CPU/wall':>9s} {'wall per trial':>15s}  runs")
     for (jobs, report), t in med.items():
         runs = ", ".join(f"{x:.1f}" for x in times[(jobs, report)])
-        print(f"--jobs {jobs} {'with reports' if report else 'no reports':18s} {t:9.2f} {t / args.trials:14.3f}  {runs}")
+        c = cpu[(jobs, report)]
+        print(f"--jobs {jobs} {'with reports' if report else 'no reports':18s} {t:9.2f} {c:8.1f} {c / t:9.2f} "
+              f"{t / args.trials:15.3f}  {runs}")
     for report in (False, True):
         ratios = [a / b for a, b in zip(times[(1, report)], times[(2, report)])]
+        work = cpu[(1, report)] / cpu[(2, report)]
         print(f"speed-up --jobs 2 vs --jobs 1, {'with' if report else 'without'} reports: "
-              f"{statistics.median(ratios):.2f}x (per round: {', '.join(f'{x:.2f}' for x in ratios)})")
+              f"{statistics.median(ratios):.2f}x (per round: {', '.join(f'{x:.2f}' for x in ratios)}); "
+              f"CPU time --jobs 1 / --jobs 2: {work:.2f} (1.00: no work added by the workers)")
     for report in (False, True):
         per = med[(2, report)] / args.trials
-        print(f"5,000 trials at --jobs 2 {'with' if report else 'without'} reports: about "
-              f"{5000 * per / 60:.0f} min ({per:.2f} s per trial, imports included)")
+        per_cpu = cpu[(1, report)] / args.trials
+        print(f"5,000 trials {'with' if report else 'without'} reports: about {5000 * per / 60:.0f} min at --jobs 2 "
+              f"as measured ({per:.2f} s per trial); {5000 * per_cpu / 2 / 60:.0f} min on 2 free cores "
+              f"({per_cpu:.2f} CPU-s per trial)")
 
 
 if __name__ == "__main__":

@@ -240,7 +240,7 @@ def test_a_worker_stuck_past_its_time_budget_is_killed(four_walks, tmp_path, mon
 
     if multiprocessing.get_start_method() != "fork":
         pytest.skip("the hang is planted by patching the parent before its workers fork")
-    import gaitid.batch.run
+    import gaitid.batch.workers
     import gaitid.pipeline
 
     real = gaitid.pipeline.process
@@ -252,7 +252,7 @@ def test_a_worker_stuck_past_its_time_budget_is_killed(four_walks, tmp_path, mon
         return real(trial, *args, **kwargs)
 
     monkeypatch.setattr(gaitid.pipeline, "process", stuck)
-    monkeypatch.setattr(gaitid.batch.run, "GRACE_S", 1.0)
+    monkeypatch.setattr(gaitid.batch.workers, "GRACE_S", 1.0)
     summary = run_batch([four_walks], tmp_path / "out", report=False, jobs=2, time_limit_s=4,
                         progress=lambda r: None)
     by = summary.set_index("trial")
@@ -433,7 +433,7 @@ def test_time_limit_stops_a_busy_thread_and_leaves_no_pending_stop():
     import threading
     import time
 
-    from gaitid.batch.job import OutOfTime, time_limit
+    from gaitid.batch.budget import OutOfTime, time_limit
 
     outcome = {}
 

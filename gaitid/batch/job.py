@@ -3,121 +3,26 @@
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import dataclasses
 import json
-import os
 import pickle
-import signal
-import threading
 import time
 import traceback
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 import gaitid
+from gaitid.batch.budget import Budget, OutOfTime, check_memory, time_limit
 from gaitid.batch.plan import Job, SubjectOptions
 from gaitid.errors import BudgetError, GaitIDError, ModelError
 from gaitid.io.atomic import atomic_path
 from gaitid.pairing import (
     subject_files,
 )
-from gaitid.session import RUN_RECORD, TrialInfo
+from gaitid.session import RUN_RECORD, TrialInfo, scan_trial
 from gaitid.settings import Settings
 from gaitid.trial import Subject
-
-
-# Peak memory of processing one trial beyond decoding it, per frame (bytes; measured with
-# benchmarks/bench_batch.py --memory on synthetic walkways of 380-15,200 frames: 65-75 kB; the
-# peak above the imports, including decoding, tables and the results C3D).
-PROCESS_BYTES_PER_FRAME = 70_000
-
-
-@dataclass(frozen=True)
-class Budget:
-    """What one trial may take: ``memory`` (bytes; its peak estimated from the C3D header and
-    parameters before anything is read, :func:`trial_memory`) and ``seconds`` (wall time of the
-    whole job: reading, processing, writing, report). None: no limit."""
-
-    memory: int | None = None
-    seconds: float | None = None
-    memory_source: str = "--memory-limit"  # what set ``memory``, named in the error
-
-
-def trial_memory(path: Path) -> int | None:
-    """Estimated peak memory (bytes) of processing the trial at ``path``: decoding (what the
-    header, parameters and plates promise, :meth:`gaitid.io.c3d_check.C3DLayout.decoded_bytes`)
-    plus :data:`PROCESS_BYTES_PER_FRAME` per frame. Reads only the header and parameters
-    (a bad file raises its gaitid error). None for files that are not C3D."""
-    if Path(path).suffix.lower() != ".c3d":
-        return None
-    from gaitid.io.c3d_check import check_c3d
-
-    layout = check_c3d(path)
-    used = layout.params.get("FORCE_PLATFORM", {}).get("USED", [0])
-    n_plates = int(used[0]) if isinstance(used, (list, tuple)) and used and isinstance(used[0], (int, float)) else 0
-    return layout.decoded_bytes(max(0, min(n_plates, 255))) + layout.n_frames * PROCESS_BYTES_PER_FRAME
-
-
-def check_memory(path: Path, budget: int | None, where: str = "--memory-limit") -> None:
-    """A :class:`~gaitid.errors.BudgetError` naming the trial when its estimated peak memory
-    exceeds ``budget`` bytes (checked before anything is allocated)."""
-    if budget is None:
-        return
-    need = trial_memory(path)
-    if need is not None and need > budget:
-        raise BudgetError(f"processing this trial would need about {need / 2**20:.0f} MiB, more than the "
-                          f"{budget / 2**20:.0f} MiB one trial may use here ({where})", path)
-
-
-class OutOfTime(BaseException):
-    """Raised in the thread processing a trial when its time budget is spent (a BaseException, so
-    no ``except Exception`` on the way swallows it; :func:`run_job` turns it into a failed row)."""
-
-
-@contextlib.contextmanager
-def time_limit(seconds: float | None):
-    """Raise :class:`OutOfTime` in this thread after ``seconds``: a SIGALRM timer in the main
-    thread, else (a Dask worker's thread) an asynchronous exception set by a timer thread. Both
-    act between Python bytecodes: one long numpy call finishes first (worker processes are also
-    killed by the parent after the budget and a grace period)."""
-    if not seconds or seconds <= 0:
-        yield
-        return
-    if threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer"):
-        def alarm(signum, frame):
-            raise OutOfTime()
-
-        previous = signal.signal(signal.SIGALRM, alarm)
-        signal.setitimer(signal.ITIMER_REAL, seconds)
-        try:
-            yield
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, previous)
-        return
-    tid, lock, state = threading.get_ident(), threading.Lock(), {"done": False, "fired": False}
-
-    def fire():
-        with lock:
-            if not state["done"]:
-                state["fired"] = True
-                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(tid), ctypes.py_object(OutOfTime))
-
-    timer = threading.Timer(seconds, fire)
-    timer.daemon = True
-    timer.start()
-    try:
-        yield
-    finally:
-        with lock:
-            state["done"] = True
-            timer.cancel()
-            if state["fired"]:  # not raised yet: clear it, the job is over
-                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(tid), None)
 
 
 def _file_stats(paths) -> list:
@@ -274,7 +179,8 @@ def run_job(job: Job, settings: Settings, mass: float | str | None = None, repor
                 old = None
             if old is not None and old.get("fingerprint") == fp and old.get("complete", True):
                 if old.get("status", "ok") == "failed":
-                    row.update(status="failed", error=old.get("error", ""), subject_sources=old.get("subject_sources", ""))
+                    row.update(status="failed", error=old.get("error", ""),
+                               subject_sources=old.get("subject_sources", ""))
                     row["up_to_date"] = True
                 else:
                     row.update(status="skipped", n_cycles=old.get("n_cycles", 0),
@@ -363,6 +269,29 @@ def _write_outputs(result, job: Job, report: bool) -> list[str]:
         return [f"{REPORT_FAILED}: internal error {type(exc).__name__}: {exc} "
                 f"({Path(last.filename).name}:{last.lineno})"]
     return []
+
+
+def scan_within_budget(path: Path, budget: Budget) -> TrialInfo:
+    """The file's TrialInfo (:func:`gaitid.session.scan_trial`) within the trial's budget: a file
+    whose header promises more memory than one trial may use is not read (its job fails with
+    the reason)."""
+    try:
+        with time_limit(budget.seconds):
+            check_memory(path, budget.memory, budget.memory_source)
+            return scan_trial(path)
+    except OutOfTime:
+        error = f"{path}: reading it took more than the {budget.seconds:g} s one trial may take here (--time-limit)"
+    except GaitIDError as exc:
+        error = str(exc)
+    return TrialInfo(path, "unknown", (f"cannot read: {error}",), None, {}, frozenset(), error)
+
+
+def failed_row(job: Job, reason: str) -> dict:
+    """A summary row for a trial whose job gave no row (its worker died), with the reason."""
+    return {"trial": job.outdir.name, "path": str(job.path), "subject": job.subject, "session": job.session_label,
+            "static": str(job.static or ""), "pairing": job.pairing, "status": "failed",
+            "error": f"{job.path}: {reason}", "warnings": job.renamed, "seconds": 0.0, "n_cycles": 0,
+            "n_kinetic_cycles": 0, "subject_sources": "", "outdir": str(job.outdir)}
 
 
 def describe_subject(subject: Subject) -> list[str]:

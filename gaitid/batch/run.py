@@ -8,40 +8,30 @@ import contextlib
 import dataclasses
 import hashlib
 import json
-import multiprocessing
 import os
 import pickle
-import signal
 import sys
 import time
-from collections import deque
-from multiprocessing.connection import wait as wait_connections
 from pathlib import Path
 from typing import Callable, Iterable
 
 import pandas as pd
 
 import gaitid
-from gaitid.batch.job import (
-    CURVE_KEYS,
-    Budget,
-    OutOfTime,
-    check_memory,
-    run_job,
-    time_limit,
-    unpack_result,
-)
+from gaitid.batch.budget import Budget
+from gaitid.batch.cluster import dask_client, dask_scanner, run_dask
+from gaitid.batch.job import CURVE_KEYS, failed_row, run_job, scan_within_budget, unpack_result
 from gaitid.batch.plan import Job, SubjectOptions, plan
+from gaitid.batch.workers import WorkerPool, describe_death
 from gaitid.errors import GaitIDError, SettingsError
 from gaitid.io.atomic import atomic_path
-from gaitid.session import TrialInfo, scan_trial
+from gaitid.session import TrialInfo
 from gaitid.settings import Settings
 
 SUMMARY_COLUMNS = ["trial", "path", "subject", "session", "static", "pairing", "status", "error", "warnings",
                    "seconds", "n_cycles", "n_kinetic_cycles", "subject_sources", "outdir"]
 DEFAULT_TIME_LIMIT_S = 3600.0  # per trial; generous (an hour-long trial takes minutes), catches a hang
-GRACE_S = 10.0  # a worker still busy this long after its trial's time budget is killed
-MEMORY_SHARE = 0.8  # of the physical memory (local) or a Dask worker's limit, shared by the trials at once
+MEMORY_SHARE = 0.8  # of the physical memory, shared by the trials processed at once
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet takes such a cell as a formula (OWASP)
 
 
@@ -106,194 +96,17 @@ def _fmt(seconds: float) -> str:
     return f"{m}m{s:02d}s" if m else f"{s}s"
 
 
-# ----------------------------------------------------------------------------- worker processes
-
-
-def _worker_main(conn, report: bool, memory: int | None) -> None:
-    """A worker process: import the pipeline (and the report) once, then run the tasks it is sent
-    (``(function, args)``, answered ``('ok', value)`` or ``('error', text)``) until ``None``."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C: the parent stops the batch
-    if memory:
-        from gaitid.io.c3d_check import BUDGET_ENV
-
-        os.environ[BUDGET_ENV] = str(memory)  # the reader's own check uses the same budget
-    import gaitid.pipeline  # noqa: F401  (once per worker, not per trial)
-
-    if report:
-        import gaitid.report.html  # noqa: F401
-        import gaitid.report.pdf  # noqa: F401
-        import gaitid.report.plots  # noqa: F401
-    while True:
-        try:
-            task = conn.recv()
-        except (EOFError, OSError):
-            return
-        if task is None:
-            return
-        fn, args = task
-        try:
-            answer = ("ok", fn(*args))
-        except BaseException as exc:  # noqa: BLE001  (tasks record their own errors; this is a bug)
-            answer = ("error", f"{type(exc).__name__}: {exc}")
-        try:
-            conn.send(answer)
-        except (OSError, ValueError):
-            return
-
-
-class _Worker:
-    def __init__(self, ctx, init: tuple):
-        self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker_main, args=(child, *init), daemon=True, name="gaitid-batch-worker")
-        self.proc.start()
-        child.close()
-        self.task = None
-        self.deadline = None
-
-
-class WorkerPool:
-    """Worker processes that import gaitid once and take many tasks, one at a time each.
-
-    Unlike :class:`concurrent.futures.ProcessPoolExecutor`, a worker that dies (killed by the
-    system for lack of memory, a crash in a library) costs only the task it was running: the
-    pool knows which one, reports it (``'died'``, with the exit code) and starts a new worker. A
-    task with a time budget whose worker is still busy :data:`GRACE_S` after it is killed
-    (``'timeout'``)."""
-
-    def __init__(self, n: int, *, report: bool = False, memory: int | None = None):
-        self.ctx = multiprocessing.get_context()
-        self.n, self.init = n, (report, memory)
-        self.workers: list[_Worker] = []
-        self.queue: deque = deque()
-
-    def submit(self, key, fn: Callable, args: tuple, seconds: float | None = None) -> None:
-        self.queue.append((key, fn, args, seconds))
-
-    @property
-    def busy(self) -> bool:
-        return bool(self.queue) or any(w.task is not None for w in self.workers)
-
-    def _dispatch(self) -> None:
-        idle = [w for w in self.workers if w.task is None]
-        while self.queue and (idle or len(self.workers) < self.n):
-            if not idle:
-                self.workers.append(_Worker(self.ctx, self.init))
-                idle.append(self.workers[-1])
-            w = idle.pop()
-            key, fn, args, seconds = self.queue.popleft()
-            try:
-                w.conn.send((fn, args))
-            except (OSError, ValueError):  # the worker died while idle: a new one takes the task
-                self._drop(w)
-                self.queue.appendleft((key, fn, args, seconds))
-                continue
-            w.task = (key, seconds)
-            w.deadline = time.monotonic() + seconds + GRACE_S if seconds else None
-
-    def _drop(self, w: _Worker) -> None:
-        if w.proc.is_alive():
-            w.proc.kill()
-        w.proc.join()
-        w.conn.close()
-        self.workers.remove(w)
-
-    def results(self, poll: float = 0.5) -> list[tuple]:
-        """The tasks finished since the last call: ``(key, 'ok' | 'error' | 'died' | 'timeout',
-        value | text | exit code | seconds)``; waits at most ``poll`` seconds for one."""
-        self._dispatch()
-        busy = [w for w in self.workers if w.task is not None]
-        if not busy:
-            return []
-        ready = set(wait_connections([w.conn for w in busy] + [w.proc.sentinel for w in busy], timeout=poll))
-        done, now = [], time.monotonic()
-        for w in busy:
-            key, seconds = w.task
-            if w.conn in ready:
-                try:
-                    status, value = w.conn.recv()
-                except (EOFError, OSError):
-                    pass  # died: below
-                else:
-                    w.task = None
-                    done.append((key, status, value))
-                    continue
-            if w.proc.sentinel in ready or not w.proc.is_alive():
-                w.proc.join()
-                done.append((key, "died", w.proc.exitcode))
-                self._drop(w)
-            elif w.deadline is not None and now > w.deadline:
-                done.append((key, "timeout", seconds))
-                self._drop(w)
-        self._dispatch()
-        return done
-
-    def map(self, fn: Callable, args_list: list[tuple], seconds: float | None = None) -> list[tuple]:
-        """``fn(*args)`` for each; a list of ``(status, value)`` in order (see :meth:`results`)."""
-        for i, args in enumerate(args_list):
-            self.submit(("map", i), fn, args, seconds)
-        out: dict[int, tuple] = {}
-        while len(out) < len(args_list):
-            for (_, i), status, value in self.results():
-                out[i] = (status, value)
-        return [out[i] for i in range(len(args_list))]
-
-    def close(self) -> None:
-        for w in self.workers:
-            try:
-                w.conn.send(None)
-            except (OSError, ValueError):
-                pass
-        for w in self.workers:
-            w.proc.join(timeout=5)
-            if w.proc.is_alive():
-                w.proc.kill()
-                w.proc.join()
-            w.conn.close()
-        self.workers = []
-
-
-def died(status: str, value, seconds: float | None = None) -> str:
-    """Why a task's worker process gave no answer, in words."""
-    if status == "timeout":
-        return f"stopped responding: killed {GRACE_S:g} s after the {seconds or value:g} s one trial may take here " \
-               f"(--time-limit)"
-    if status == "error":
-        return f"internal error in the worker: {value}"
-    if isinstance(value, int) and value < 0:
-        try:
-            name = signal.Signals(-value).name
-        except ValueError:
-            name = f"signal {-value}"
-        cause = " (the system's out-of-memory killer sends SIGKILL)" if name == "SIGKILL" else ""
-        return f"the worker process processing it was killed by {name}{cause}; the other trials went on"
-    return f"the worker process processing it exited (code {value}) without an answer; the other trials went on"
-
-
-def _scan_task(path: Path, budget: Budget) -> TrialInfo:
-    """The file's TrialInfo (:func:`gaitid.session.scan_trial`) within the trial's budget: a file
-    whose header promises more memory than one trial may use is not read (its job fails with
-    the reason)."""
-    try:
-        with time_limit(budget.seconds):
-            check_memory(path, budget.memory, budget.memory_source)
-            return scan_trial(path)
-    except OutOfTime:
-        error = f"{path}: reading it took more than the {budget.seconds:g} s one trial may take here (--time-limit)"
-    except GaitIDError as exc:
-        error = str(exc)
-    return TrialInfo(path, "unknown", (f"cannot read: {error}",), None, {}, frozenset(), error)
-
-
 def _scanner(pool: WorkerPool | None, budget: Budget) -> Callable[[list[Path]], list[TrialInfo]]:
     def scan(files: list[Path]) -> list[TrialInfo]:
         if pool is None:
-            return [_scan_task(f, budget) for f in files]
+            return [scan_within_budget(f, budget) for f in files]
         out = []
-        for f, (status, value) in zip(files, pool.map(_scan_task, [(f, budget) for f in files], budget.seconds)):
+        answers = pool.map(scan_within_budget, [(f, budget) for f in files], budget.seconds)
+        for f, (status, value) in zip(files, answers):
             if status == "ok":
                 out.append(value)
             else:
-                error = f"{f}: {died(status, value, budget.seconds)} while reading it"
+                error = f"{f}: {describe_death(status, value, budget.seconds)} while reading it"
                 out.append(TrialInfo(f, "unknown", (f"cannot read: {error}",), None, {}, frozenset(), error))
         return out
 
@@ -344,8 +157,8 @@ def run_batch(
     with contextlib.ExitStack() as stack:
         if pool is not None:
             stack.callback(pool.close)
-        client = stack.enter_context(_dask_client(scheduler)) if scheduler is not None else None
-        scan = _dask_scanner(client, budget) if client is not None else _scanner(pool, budget)
+        client = stack.enter_context(dask_client(scheduler)) if scheduler is not None else None
+        scan = dask_scanner(client, budget) if client is not None else _scanner(pool, budget)
         todo = plan(sources, outdir, pairing=pairing, scan=scan)
         if not any(not j.not_a_trial for j in todo):
             raise SettingsError("no walking trial (.c3d) found in the given folders/patterns (static trials, "
@@ -360,7 +173,7 @@ def run_batch(
         else:
             rows = []
             if client is not None:
-                rows = _run_dask(todo, args, client, notify)
+                rows = run_dask(todo, args, client, notify)
             else:
                 for job in todo:
                     rows.append(run_job(job, *args))
@@ -394,13 +207,6 @@ def _warn(notes: list[str]) -> None:
         print(f"warning: {note}", file=sys.stderr)
 
 
-def _failed_row(job: Job, reason: str) -> dict:
-    return {"trial": job.outdir.name, "path": str(job.path), "subject": job.subject, "session": job.session_label,
-            "static": str(job.static or ""), "pairing": job.pairing, "status": "failed",
-            "error": f"{job.path}: {reason}", "warnings": job.renamed, "seconds": 0.0, "n_cycles": 0,
-            "n_kinetic_cycles": 0, "subject_sources": "", "outdir": str(job.outdir)}
-
-
 def _run_pool(pool: WorkerPool, todo: list[Job], args: tuple, notify, out: Path, *, report: bool,
               parquet: bool, force: bool) -> pd.DataFrame:
     """Trials, then each session's report as soon as its trials are done, then the combined
@@ -424,7 +230,8 @@ def _run_pool(pool: WorkerPool, todo: list[Job], args: tuple, notify, out: Path,
             tables_sent = True
         for (kind, i), status, value in pool.results():
             if kind == "trial":
-                rows[i] = value if status == "ok" else _failed_row(todo[i], died(status, value, budget.seconds))
+                rows[i] = value if status == "ok" else failed_row(todo[i],
+                                                                  describe_death(status, value, budget.seconds))
                 notify(rows[i])
                 session = waiting[todo[i].session]
                 session.discard(i)
@@ -436,7 +243,8 @@ def _run_pool(pool: WorkerPool, todo: list[Job], args: tuple, notify, out: Path,
             elif status == "ok" and kind == "session":
                 notes += value
             elif status != "ok":
-                notes.append(f"{'session report' if kind == 'session' else 'combined tables'}: {died(status, value)}")
+                what = "session report" if kind == "session" else "combined tables"
+                notes.append(f"{what}: {describe_death(status, value)}")
     _warn(notes)
     return _summary(todo, list(rows.values()))
 
@@ -562,92 +370,3 @@ def _read_table(path: Path) -> pd.DataFrame | None:
         if col in table.columns:
             table[col] = table[col].fillna("").astype(str)
     return table
-
-
-def _worker_budget(budget: Budget) -> Budget:
-    """On a Dask worker: ``budget`` with its memory at most the worker's share of its memory
-    limit (what the worker's process already holds taken off)."""
-    try:
-        from distributed import get_worker
-
-        worker = get_worker()
-        limit = getattr(getattr(worker, "memory_manager", None), "memory_limit", None) or getattr(
-            worker, "memory_limit", None)
-        threads = max(int(getattr(getattr(worker, "state", worker), "nthreads", 1) or 1), 1)
-    except (ImportError, ValueError, AttributeError):
-        return budget
-    if not limit:
-        return budget
-    try:
-        import psutil
-
-        held = psutil.Process().memory_info().rss
-    except (ImportError, OSError):
-        held = 0
-    share = int((MEMORY_SHARE * limit - held) / threads)
-    if budget.memory is not None and budget.memory <= share:
-        return budget
-    return dataclasses.replace(budget, memory=max(share, 0), memory_source=(
-        f"the Dask worker's memory limit of {limit / 2**20:.0f} MiB, {held / 2**20:.0f} MiB of it in use, "
-        f"{threads} thread(s)"))
-
-
-def _dask_job(job: Job, settings: Settings, mass, report: bool, force: bool, subject: SubjectOptions,
-              budget: Budget) -> dict:
-    """:func:`run_job` on a Dask worker, within the worker's share of its memory limit, so that a
-    trial too big for the worker fails with a gaitid error naming it instead of getting the
-    worker killed."""
-    return run_job(job, settings, mass, report, force, subject, _worker_budget(budget))
-
-
-def _dask_scan(path: Path, budget: Budget) -> TrialInfo:
-    return _scan_task(path, _worker_budget(budget))
-
-
-@contextlib.contextmanager
-def _dask_client(scheduler):
-    try:
-        from dask.distributed import Client
-    except ImportError:
-        raise SettingsError("--scheduler needs Dask: pip install 'gaitid[cluster]'") from None
-    own = not hasattr(scheduler, "submit")
-    client = Client(scheduler) if own else scheduler
-    try:
-        yield client
-    finally:
-        if own:
-            client.close()
-
-
-def _dask_scanner(client, budget: Budget) -> Callable[[list[Path]], list[TrialInfo]]:
-    """Files read on the cluster's workers (each within the worker's memory)."""
-
-    def scan(files: list[Path]) -> list[TrialInfo]:
-        futures = [client.submit(_dask_scan, f, budget, pure=False) for f in files]
-        out = []
-        for f, fut in zip(files, futures):
-            try:
-                out.append(fut.result())
-            except Exception as exc:  # KilledWorker, a lost connection: this file only
-                error = f"{f}: the Dask worker reading it failed ({type(exc).__name__}: {exc})"
-                out.append(TrialInfo(f, "unknown", (f"cannot read: {error}",), None, {}, frozenset(), error))
-        return out
-
-    return scan
-
-
-def _run_dask(todo: list[Job], args: tuple, client, notify) -> list[dict]:
-    from dask.distributed import as_completed as dask_completed
-
-    rows = [run_job(job, *args) for job in todo if job.not_a_trial]
-    for row in rows:
-        notify(row)
-    futures = {client.submit(_dask_job, job, *args, pure=False): job for job in todo if not job.not_a_trial}
-    for fut in dask_completed(futures):
-        try:
-            rows.append(fut.result())
-        except Exception as exc:  # KilledWorker, a lost connection: this trial only
-            rows.append(_failed_row(futures[fut], f"the Dask worker processing it failed "
-                                                  f"({type(exc).__name__}: {exc}); the other trials went on"))
-        notify(rows[-1])
-    return rows

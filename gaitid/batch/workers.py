@@ -67,8 +67,8 @@ class WorkerPool:
     Unlike :class:`concurrent.futures.ProcessPoolExecutor`, a worker that dies (killed by the
     system for lack of memory, a crash in a library) costs only the task it was running: the
     pool knows which one, reports it (``'died'``, with the exit code) and starts a new worker. A
-    task with a time budget whose worker is still busy :data:`GRACE_S` after it is killed
-    (``'timeout'``)."""
+    worker still busy :data:`GRACE_S` after its task's time budget is killed (``'timeout'``).
+    With the fork start method the parent imports gaitid once before the workers start."""
 
     def __init__(self, n: int, *, report: bool = False, memory: int | None = None):
         self.ctx = multiprocessing.get_context()

@@ -454,3 +454,13 @@ def test_time_limit_stops_a_busy_thread_and_leaves_no_pending_stop():
     thread.start()
     thread.join(30)
     assert 0.3 <= outcome["stopped_after"] < 5 and outcome["clean"]
+
+
+def test_an_edited_summary_is_a_pairing_table_even_with_quoted_names(tmp_path):
+    from gaitid.batch import read_pairing
+
+    table = tmp_path / "pairing.csv"
+    static = tmp_path / "static.c3d"
+    shutil.copy(sample_data_dir() / "static_synthetic.c3d", static)
+    table.write_text("trial,static\n'=walk,static.c3d\n'-walk2,\n")
+    assert read_pairing(table) == {Path("=walk"): static.resolve(), Path("-walk2"): None}

@@ -113,14 +113,19 @@ def read_pairing(path: str | os.PathLike) -> dict[Path, Path | None]:
         raise SettingsError(f"--pairing {path}: needs the columns 'path' (or 'trial') and 'static'")
     out: dict = {}
     for row in rows:
-        t = (row.get("path") or row.get("trial") or "").strip()
-        s = (row.get("static") or "").strip()
+        t = _unquote((row.get("path") or row.get("trial") or "").strip())
+        s = _unquote((row.get("static") or "").strip())
         if not t:
             continue
         tp = Path(t) if Path(t).is_absolute() else (path.parent / t)
         sp = (Path(s) if Path(s).is_absolute() else path.parent / s) if s else None
         out[tp.resolve() if tp.exists() else Path(t)] = sp.resolve() if sp is not None and sp.exists() else sp
     return out
+
+
+def _unquote(cell: str) -> str:
+    """A cell as written before ``batch_summary.csv`` made it spreadsheet-safe (``'=x`` -> ``=x``)."""
+    return cell[1:] if cell.startswith("'") and cell[1:2] in ("=", "+", "-", "@", "\t", "\r") else cell
 
 
 def _apply_pairing(w: TrialInfo, table: dict, infos: dict[Path, TrialInfo], auto: Pairing) -> Pairing:

@@ -61,7 +61,8 @@ def cmd_batch(args: argparse.Namespace) -> int:
     if args.dry_run:
         jobs = plan(args.sources, args.outdir, pairing=args.pairing, cache=False)
         print(describe_plan(jobs, opts, settings))
-        print(f"{len(jobs)} trials to process (dry run: nothing processed)")
+        n = sum(not j.not_a_trial for j in jobs)
+        print(f"{n} trials to process (dry run: nothing processed)")
         return EXIT_OK
     summary = run_batch(args.sources, args.outdir, settings, jobs=args.jobs, scheduler=args.scheduler,
                         subject=opts, pairing=args.pairing, report=not args.no_report,

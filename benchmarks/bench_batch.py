@@ -127,6 +127,7 @@ def main() -> None:
     times: dict[tuple, list[float]] = {c: [] for c in configs}
     cpus: dict[tuple, list[float]] = {c: [] for c in configs}
     free: dict[tuple, list[float]] = {c: [] for c in configs}
+    owns: dict[tuple, list[float]] = {c: [] for c in configs}
     load0 = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -139,6 +140,7 @@ def main() -> None:
                 times[(code, jobs, report)].append(wall)
                 cpus[(code, jobs, report)].append(own + workers)
                 free[(code, jobs, report)].append(own + workers / jobs)  # on `jobs` free cores
+                owns[(code, jobs, report)].append(own)
                 shutil.rmtree(out, ignore_errors=True)
     med = {c: statistics.median(v) for c, v in times.items()}
     cpu = {c: statistics.median(v) for c, v in cpus.items()}
@@ -146,14 +148,16 @@ def main() -> None:
           f"load average {load0:.1f} before, {os.getloadavg()[0]:.1f} after")
     for code in codes:
         print(f"\ncode: {code}")
-        print(f"{'configuration':28s} {'wall (s)':>9s} {'CPU (s)':>8s} {'CPU/wall':>9s} {'wall per trial':>15s}  runs")
+        print(f"{'configuration':28s} {'wall (s)':>9s} {'CPU (s)':>8s} {'of it gaitid (s)':>17s} {'CPU/wall':>9s} "
+              f"{'wall per trial':>15s}  runs")
         for (c_, jobs, report), t in med.items():
             if c_ != code:
                 continue
             runs = ", ".join(f"{x:.1f}" for x in times[(code, jobs, report)])
             c = cpu[(code, jobs, report)]
-            print(f"--jobs {jobs} {'with reports' if report else 'no reports':18s} {t:9.2f} {c:8.1f} {c / t:9.2f} "
-                  f"{t / args.trials:15.3f}  {runs}")
+            own = statistics.median(owns[(code, jobs, report)])
+            print(f"--jobs {jobs} {'with reports' if report else 'no reports':18s} {t:9.2f} {c:8.1f} {own:17.1f} "
+                  f"{c / t:9.2f} {t / args.trials:15.3f}  {runs}")
         for report in (False, True):
             ratios = [a / b for a, b in zip(times[(code, 1, report)], times[(code, 2, report)])]
             work = cpu[(code, 1, report)] / cpu[(code, 2, report)]

@@ -12,9 +12,10 @@ from pathlib import Path
 
 from gaitid.errors import BudgetError
 
-# Peak memory of processing one trial beyond decoding it, per frame (bytes; measured with
-# benchmarks/bench_batch.py --memory on synthetic walkways of 380-15,200 frames: 65-75 kB; the
-# peak above the imports, including decoding, tables and the results C3D).
+# Peak memory of processing one trial beyond decoding it, per frame (bytes). benchmarks/bench_batch.py
+# --memory measured the whole job (decoding, processing, tables, results C3D) at 82 and 73 kB per
+# frame on synthetic walkways of 3,800 and 15,200 frames; the estimate (decoding + this) is then
+# 1.3-1.5x the real peak. Re-measure when the pipeline's memory per frame changes.
 PROCESS_BYTES_PER_FRAME = 70_000
 
 

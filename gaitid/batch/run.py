@@ -224,8 +224,8 @@ def _run_pool(pool: WorkerPool, todo: list[Job], args: tuple, notify, out: Path,
     notes: list[str] = []
     tables_sent = False
     while pool.busy or not tables_sent:
-        if not pool.busy and not tables_sent:  # every trial done: the combined tables
-            summary = _summary(todo, list(rows.values()))
+        if not tables_sent and len(rows) == len(todo):  # every trial done: the combined tables, beside
+            summary = _summary(todo, list(rows.values()))  # the session reports still being drawn
             pool.submit(("tables", 0), _tables_task, (todo, summary, out, parquet, force))
             tables_sent = True
         for (kind, i), status, value in pool.results():

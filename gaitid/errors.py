@@ -43,3 +43,8 @@ class OutputError(GaitIDError):
 
 class SettingsError(GaitIDError):
     """A setting has an invalid value."""
+
+
+class BudgetError(GaitIDError):
+    """A trial would need more memory, or takes more time, than the budget it runs with (batch:
+    ``--memory-limit``, ``--time-limit``, a Dask worker's memory limit)."""

@@ -39,21 +39,84 @@ ANTHRO = {  # Subject field -> largest difference still taken as the same subjec
 # ----------------------------------------------------------------------------- files
 
 
-def find_trials(sources: Iterable[str | os.PathLike]) -> list[Path]:
-    """Every C3D file under the folders / matching the glob patterns, sorted, without duplicates."""
+RUN_RECORD = "gaitid-run.json"  # a batch trial folder's record of what its outputs were made from
+OUTPUT_SUFFIXES = (".csv", ".parquet", ".xlsx", ".pdf", ".html", ".mot", ".sto", ".json", ".pkl")
+
+
+@dataclass(frozen=True)
+class NotATrial:
+    """A ``*.c3d`` name found that is not a trial file, and why (a folder, a dangling link...)."""
+
+    path: Path
+    reason: str
+
+
+def is_gaitid_output(path: Path) -> bool:
+    """True for a file gaitid wrote: anything in a batch trial folder (it holds ``gaitid-run.json``),
+    and a ``<trial>_results.c3d`` beside other outputs of the same trial (``<trial>_*.csv``, the
+    report...), as ``gaitid run -o`` leaves them."""
+    folder = path.parent
+    if (folder / RUN_RECORD).is_file():
+        return True
+    stem = path.stem
+    if not stem.endswith("_results"):
+        return False
+    trial = stem[: -len("_results")]
+    try:
+        siblings = [e.name for e in os.scandir(folder)]
+    except OSError:
+        return False
+    return any(n.startswith(f"{trial}_") and Path(n).suffix.lower() in OUTPUT_SUFFIXES for n in siblings)
+
+
+def _not_a_file(p: Path) -> str:
+    if p.is_symlink() and not p.exists():
+        return f"a symbolic link to {os.readlink(p)}, which does not exist"
+    if p.is_dir():
+        return "a folder named like a C3D file, not a file"
+    if not p.exists():
+        return "does not exist"
+    return "not a regular file"
+
+
+def find_sources(sources: Iterable[str | os.PathLike]) -> tuple[list[Path], list[NotATrial]]:
+    """The C3D files under the folders / matching the glob patterns (sorted, resolved, without
+    duplicates and without gaitid's own outputs, :func:`is_gaitid_output`), and the ``*.c3d``
+    names that are not files (folders, dangling symbolic links), each with the reason."""
     found: set[Path] = set()
+    rejected: dict[Path, str] = {}
+
+    def consider(q: Path) -> None:
+        if q.suffix.lower() != ".c3d":
+            return
+        if q.is_file():
+            if not is_gaitid_output(q):
+                found.add(q)
+        else:
+            rejected.setdefault(q.absolute(), _not_a_file(q))
+
     for src in sources:
         p = Path(src)
         if p.is_dir():
-            found.update(q for q in p.rglob("*") if q.suffix.lower() == ".c3d" and q.is_file())
+            for q in p.rglob("*"):
+                consider(q)
         elif p.is_file():
             found.add(p)
+        elif p.is_symlink():
+            rejected[p.absolute()] = _not_a_file(p)
         else:
             matches = [Path(m) for m in glob.glob(str(src), recursive=True)]
             if not matches:
                 raise SettingsError(f"no file or folder matches {src!r}")
-            found.update(m for m in matches if m.is_file() and m.suffix.lower() == ".c3d")
-    return sorted(q.resolve() for q in found)
+            for m in matches:
+                consider(m)
+    return sorted({q.resolve() for q in found}), [NotATrial(k, v) for k, v in sorted(rejected.items())]
+
+
+def find_trials(sources: Iterable[str | os.PathLike]) -> list[Path]:
+    """Every C3D file under the folders / matching the glob patterns, sorted, without duplicates
+    and without gaitid's own outputs (:func:`find_sources`)."""
+    return find_sources(sources)[0]
 
 
 def name_words(stem: str) -> list[str]:

@@ -155,3 +155,312 @@ def test_session_report_input_round_trips_the_curves():
     pd.testing.assert_frame_equal(a, b)
     assert len(data) < len(__import__("pickle").dumps(result)) / 10
     assert back.frames["variable"].unique().tolist() == ["GroundReactionForce"]
+
+
+# ----------------------------------------------------------------------------- isolation and budgets
+
+
+def _kill_in_worker(name: str):
+    """A replacement for gaitid.pipeline.process that kills its worker process (SIGKILL, as the
+    system's out-of-memory killer does) when it processes the trial ``name``."""
+    import multiprocessing
+    import os
+    import signal
+
+    import gaitid.pipeline
+
+    real = gaitid.pipeline.process
+
+    def process(trial, *args, **kwargs):
+        if getattr(trial, "path", None) is not None and trial.path.stem == name \
+                and multiprocessing.parent_process() is not None:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real(trial, *args, **kwargs)
+
+    return process
+
+
+@pytest.fixture
+def four_walks(tmp_path: Path) -> Path:
+    folder = tmp_path / "four"
+    folder.mkdir()
+    for i in range(1, 5):
+        shutil.copy(sample_data_dir() / "walk_synthetic.c3d", folder / f"walk0{i}.c3d")
+    shutil.copy(sample_data_dir() / "static_synthetic.c3d", folder / "walk_static.c3d")
+    return folder
+
+
+def test_a_killed_worker_costs_only_its_trial(four_walks, tmp_path, monkeypatch):
+    import multiprocessing
+
+    if multiprocessing.get_start_method() != "fork":
+        pytest.skip("the kill is planted by patching the parent before its workers fork")
+    import gaitid.pipeline
+
+    monkeypatch.setattr(gaitid.pipeline, "process", _kill_in_worker("walk02"))
+    out = tmp_path / "out"
+    summary = run_batch([four_walks], out, report=False, jobs=2, progress=lambda r: None)
+    status = dict(zip(summary["trial"], summary["status"]))
+    assert status == {"walk01": "ok", "walk02": "failed", "walk03": "ok", "walk04": "ok"}
+    error = summary.set_index("trial").loc["walk02", "error"]
+    assert "walk02.c3d" in error and "SIGKILL" in error
+    written = pd.read_csv(out / "batch_summary.csv")
+    assert written["status"].tolist() == ["ok", "failed", "ok", "ok"]
+    for name in ("walk01", "walk03", "walk04"):
+        assert (out / name / f"{name}_frames.csv").exists()
+    assert not (out / "walk02" / "gaitid-run.json").exists()  # a killed trial is tried again next time
+
+
+def test_a_trial_over_its_time_budget_fails_and_the_batch_goes_on(four_walks, tmp_path, monkeypatch):
+    import time
+
+    import gaitid.pipeline
+
+    real = gaitid.pipeline.process
+
+    def slow(trial, *args, **kwargs):
+        if trial.path.stem == "walk03":
+            time.sleep(60)
+        return real(trial, *args, **kwargs)
+
+    monkeypatch.setattr(gaitid.pipeline, "process", slow)
+    t0 = time.perf_counter()
+    summary = run_batch([four_walks / "walk01.c3d", four_walks / "walk03.c3d", four_walks / "walk_static.c3d"],
+                        tmp_path / "out", report=False, time_limit_s=3, progress=lambda r: None)
+    assert time.perf_counter() - t0 < 40
+    row = summary.set_index("trial").loc["walk03"]
+    assert row["status"] == "failed" and "walk03.c3d" in row["error"] and "--time-limit" in row["error"]
+    assert summary.set_index("trial").loc["walk01", "status"] == "ok"
+
+
+def test_a_worker_stuck_past_its_time_budget_is_killed(four_walks, tmp_path, monkeypatch):
+    import multiprocessing
+    import signal
+    import time
+
+    if multiprocessing.get_start_method() != "fork":
+        pytest.skip("the hang is planted by patching the parent before its workers fork")
+    import gaitid.batch.workers
+    import gaitid.pipeline
+
+    real = gaitid.pipeline.process
+
+    def stuck(trial, *args, **kwargs):  # deaf to the trial's own timer, as a long C call is
+        if trial.path.stem == "walk02":
+            signal.signal(signal.SIGALRM, signal.SIG_IGN)
+            time.sleep(120)
+        return real(trial, *args, **kwargs)
+
+    monkeypatch.setattr(gaitid.pipeline, "process", stuck)
+    monkeypatch.setattr(gaitid.batch.workers, "GRACE_S", 1.0)
+    summary = run_batch([four_walks], tmp_path / "out", report=False, jobs=2, time_limit_s=4,
+                        progress=lambda r: None)
+    by = summary.set_index("trial")
+    assert by.loc["walk02", "status"] == "failed" and "stopped responding" in by.loc["walk02", "error"]
+    assert (by.drop("walk02")["status"] == "ok").all()
+
+
+def _promising_65000_frames(path: Path) -> Path:
+    """The sample walk whose header promises 65,000 frames (a sparse file of that size: the
+    data are zeros); a few GB to process, a few MB on disk."""
+    from tests.c3d_mutations import RawC3D
+
+    c = RawC3D((sample_data_dir() / "walk_synthetic.c3d").read_bytes())
+    frame_bytes = c.frame_words * (4 if c.is_float else 2)
+    c.set_word(3, 1)
+    c.set_word(4, 65000)
+    c.data = bytearray(c.data[:frame_bytes])
+    blob = c.to_bytes()
+    with open(path, "wb") as f:
+        f.write(blob)
+        f.truncate(len(blob) + 64999 * frame_bytes)
+    return path
+
+
+def test_a_header_over_the_memory_budget_fails_before_it_is_read(session, tmp_path):
+    from gaitid.batch import trial_memory
+
+    big = _promising_65000_frames(session / "huge.c3d")
+    need = trial_memory(big)
+    assert need > 2**30
+    summary = run_batch([big, session / "walk01.c3d", session / "walk_static.c3d"], tmp_path / "out",
+                        report=False, memory_limit=2**30, progress=lambda r: None)
+    by = summary.set_index("trial")
+    assert by.loc["huge", "status"] == "failed" and by.loc["walk01", "status"] == "ok"
+    error = by.loc["huge", "error"]
+    assert "huge.c3d" in error and f"{need / 2**20:.0f} MiB" in error and "--memory-limit" in error
+
+
+def test_on_dask_a_trial_too_big_for_the_worker_fails_without_killing_it(session, tmp_path):
+    distributed = pytest.importorskip("dask.distributed")
+    big = _promising_65000_frames(session / "huge.c3d")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  memory_limit="1GiB") as cluster:
+        summary = run_batch([big, session / "walk01.c3d", session / "walk_static.c3d"], tmp_path / "dask",
+                            report=False, scheduler=cluster.scheduler_address, progress=lambda r: None)
+    by = summary.set_index("trial")
+    assert by.loc["walk01", "status"] == "ok"
+    assert by.loc["huge", "status"] == "failed"
+    assert "huge.c3d" in by.loc["huge", "error"] and "Dask worker's memory limit of 1024 MiB" in by.loc["huge", "error"]
+
+
+# ----------------------------------------------------------------------------- file names
+
+
+def test_file_names_cannot_escape_or_inject(tmp_path):
+    import csv
+    import os
+
+    src = tmp_path / "src"
+    src.mkdir()
+    walk = sample_data_dir() / "walk_synthetic.c3d"
+    shutil.copy(walk, src / "...c3d")  # stem '..': the output folder's parent
+    formula = '=HYPERLINK("evil","click")'
+    shutil.copy(walk, src / f"{formula}.c3d")
+    shutil.copy(sample_data_dir() / "static_synthetic.c3d", src / "static.c3d")
+    (src / "folder.c3d").mkdir()
+    os.symlink(src / "gone" / "away.c3d", src / "dangling.c3d")
+    box = tmp_path / "box"
+    box.mkdir()
+    out = box / "out"
+    summary = run_batch([src], out, report=False, progress=lambda r: None)
+    assert sorted(p.name for p in box.iterdir()) == ["out"]  # nothing written beside the output folder
+    by = summary.set_index("path")
+    assert by.loc[str(src / "...c3d"), "status"] == "ok"
+    assert Path(by.loc[str(src / "...c3d"), "outdir"]).parent == out
+    assert by.loc[str(src / f"{formula}.c3d"), "status"] == "ok"
+    folder = by.loc[str(src / "folder.c3d")]
+    assert folder["status"] == "skipped" and "folder" in folder["error"]
+    dangling = by.loc[str(src / "dangling.c3d")]
+    assert dangling["status"] == "skipped" and "does not exist" in dangling["error"]
+    with open(out / "batch_summary.csv", newline="") as f:
+        cells = [row for row in csv.DictReader(f)]
+    first = [r["trial"] for r in cells if formula in r["path"]]
+    assert first == ["'=HYPERLINK(_evil_,_click_)"]  # text in a spreadsheet, not a formula ('"' is no file name)
+    assert not any(v.startswith(("=", "+", "-", "@")) for r in cells for v in r.values())
+
+
+def test_outputs_inside_the_source_folder_are_not_trials_on_rerun(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    shutil.copy(sample_data_dir() / "walk_synthetic.c3d", src / "walk01.c3d")
+    shutil.copy(sample_data_dir() / "static_synthetic.c3d", src / "static.c3d")
+    first = run_batch([src], src / "out", report=False, progress=lambda r: None)
+    assert (src / "out" / "walk01" / "walk01_results.c3d").exists()
+    again = run_batch([src], src / "out", report=False, force=True, progress=lambda r: None)
+    assert again["path"].tolist() == first["path"].tolist() == [str(src / "walk01.c3d")]
+
+
+def test_two_trials_with_one_name_never_share_an_output_folder(tmp_path):
+    import json
+
+    src = tmp_path / "src"
+    for s in ("S01", "S02"):
+        (src / s).mkdir(parents=True)
+        shutil.copy(sample_data_dir() / "walk_synthetic.c3d", src / s / "walk.c3d")
+        shutil.copy(sample_data_dir() / "static_synthetic.c3d", src / s / "static.c3d")
+    out = tmp_path / "out"
+    summary = run_batch([src], out, report=False, progress=lambda r: None)
+    assert summary["trial"].tolist() == ["walk-S01", "walk-S02"]
+    assert summary["status"].tolist() == ["ok", "ok"]
+    for s in ("S01", "S02"):
+        record = json.loads((out / f"walk-{s}" / "gaitid-run.json").read_text())
+        assert record["fingerprint"]["input"][0][0] == str(src / s / "walk.c3d")
+    assert summary["warnings"].str.contains("same name").all()
+    # another run, into the same folder, of a third trial of that name: its own folder again
+    (src / "S03").mkdir()
+    shutil.copy(sample_data_dir() / "walk_synthetic.c3d", src / "S03" / "walk.c3d")
+    shutil.copy(sample_data_dir() / "static_synthetic.c3d", src / "S03" / "static.c3d")
+    lone = run_batch([src / "S03"], out2 := tmp_path / "out2", report=False, progress=lambda r: None)
+    assert lone["trial"].tolist() == ["walk"]
+    other = run_batch([src / "S01"], out2, report=False, progress=lambda r: None)
+    assert other["trial"].tolist() == ["walk-S01"] and "another trial" in other["warnings"].iloc[0]
+    record = json.loads((out2 / "walk" / "gaitid-run.json").read_text())
+    assert record["fingerprint"]["input"][0][0] == str(src / "S03" / "walk.c3d")  # untouched
+
+
+def test_stale_temporary_files_are_removed_by_the_next_run(session, tmp_path):
+    out = tmp_path / "out"
+    run_batch([session / "walk01.c3d", session / "walk_static.c3d"], out, report=False, progress=lambda r: None)
+    stale = out / "walk01" / ".gaitid-tmp-999999999-abc-walk01_frames.csv"  # a killed run's (no such pid)
+    stale.write_text("partial")
+    run_batch([session / "walk01.c3d", session / "walk_static.c3d"], out, report=False, force=True,
+              progress=lambda r: None)
+    assert not stale.exists()
+
+
+# ----------------------------------------------------------------------------- reports
+
+
+def test_a_failing_report_is_a_warning_and_the_result_is_saved(session, tmp_path, monkeypatch):
+    from gaitid.errors import GaitIDError
+    from gaitid.result import Result
+
+    def broken(self, outdir, *args, **kwargs):
+        raise GaitIDError("the report cannot be drawn", self.trial.path)
+
+    monkeypatch.setattr(Result, "report", broken)
+    out = tmp_path / "out"
+    summary = run_batch([session / "walk01.c3d", session / "walk_static.c3d"], out, progress=lambda r: None)
+    row = summary.iloc[0]
+    assert row["status"] == "ok" and row["n_kinetic_cycles"] >= 2
+    assert "report not written" in row["warnings"] and "cannot be drawn" in row["warnings"]
+    assert (out / "walk01" / "gaitid-result.pkl").exists() and (out / "walk01" / "walk01_frames.csv").exists()
+    monkeypatch.undo()
+    again = run_batch([session / "walk01.c3d", session / "walk_static.c3d"], out, progress=lambda r: None)
+    assert again.iloc[0]["status"] == "ok" and again.iloc[0]["warnings"] == ""  # the report is tried again
+    assert (out / "walk01" / "walk01_report.pdf").exists()
+
+
+def test_session_reports_in_the_workers_and_none_for_a_lone_trial(tmp_path):
+    src = tmp_path / "src"
+    for folder, names in (("pair", ["walk01", "walk02"]), ("lone", ["walk03"])):
+        (src / folder).mkdir(parents=True)
+        shutil.copy(sample_data_dir() / "static_synthetic.c3d", src / folder / "static.c3d")
+        for n in names:
+            shutil.copy(sample_data_dir() / "walk_synthetic.c3d", src / folder / f"{n}.c3d")
+    out = tmp_path / "out"
+    summary = run_batch([src], out, jobs=2, progress=lambda r: None)
+    assert summary["status"].tolist() == ["ok", "ok", "ok"]
+    reports = sorted(p.name for p in out.glob("session_*_report.*") if p.suffix != ".json")
+    assert reports == ["session_synthetic_pair_report.html", "session_synthetic_pair_report.pdf"]
+    html = (out / "session_synthetic_pair_report.html").read_text()
+    assert "walk01" in html and "walk02" in html and "walk03" not in html
+    assert (out / "batch_cycles.csv").exists()
+
+
+def test_time_limit_stops_a_busy_thread_and_leaves_no_pending_stop():
+    import threading
+    import time
+
+    from gaitid.batch.budget import OutOfTime, time_limit
+
+    outcome = {}
+
+    def busy():
+        t0 = time.perf_counter()
+        try:
+            with time_limit(0.3):
+                while time.perf_counter() - t0 < 20:  # pure Python: stopped between bytecodes
+                    pass
+        except OutOfTime:
+            outcome["stopped_after"] = time.perf_counter() - t0
+        with time_limit(5):  # a limit not reached: nothing is raised later
+            pass
+        time.sleep(0.2)
+        outcome["clean"] = True
+
+    thread = threading.Thread(target=busy)  # a Dask worker's thread, where SIGALRM cannot reach
+    thread.start()
+    thread.join(30)
+    assert 0.3 <= outcome["stopped_after"] < 5 and outcome["clean"]
+
+
+def test_an_edited_summary_is_a_pairing_table_even_with_quoted_names(tmp_path):
+    from gaitid.batch import read_pairing
+
+    table = tmp_path / "pairing.csv"
+    static = tmp_path / "static.c3d"
+    shutil.copy(sample_data_dir() / "static_synthetic.c3d", static)
+    table.write_text("trial,static\n'=walk,static.c3d\n'-walk2,\n")
+    assert read_pairing(table) == {Path("=walk"): static.resolve(), Path("-walk2"): None}

@@ -38,6 +38,7 @@ Conventions (documented in the README and docs/sessions.md):
   the same function whichever way it runs, so the results are identical.
 """
 
+from gaitid.batch.budget import Budget, trial_memory
 from gaitid.batch.job import (
     check_subject,
     describe_plan,
@@ -48,7 +49,9 @@ from gaitid.batch.job import (
     unpack_result,
 )
 from gaitid.batch.plan import Job, SubjectOptions, plan, read_pairing
-from gaitid.batch.run import SUMMARY_COLUMNS, run_batch, write_combined_tables
+from gaitid.batch.run import SUMMARY_COLUMNS, run_batch, spreadsheet_safe, write_combined_tables
+from gaitid.batch.workers import WorkerPool
 
-__all__ = ["Job", "SUMMARY_COLUMNS", "SubjectOptions", "check_subject", "describe_plan", "explain_markers", "pack_result",
-           "plan", "prepare_subject", "read_pairing", "run_batch", "run_job", "unpack_result", "write_combined_tables"]
+__all__ = ["Budget", "Job", "SUMMARY_COLUMNS", "SubjectOptions", "WorkerPool", "check_subject", "describe_plan",
+           "explain_markers", "pack_result", "plan", "prepare_subject", "read_pairing", "run_batch", "run_job",
+           "spreadsheet_safe", "trial_memory", "unpack_result", "write_combined_tables"]

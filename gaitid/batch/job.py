@@ -13,13 +13,14 @@ from pathlib import Path
 import numpy as np
 
 import gaitid
+from gaitid.batch.budget import Budget, OutOfTime, check_memory, time_limit
 from gaitid.batch.plan import Job, SubjectOptions
-from gaitid.errors import GaitIDError, ModelError
+from gaitid.errors import BudgetError, GaitIDError, ModelError
 from gaitid.io.atomic import atomic_path
 from gaitid.pairing import (
     subject_files,
 )
-from gaitid.session import TrialInfo
+from gaitid.session import RUN_RECORD, TrialInfo, scan_trial
 from gaitid.settings import Settings
 from gaitid.trial import Subject
 
@@ -145,19 +146,30 @@ def unpack_result(data: bytes):
 
 
 def run_job(job: Job, settings: Settings, mass: float | str | None = None, report: bool = True,
-            force: bool = False, subject: SubjectOptions | None = None) -> dict:
-    """Process one trial and write its outputs; never raises (the error goes in the row)."""
+            force: bool = False, subject: SubjectOptions | None = None, budget: Budget | None = None) -> dict:
+    """Process one trial and write its outputs; never raises (the error goes in the row).
+
+    ``budget``: the trial's memory (checked from its header before it is read) and time
+    (:func:`time_limit`); a trial over budget fails with a :class:`~gaitid.errors.BudgetError`
+    and is tried again on the next run. The result is saved (tables, results C3D, the session
+    report's input) before the report is rendered; a report that fails is a warning on the
+    trial (column ``warnings``), not a failed trial, and is tried again on the next run."""
     subject = subject or SubjectOptions()
+    budget = budget or Budget()
     if mass is not None:  # the older keyword: a mass in kg or 'plates'
         extra = SubjectOptions.from_mass(mass)
         subject = dataclasses.replace(subject, values={**(subject.values or {}), **(extra.values or {})},
                                       plates=subject.plates or extra.plates)
     t0 = time.perf_counter()
     row = {"trial": job.outdir.name, "path": str(job.path), "subject": job.subject, "session": job.session_label,
-           "static": str(job.static or ""), "pairing": job.pairing, "status": "ok", "error": "", "seconds": 0.0,
-           "n_cycles": 0, "n_kinetic_cycles": 0, "subject_sources": "", "outdir": str(job.outdir)}
-    stamp = job.outdir / "gaitid-run.json"
-    fp = None
+           "static": str(job.static or ""), "pairing": job.pairing, "status": "ok", "error": "", "warnings": "",
+           "seconds": 0.0, "n_cycles": 0, "n_kinetic_cycles": 0, "subject_sources": "", "outdir": str(job.outdir)}
+    if job.not_a_trial:
+        row.update(trial=job.path.name, status="skipped", error=f"not processed: {job.not_a_trial}", outdir="")
+        return row
+    warnings = [job.renamed] if job.renamed else []
+    stamp = job.outdir / RUN_RECORD
+    fp, retry = None, False
     try:
         fp = json.loads(json.dumps(_fingerprint(job, settings, {"report": report}, subject), default=str))
         if not force and stamp.exists():
@@ -165,60 +177,121 @@ def run_job(job: Job, settings: Settings, mass: float | str | None = None, repor
                 old = json.loads(stamp.read_text())
             except ValueError:
                 old = None
-            if old is not None and old.get("fingerprint") == fp:
+            if old is not None and old.get("fingerprint") == fp and old.get("complete", True):
                 if old.get("status", "ok") == "failed":
-                    row.update(status="failed", error=old.get("error", ""), subject_sources=old.get("subject_sources", ""))
+                    row.update(status="failed", error=old.get("error", ""),
+                               subject_sources=old.get("subject_sources", ""))
                     row["up_to_date"] = True
                 else:
                     row.update(status="skipped", n_cycles=old.get("n_cycles", 0),
                                n_kinetic_cycles=old.get("n_kinetic_cycles", 0),
                                subject_sources=old.get("subject_sources", ""))
+                row["warnings"] = old.get("warnings", "")
                 return row
-        from gaitid.model.subject import subject_table
-        from gaitid.pipeline import load_trial, process
-        from gaitid.session import trial_info
-
-        trial = load_trial(job.path, cop_threshold=settings.cop_threshold_n)
-        info = job.info or trial_info(trial, job.path)
-        merged, notes = prepare_subject(trial, info, subject)
-        trial.subject = merged
-        row["subject_sources"] = "; ".join(f"{k}: {v}" for k, v in merged.sources.items()
-                                           if k in ("mass", "height") or k.startswith(("leg_", "knee_", "ankle_")))
-        trial.warnings.extend([*job.notes, *notes])
-        check_subject(trial, settings, job.static is not None)
-        try:
-            result = process(trial, subject="plates" if subject.plates else None, static=job.static,
-                             settings=settings)
-        except ModelError as exc:
-            raise explain_markers(exc, trial, job.static is not None) from None
-        result.to_csv(job.outdir)
-        with atomic_path(job.outdir / f"{result.name}_subject.csv") as tmp:
-            subject_table(result.trial.subject).to_csv(tmp, index=False)
-        result.to_c3d(job.outdir / f"{result.name}_results.c3d")
-        if report:
-            result.report(job.outdir)
-            with atomic_path(job.outdir / "gaitid-result.pkl") as tmp:  # for the session report
-                tmp.write_bytes(pack_result(result))
+        with time_limit(budget.seconds):
+            check_memory(job.path, budget.memory, budget.memory_source)
+            result = _process(job, settings, subject, row)
+            warnings += _write_outputs(result, job, report)
         row["n_cycles"] = len(result.cycles)
         row["n_kinetic_cycles"] = sum(c.kinetic for c in result.cycles)
+    except OutOfTime:
+        retry = True
+        row.update(status="failed", error=f"{job.path}: stopped after {budget.seconds:g} s, the time one trial may "
+                                          f"take here (--time-limit)")
+    except BudgetError as exc:
+        retry = True
+        row.update(status="failed", error=str(exc))
     except GaitIDError as exc:
         row.update(status="failed", error=str(exc))
     except Exception as exc:  # a bug in gaitid: record it, keep the batch going
+        retry = True
         last = traceback.extract_tb(exc.__traceback__)[-1]
         row.update(status="failed", error=f"internal error {type(exc).__name__}: {exc} "
                                           f"({Path(last.filename).name}:{last.lineno})")
     row["seconds"] = round(time.perf_counter() - t0, 3)
-    if fp is not None and not row["error"].startswith("internal error"):  # a bug is retried next time
+    row["warnings"] = "; ".join(warnings)
+    if fp is not None and not retry:  # a bug or a budget is retried next time
         try:
             job.outdir.mkdir(parents=True, exist_ok=True)
             with atomic_path(stamp) as tmp:
                 tmp.write_text(json.dumps({"fingerprint": fp, "status": row["status"], "error": row["error"],
                                            "n_cycles": row["n_cycles"], "n_kinetic_cycles": row["n_kinetic_cycles"],
                                            "subject_sources": row["subject_sources"], "static": row["static"],
-                                           "pairing": row["pairing"]}, indent=1))
-        except OSError:
+                                           "pairing": row["pairing"], "warnings": row["warnings"],
+                                           "complete": not any(w.startswith(REPORT_FAILED) for w in warnings)},
+                                          indent=1))
+        except (OSError, GaitIDError):
             pass
     return row
+
+
+REPORT_FAILED = "report not written"
+
+
+def _process(job: Job, settings: Settings, subject: SubjectOptions, row: dict):
+    """The trial read, its subject merged and checked, and processed (the pipeline's Result)."""
+    from gaitid.pipeline import load_trial, process
+    from gaitid.session import trial_info
+
+    trial = load_trial(job.path, cop_threshold=settings.cop_threshold_n)
+    info = job.info or trial_info(trial, job.path)
+    merged, notes = prepare_subject(trial, info, subject)
+    trial.subject = merged
+    row["subject_sources"] = "; ".join(f"{k}: {v}" for k, v in merged.sources.items()
+                                       if k in ("mass", "height") or k.startswith(("leg_", "knee_", "ankle_")))
+    trial.warnings.extend([*job.notes, *notes])
+    check_subject(trial, settings, job.static is not None)
+    try:
+        return process(trial, subject="plates" if subject.plates else None, static=job.static, settings=settings)
+    except ModelError as exc:
+        raise explain_markers(exc, trial, job.static is not None) from None
+
+
+def _write_outputs(result, job: Job, report: bool) -> list[str]:
+    """The trial's tables, subject table, results C3D and (with reports) the session report's
+    input, then its report; returns the warnings (a report that could not be written)."""
+    from gaitid.model.subject import subject_table
+
+    result.to_csv(job.outdir)
+    with atomic_path(job.outdir / f"{result.name}_subject.csv") as tmp:
+        subject_table(result.trial.subject).to_csv(tmp, index=False)
+    result.to_c3d(job.outdir / f"{result.name}_results.c3d")
+    if not report:
+        return []
+    with atomic_path(job.outdir / "gaitid-result.pkl") as tmp:  # for the session report, before the report
+        tmp.write_bytes(pack_result(result))
+    try:
+        result.report(job.outdir)
+    except GaitIDError as exc:
+        return [f"{REPORT_FAILED}: {exc.reason}"]
+    except Exception as exc:  # a bug in the report: the results are saved, say so
+        last = traceback.extract_tb(exc.__traceback__)[-1]
+        return [f"{REPORT_FAILED}: internal error {type(exc).__name__}: {exc} "
+                f"({Path(last.filename).name}:{last.lineno})"]
+    return []
+
+
+def scan_within_budget(path: Path, budget: Budget) -> TrialInfo:
+    """The file's TrialInfo (:func:`gaitid.session.scan_trial`) within the trial's budget: a file
+    whose header promises more memory than one trial may use is not read (its job fails with
+    the reason)."""
+    try:
+        with time_limit(budget.seconds):
+            check_memory(path, budget.memory, budget.memory_source)
+            return scan_trial(path)
+    except OutOfTime:
+        error = f"{path}: reading it took more than the {budget.seconds:g} s one trial may take here (--time-limit)"
+    except GaitIDError as exc:
+        error = str(exc)
+    return TrialInfo(path, "unknown", (f"cannot read: {error}",), None, {}, frozenset(), error)
+
+
+def failed_row(job: Job, reason: str) -> dict:
+    """A summary row for a trial whose job gave no row (its worker died), with the reason."""
+    return {"trial": job.outdir.name, "path": str(job.path), "subject": job.subject, "session": job.session_label,
+            "static": str(job.static or ""), "pairing": job.pairing, "status": "failed",
+            "error": f"{job.path}: {reason}", "warnings": job.renamed, "seconds": 0.0, "n_cycles": 0,
+            "n_kinetic_cycles": 0, "subject_sources": "", "outdir": str(job.outdir)}
 
 
 def describe_subject(subject: Subject) -> list[str]:
@@ -254,6 +327,11 @@ def describe_plan(jobs: list[Job], subject: SubjectOptions | None = None, settin
     lines = []
     for job in jobs:
         lines.append(f"{job.path}")
+        if job.not_a_trial:
+            lines.append(f"  not processed: {job.not_a_trial}")
+            continue
+        if job.renamed:
+            lines.append(f"  output folder: {job.outdir.name} ({job.renamed})")
         lines.append(f"  static:  {job.static.name if job.static else 'none'} ({job.pairing})")
         lines.append(f"  subject: {job.subject or 'unknown'}; session: {job.session_label}")
         try:

@@ -10,10 +10,10 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 import gaitid
-from gaitid.errors import SettingsError
+from gaitid.errors import GaitIDError, SettingsError
 from gaitid.io.atomic import atomic_path
 from gaitid.pairing import (
     Pairing,
@@ -22,7 +22,7 @@ from gaitid.pairing import (
     session_key,
     subject_label,
 )
-from gaitid.session import RULES_VERSION, TrialInfo, find_trials, scan_trial
+from gaitid.session import RULES_VERSION, RUN_RECORD, TrialInfo, find_sources, scan_trial
 
 SCAN_CACHE = "gaitid-scan.json"
 
@@ -58,10 +58,15 @@ class Job:
     session_label: str = ""
     notes: tuple[str, ...] = ()
     info: TrialInfo | None = field(default=None, compare=False, repr=False)
+    not_a_trial: str = ""  # why this *.c3d name is recorded but not processed (a folder, a dangling link)
+    renamed: str = ""  # why the output folder is not named after the trial (another trial has that name)
 
 
-def _scan_all(files: list[Path], cache_path: Path | None) -> list[TrialInfo]:
-    """TrialInfo of every file, reusing ``cache_path`` entries whose file is unchanged."""
+def _scan_all(files: list[Path], cache_path: Path | None,
+              scan: Callable[[list[Path]], list[TrialInfo]] | None = None) -> list[TrialInfo]:
+    """TrialInfo of every file, reusing ``cache_path`` entries whose file is unchanged; the others
+    are read by ``scan`` (a list of paths -> their TrialInfo in order; default: one after another
+    here; the batch gives its worker processes)."""
     cache = {}
     if cache_path is not None and cache_path.is_file():
         try:
@@ -70,27 +75,27 @@ def _scan_all(files: list[Path], cache_path: Path | None) -> list[TrialInfo]:
                 cache = data.get("files", {})
         except (ValueError, OSError):
             cache = {}
-    infos, fresh, changed = [], {}, False
+    stamps, known = {}, {}
     for f in files:
         try:
             st = f.stat()
-            stamp = [st.st_size, st.st_mtime_ns]
+            stamps[f] = [st.st_size, st.st_mtime_ns]
         except OSError:
-            stamp = None
+            stamps[f] = None
         entry = cache.get(str(f))
-        if entry is not None and entry.get("stamp") == stamp:
-            info = TrialInfo.from_dict(entry["info"])
-        else:
-            info = scan_trial(f)
-            changed = True
-        infos.append(info)
-        fresh[str(f)] = {"stamp": stamp, "info": info.as_dict()}
-    if cache_path is not None and (changed or set(fresh) != set(cache)):
+        if entry is not None and entry.get("stamp") == stamps[f]:
+            known[f] = TrialInfo.from_dict(entry["info"])
+    unknown = [f for f in files if f not in known]
+    if unknown:
+        known.update(zip(unknown, (scan or (lambda fs: [scan_trial(f) for f in fs]))(unknown)))
+    infos = [known[f] for f in files]
+    fresh = {str(f): {"stamp": stamps[f], "info": known[f].as_dict()} for f in files}
+    if cache_path is not None and (unknown or set(fresh) != set(cache)):
         try:
             cache_path.parent.mkdir(parents=True, exist_ok=True)
             with atomic_path(cache_path) as tmp:
                 tmp.write_text(json.dumps({"gaitid": gaitid.__version__, "rules": RULES_VERSION, "files": fresh}))
-        except OSError:
+        except (OSError, GaitIDError):
             pass
     return infos
 
@@ -108,14 +113,19 @@ def read_pairing(path: str | os.PathLike) -> dict[Path, Path | None]:
         raise SettingsError(f"--pairing {path}: needs the columns 'path' (or 'trial') and 'static'")
     out: dict = {}
     for row in rows:
-        t = (row.get("path") or row.get("trial") or "").strip()
-        s = (row.get("static") or "").strip()
+        t = _unquote((row.get("path") or row.get("trial") or "").strip())
+        s = _unquote((row.get("static") or "").strip())
         if not t:
             continue
         tp = Path(t) if Path(t).is_absolute() else (path.parent / t)
         sp = (Path(s) if Path(s).is_absolute() else path.parent / s) if s else None
         out[tp.resolve() if tp.exists() else Path(t)] = sp.resolve() if sp is not None and sp.exists() else sp
     return out
+
+
+def _unquote(cell: str) -> str:
+    """A cell as written before ``batch_summary.csv`` made it spreadsheet-safe (``'=x`` -> ``=x``)."""
+    return cell[1:] if cell.startswith("'") and cell[1:2] in ("=", "+", "-", "@", "\t", "\r") else cell
 
 
 def _apply_pairing(w: TrialInfo, table: dict, infos: dict[Path, TrialInfo], auto: Pairing) -> Pairing:
@@ -138,24 +148,24 @@ def _apply_pairing(w: TrialInfo, table: dict, infos: dict[Path, TrialInfo], auto
 
 
 def plan(sources: Iterable[str | os.PathLike], outdir: str | os.PathLike, *,
-         pairing: str | os.PathLike | dict | None = None, cache: bool = True) -> list[Job]:
+         pairing: str | os.PathLike | dict | None = None, cache: bool = True,
+         scan: Callable[[list[Path]], list[TrialInfo]] | None = None) -> list[Job]:
     """The jobs of a batch: every trial that is not a static, with its static trial, subject
-    and session (see the module docstring). ``pairing``: a pairing table (file or dict)."""
-    files = find_trials(sources)
+    and session (see the module docstring), then the ``*.c3d`` names that are not files (jobs
+    with ``not_a_trial`` set: recorded, not processed). ``pairing``: a pairing table (file or dict);
+    ``scan``: reads the files not in the scan cache (see :func:`_scan_all`)."""
+    files, rejected = find_sources(sources)
     outdir = Path(outdir)
-    infos = _scan_all(files, outdir / SCAN_CACHE if cache else None)
+    infos = _scan_all(files, outdir / SCAN_CACHE if cache else None, scan)
     statics = [i for i in infos if i.kind == "static"]
     walks = [i for i in infos if i.kind != "static"]
     pairs = pair_statics([w for w in walks if not w.error], statics)
     table = read_pairing(pairing) if isinstance(pairing, (str, os.PathLike)) else (pairing or {})
     by_path = {i.path: i for i in infos}
-    names: dict[str, int] = {}
+    names = output_names([w.path for w in walks], outdir)
     jobs = []
     for w in walks:
-        name = w.path.stem
-        names[name] = names.get(name, 0) + 1
-        if names[name] > 1:  # same file name in two folders
-            name = f"{name}-{hashlib.sha1(str(w.path.parent).encode()).hexdigest()[:6]}"
+        name, renamed = names[w.path]
         p = pairs.get(w.path) or Pairing(w.path, None, "not paired: the file could not be read")
         if table:
             p = _apply_pairing(w, table, by_path, p)
@@ -166,12 +176,81 @@ def plan(sources: Iterable[str | os.PathLike], outdir: str | os.PathLike, *,
                          "processed as a walking trial")
         if p.static is None:
             notes.append(f"no static trial: {p.reason}")
+        if renamed:
+            notes.append(renamed)
         jobs.append(Job(w.path, p.static, outdir / name, p.reason,
-                        subject_label(w) or "", skey, _safe(label), tuple(notes), w))
+                        subject_label(w) or "", skey, _safe(label), tuple(notes), w, renamed=renamed))
+    for r in rejected:
+        jobs.append(Job(r.path, None, outdir, "", not_a_trial=r.reason))
     return jobs
+
+
+_UNSAFE = re.compile(r'[\x00-\x1f<>:"/\\|?*]+')
+
+
+def folder_name(stem: str) -> str:
+    """A trial's output folder name from its file stem: the stem itself, with characters no
+    file system accepts replaced by ``_`` and leading dots replaced (``..`` from a file named
+    ``...c3d`` would be the output folder's parent; a leading dot hides the folder)."""
+    name = _UNSAFE.sub("_", stem).rstrip(" ")
+    if name.startswith(".") or not name.strip():
+        name = "_" + name.lstrip(".")
+    return name if name not in ("", "_") else "_trial"
+
+
+def _recorded_input(folder: Path) -> str | None:
+    """The trial a batch output folder was made from (its run record), or None."""
+    try:
+        return json.loads((folder / RUN_RECORD).read_text())["fingerprint"]["input"][0][0]
+    except (OSError, ValueError, KeyError, IndexError, TypeError):
+        return None
+
+
+def output_names(paths: list[Path], outdir: Path) -> dict[Path, tuple[str, str]]:
+    """{trial path: (output folder name, why it is not the trial's own name or '')}.
+
+    Two trials whose names give the same folder (same file name in two folders; names
+    differing only in case, which macOS and Windows do not tell apart) never share one: each
+    gets its name followed by the shortest tail of its folder path that tells them apart
+    (``walk01-S01``, ``walk01-S02``). A folder already holding another trial's outputs (an
+    earlier run from another source) is not reused either."""
+    groups: dict[str, list[Path]] = {}
+    for p in paths:
+        groups.setdefault(folder_name(p.stem).lower(), []).append(p)
+    out: dict[Path, tuple[str, str]] = {}
+    for group in groups.values():
+        base = folder_name(group[0].stem)
+        if len(group) == 1:
+            owner = _recorded_input(outdir / base)
+            if owner is None or owner == str(group[0]):
+                out[group[0]] = (folder_name(group[0].stem), "")
+                continue
+            out[group[0]] = (_tail_names(group, [owner])[group[0]],
+                             f"the output folder {base} holds the outputs of another trial ({owner}); this "
+                             f"trial's outputs are in a folder of their own")
+            continue
+        tails = _tail_names(group, [])
+        for p in group:
+            others = ", ".join(str(q) for q in group if q != p)
+            out[p] = (tails[p], f"another trial has the same name ({others}): this trial's outputs are in "
+                                f"{tails[p]}, not {folder_name(p.stem)}")
+    return out
+
+
+def _tail_names(group: list[Path], taken: list[str]) -> dict[Path, str]:
+    """Each trial's name followed by the shortest tail of its folder path that no other trial
+    of the group (nor a path in ``taken``) shares; a digest of the path when none does."""
+    everyone = [*group, *(Path(t) for t in taken)]
+    depth = max(len(p.parent.parts) for p in everyone)
+    for k in range(1, depth + 1):
+        tails = {p: _safe("_".join(p.parent.parts[-k:])) for p in everyone}
+        names = {p: f"{folder_name(p.stem)}-{tails[p]}" for p in group}
+        keys = [n.lower() for n in names.values()] + [f"{folder_name(Path(t).stem)}-{tails[Path(t)]}".lower()
+                                                       for t in taken]
+        if len(set(keys)) == len(keys):
+            return names
+    return {p: f"{folder_name(p.stem)}-{hashlib.sha1(str(p).encode()).hexdigest()[:8]}" for p in group}
 
 
 def _safe(label: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", label).strip("_") or "session"
-
-

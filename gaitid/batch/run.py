@@ -4,6 +4,7 @@ up-to-date checks, session reports and the combined per-cycle tables (see :mod:`
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -11,32 +12,58 @@ import os
 import pickle
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Callable, Iterable
 
 import pandas as pd
 
 import gaitid
-from gaitid.batch.job import (
-    CURVE_KEYS,
-    run_job,
-    unpack_result,
-)
+from gaitid.batch.budget import Budget
+from gaitid.batch.cluster import dask_client, dask_scanner, run_dask
+from gaitid.batch.job import CURVE_KEYS, failed_row, run_job, scan_within_budget, unpack_result
 from gaitid.batch.plan import Job, SubjectOptions, plan
+from gaitid.batch.workers import WorkerPool, describe_death
 from gaitid.errors import GaitIDError, SettingsError
 from gaitid.io.atomic import atomic_path
+from gaitid.session import TrialInfo
 from gaitid.settings import Settings
 
-SUMMARY_COLUMNS = ["trial", "path", "subject", "session", "static", "pairing", "status", "error", "seconds",
-                   "n_cycles", "n_kinetic_cycles", "subject_sources", "outdir"]
+SUMMARY_COLUMNS = ["trial", "path", "subject", "session", "static", "pairing", "status", "error", "warnings",
+                   "seconds", "n_cycles", "n_kinetic_cycles", "subject_sources", "outdir"]
+DEFAULT_TIME_LIMIT_S = 3600.0  # per trial; generous (an hour-long trial takes minutes), catches a hang
+MEMORY_SHARE = 0.8  # of the physical memory, shared by the trials processed at once
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet takes such a cell as a formula (OWASP)
 
 
+def spreadsheet_safe(table: pd.DataFrame, columns: Iterable[str] | None = None) -> pd.DataFrame:
+    """``table`` with every text cell of ``columns`` (default: all) that starts with ``= + - @``,
+    a tab or a carriage return prefixed with an apostrophe, as spreadsheet tools expect (OWASP
+    "CSV injection"): a trial named ``=HYPERLINK(...).c3d`` stays text in Excel."""
+    out = table.copy()
+    for col in (columns if columns is not None else out.columns):
+        if col in out.columns and (out[col].dtype == object or pd.api.types.is_string_dtype(out[col])):
+            out[col] = out[col].map(lambda v: f"'{v}" if isinstance(v, str) and v.startswith(FORMULA_START) else v)
+    return out
 
-# ----------------------------------------------------------------------------- planning
 
+def default_budget(jobs: int, memory: int | None = None, seconds: float | None = DEFAULT_TIME_LIMIT_S) -> Budget:
+    """Each trial's budget: ``memory`` bytes if given, else ``GAITID_MEMORY_BUDGET`` if set, else
+    :data:`MEMORY_SHARE` of this machine's physical memory shared by ``jobs`` trials at once."""
+    from gaitid.io.c3d_check import BUDGET_ENV, memory_budget
 
-# ----------------------------------------------------------------------------- one trial
+    source = "--memory-limit"
+    if memory is None and os.environ.get(BUDGET_ENV, "").strip():
+        memory, source = memory_budget(), f"the environment variable {BUDGET_ENV}"
+    if memory is None:
+        try:
+            total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (ValueError, OSError, AttributeError):
+            total = None
+        if total:
+            memory = int(MEMORY_SHARE * total / max(jobs, 1))
+            source = f"{MEMORY_SHARE:.0%} of this machine's {total / 2**30:.0f} GiB shared by {jobs} worker(s); " \
+                     "--memory-limit sets it"
+    return Budget(memory, seconds, source)
 
 
 # ----------------------------------------------------------------------------- progress
@@ -69,6 +96,23 @@ def _fmt(seconds: float) -> str:
     return f"{m}m{s:02d}s" if m else f"{s}s"
 
 
+def _scanner(pool: WorkerPool | None, budget: Budget) -> Callable[[list[Path]], list[TrialInfo]]:
+    def scan(files: list[Path]) -> list[TrialInfo]:
+        if pool is None:
+            return [scan_within_budget(f, budget) for f in files]
+        out = []
+        answers = pool.map(scan_within_budget, [(f, budget) for f in files], budget.seconds)
+        for f, (status, value) in zip(files, answers):
+            if status == "ok":
+                out.append(value)
+            else:
+                error = f"{f}: {describe_death(status, value, budget.seconds)} while reading it"
+                out.append(TrialInfo(f, "unknown", (f"cannot read: {error}",), None, {}, frozenset(), error))
+        return out
+
+    return scan
+
+
 # ----------------------------------------------------------------------------- the batch
 
 
@@ -86,51 +130,128 @@ def run_batch(
     parquet: bool = False,
     force: bool = False,
     progress: Callable[[dict], None] | None = None,
+    memory_limit: int | None = None,
+    time_limit_s: float | None = DEFAULT_TIME_LIMIT_S,
 ) -> pd.DataFrame:
     """Process every trial found; returns the summary table (also written to
-    ``OUTDIR/batch_summary.csv``). ``jobs``: worker processes here; ``scheduler``: a Dask
-    distributed scheduler address (``tcp://host:8786``) or a ``dask.distributed.Client``.
-    ``mass`` (kg or 'plates') and ``subject`` (:class:`SubjectOptions`): subject data for
-    every trial; ``pairing``: a pairing table overriding the automatic static trials."""
+    ``OUTDIR/batch_summary.csv``). ``jobs``: worker processes here (``jobs=1``: in this
+    process); ``scheduler``: a Dask distributed scheduler address (``tcp://host:8786``) or a
+    ``dask.distributed.Client``. ``mass`` (kg or 'plates') and ``subject``
+    (:class:`SubjectOptions`): subject data for every trial; ``pairing``: a pairing table
+    overriding the automatic static trials. ``memory_limit`` (bytes) and ``time_limit_s``: what
+    one trial may take (:func:`default_budget`; on Dask also at most the worker's share of its
+    memory limit); a trial over budget, or whose worker process dies, is recorded as failed with
+    the reason and the others go on."""
     settings = settings or Settings()
     if jobs < 1:
-        raise SettingsError(f"jobs={jobs}: must be at least 1")
+        raise SettingsError(f"jobs={jobs}: must be at least 1 (--jobs)")
     subject = subject or SubjectOptions()
     if mass is not None:
         extra = SubjectOptions.from_mass(mass)
         subject = dataclasses.replace(subject, values={**(subject.values or {}), **(extra.values or {})},
                                       plates=subject.plates or extra.plates)
-    todo = plan(sources, outdir, pairing=pairing)
-    if not todo:
-        raise SettingsError("no walking trial (.c3d) found in the given folders/patterns (static trials, "
-                            "recognised by their content, are not processed on their own)")
-    bar = Progress(len(todo)) if progress is None else None
-    notify = progress or bar.update
-    rows = []
-    args = (settings, None, report, force, subject)
-    if scheduler is not None:
-        rows = _run_dask(todo, args, scheduler, notify)
-    elif jobs == 1:
+    budget = default_budget(jobs if scheduler is None else 1, memory_limit, time_limit_s)
+    out = Path(outdir)
+    args = (settings, None, report, force, subject, budget)
+    pool = WorkerPool(jobs, report=report, memory=budget.memory) if scheduler is None and jobs > 1 else None
+    with contextlib.ExitStack() as stack:
+        if pool is not None:
+            stack.callback(pool.close)
+        client = stack.enter_context(dask_client(scheduler)) if scheduler is not None else None
+        scan = dask_scanner(client, budget) if client is not None else _scanner(pool, budget)
+        todo = plan(sources, outdir, pairing=pairing, scan=scan)
+        if not any(not j.not_a_trial for j in todo):
+            raise SettingsError("no walking trial (.c3d) found in the given folders/patterns (static trials, "
+                                "recognised by their content, are not processed on their own)")
         for job in todo:
-            rows.append(run_job(job, *args))
-            notify(rows[-1])
-    else:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futures = [pool.submit(run_job, job, *args) for job in todo]
-            for fut in as_completed(futures):
-                rows.append(fut.result())
-                notify(rows[-1])
+            if job.renamed:
+                print(f"warning: {job.path}: {job.renamed}", file=sys.stderr)
+        bar = Progress(len(todo)) if progress is None else None
+        notify = progress or bar.update
+        if pool is not None:
+            summary = _run_pool(pool, todo, args, notify, out, report=report, parquet=parquet, force=force)
+        else:
+            rows = []
+            if client is not None:
+                rows = run_dask(todo, args, client, notify)
+            else:
+                for job in todo:
+                    rows.append(run_job(job, *args))
+                    notify(rows[-1])
+            summary = _summary(todo, rows)
+            if report:
+                for task in _session_tasks(todo, summary, out, force):
+                    _warn(session_report(*task))
+            write_combined_tables(todo, summary, out, parquet=parquet, force=force)
+    with atomic_path(out / "batch_summary.csv") as tmp:
+        spreadsheet_safe(summary[SUMMARY_COLUMNS]).to_csv(tmp, index=False)
+    summary.attrs["up_to_date_failures"] = int(summary["up_to_date"].eq(True).sum())
+    return _public(summary)
+
+
+def _public(summary: pd.DataFrame) -> pd.DataFrame:
+    attrs = dict(summary.attrs)
+    table = summary[SUMMARY_COLUMNS].copy()
+    table.attrs.update(attrs)
+    return table
+
+
+def _summary(todo: list[Job], rows: list[dict]) -> pd.DataFrame:
     order = {str(j.path): i for i, j in enumerate(todo)}
     rows = sorted(rows, key=lambda r: order[r["path"]])
-    summary = pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
-    out = Path(outdir)
-    if report:
-        _session_reports(todo, summary, out, force)
-    write_combined_tables(todo, summary, out, parquet=parquet, force=force)
-    with atomic_path(out / "batch_summary.csv") as tmp:
-        summary.to_csv(tmp, index=False)
-    summary.attrs["up_to_date_failures"] = sum(bool(r.get("up_to_date")) for r in rows)
-    return summary
+    return pd.DataFrame(rows, columns=[*SUMMARY_COLUMNS, "up_to_date"])
+
+
+def _warn(notes: list[str]) -> None:
+    for note in notes:
+        print(f"warning: {note}", file=sys.stderr)
+
+
+def _run_pool(pool: WorkerPool, todo: list[Job], args: tuple, notify, out: Path, *, report: bool,
+              parquet: bool, force: bool) -> pd.DataFrame:
+    """Trials, then each session's report as soon as its trials are done, then the combined
+    tables, all in the worker processes."""
+    budget: Budget = args[-1]
+    rows: dict[int, dict] = {}
+    waiting: dict[str, set[int]] = {}
+    for i, job in enumerate(todo):
+        if job.not_a_trial:
+            rows[i] = run_job(job, *args)
+            notify(rows[i])
+            continue
+        waiting.setdefault(job.session, set()).add(i)
+        pool.submit(("trial", i), run_job, (job, *args), budget.seconds)
+    notes: list[str] = []
+    tables_sent = False
+    while pool.busy or not tables_sent:
+        if not tables_sent and len(rows) == len(todo):  # every trial done: the combined tables, beside
+            summary = _summary(todo, list(rows.values()))  # the session reports still being drawn
+            pool.submit(("tables", 0), _tables_task, (todo, summary, out, parquet, force))
+            tables_sent = True
+        for (kind, i), status, value in pool.results():
+            if kind == "trial":
+                rows[i] = value if status == "ok" else failed_row(todo[i],
+                                                                  describe_death(status, value, budget.seconds))
+                notify(rows[i])
+                session = waiting[todo[i].session]
+                session.discard(i)
+                if report and not session:
+                    done = _summary(todo, list(rows.values()))
+                    members = [j for j in todo if j.session == todo[i].session]
+                    for task in _session_tasks(members, done, out, force):
+                        pool.submit(("session", 0), session_report, task)
+            elif status == "ok" and kind == "session":
+                notes += value
+            elif status != "ok":
+                what = "session report" if kind == "session" else "combined tables"
+                notes.append(f"{what}: {describe_death(status, value)}")
+    _warn(notes)
+    return _summary(todo, list(rows.values()))
+
+
+def _tables_task(todo: list[Job], summary: pd.DataFrame, outdir: Path, parquet: bool, force: bool) -> list[str]:
+    write_combined_tables(todo, summary, outdir, parquet=parquet, force=force)
+    return []
 
 
 def _stamp_of(job: Job) -> str:
@@ -148,48 +269,50 @@ def _up_to_date(stamp_path: Path, digest: dict, outputs: list[Path]) -> bool:
         return False
 
 
-def _session_reports(todo: list[Job], summary: pd.DataFrame, outdir: Path, force: bool = False) -> None:
-    """One report per session (a subject in a folder), from the saved results of its
-    processed trials; rebuilt only when one of its trials changed. A session of one trial has
-    no session report: the trial's own report is it."""
+def _session_tasks(todo: list[Job], summary: pd.DataFrame, outdir: Path, force: bool = False) -> list[tuple]:
+    """The session reports due (arguments of :func:`session_report`): one per session (a subject
+    in a folder) of two trials or more processed, unless its trials are unchanged since it was
+    written. A session of one trial has no session report: the trial's own report is it."""
     done = set(summary.loc[summary["status"].isin(["ok", "skipped"]), "path"])
     sessions: dict[str, list[Job]] = {}
     for job in todo:
-        if str(job.path) in done:
+        if str(job.path) in done and not job.not_a_trial:
             sessions.setdefault(job.session, []).append(job)
-    notes = []
-    for key, jobs in sessions.items():
+    tasks = []
+    for jobs in sessions.values():
         if len(jobs) < 2:
             continue
         name = f"session_{jobs[0].session_label}"
-        stamp = outdir / f"{name}_report.json"
         digest = {"trials": [[str(j.path), _stamp_of(j)] for j in jobs], "gaitid": gaitid.__version__}
         outputs = [outdir / f"{name}_report.pdf", outdir / f"{name}_report.html"]
-        if not force and _up_to_date(stamp, digest, outputs):
+        if not force and _up_to_date(outdir / f"{name}_report.json", digest, outputs):
             continue
-        results = []
-        for job in jobs:
-            try:
-                results.append(unpack_result((job.outdir / "gaitid-result.pkl").read_bytes()))
-            except (OSError, pickle.UnpicklingError, AttributeError, EOFError, TypeError, KeyError, ValueError):
-                notes.append(f"{job.path.name}: no saved result for the session report (rerun with --force)")
-        if not results:
-            continue
-        from gaitid.report import (
-            write_report,  # (imports matplotlib: only when a report is due)
-        )
+        tasks.append((jobs, outdir, name, digest))
+    return tasks
 
-        subject = jobs[0].subject or "subject unknown"
+
+def session_report(jobs: list[Job], outdir: Path, name: str, digest: dict) -> list[str]:
+    """Write one session's report from its trials' saved results; returns the warnings."""
+    notes, results = [], []
+    for job in jobs:
         try:
-            write_report(results, outdir, name=name,
-                         title=f"Session {jobs[0].session_label} ({subject}): {len(results)} trial"
-                               f"{'s' if len(results) > 1 else ''}")
-            with atomic_path(stamp) as tmp:
-                tmp.write_text(json.dumps(digest, indent=1))
-        except GaitIDError as exc:
-            notes.append(f"session report {name}: {exc}")
-    for note in notes:
-        print(f"warning: {note}", file=sys.stderr)
+            results.append(unpack_result((job.outdir / "gaitid-result.pkl").read_bytes()))
+        except (OSError, pickle.UnpicklingError, AttributeError, EOFError, TypeError, KeyError, ValueError):
+            notes.append(f"{job.path.name}: no saved result for the session report (rerun with --force)")
+    if not results:
+        return notes
+    from gaitid.report import write_report  # (imports matplotlib: only when a report is due)
+
+    subject = jobs[0].subject or "subject unknown"
+    try:
+        write_report(results, outdir, name=name,
+                     title=f"Session {jobs[0].session_label} ({subject}): {len(results)} trial"
+                           f"{'s' if len(results) > 1 else ''}")
+        with atomic_path(outdir / f"{name}_report.json") as tmp:
+            tmp.write_text(json.dumps(digest, indent=1))
+    except GaitIDError as exc:
+        notes.append(f"session report {name}: {exc}")
+    return notes
 
 
 def write_combined_tables(todo: list[Job], summary: pd.DataFrame, outdir: Path, *, parquet: bool = False,
@@ -199,7 +322,7 @@ def write_combined_tables(todo: list[Job], summary: pd.DataFrame, outdir: Path, 
     every trial processed, with subject, session and trial columns; rebuilt only when a trial
     changed."""
     done = summary.loc[summary["status"].isin(["ok", "skipped"]), "path"].tolist()
-    jobs = [j for j in todo if str(j.path) in set(done)]
+    jobs = [j for j in todo if str(j.path) in set(done) and not j.not_a_trial]
     names = ["batch_cycles", "batch_parameters"]
     outputs = [outdir / f"{n}.{ext}" for n in names for ext in (("csv", "parquet") if parquet else ("csv",))]
     digest = {"trials": [[str(j.path), _stamp_of(j)] for j in jobs], "parquet": parquet, "gaitid": gaitid.__version__}
@@ -225,6 +348,7 @@ def write_combined_tables(todo: list[Job], summary: pd.DataFrame, outdir: Path, 
     written = []
     outdir.mkdir(parents=True, exist_ok=True)
     for name, table in tables.items():
+        table = spreadsheet_safe(table, ["subject", "session", "trial", "path"])
         with atomic_path(outdir / f"{name}.csv") as tmp:
             table.to_csv(tmp, index=False)
         written.append(outdir / f"{name}.csv")
@@ -246,23 +370,3 @@ def _read_table(path: Path) -> pd.DataFrame | None:
         if col in table.columns:
             table[col] = table[col].fillna("").astype(str)
     return table
-
-
-def _run_dask(todo: list[Job], args: tuple, scheduler, notify) -> list[dict]:
-    try:
-        from dask.distributed import Client
-        from dask.distributed import as_completed as dask_completed
-    except ImportError:
-        raise SettingsError("--scheduler needs Dask: pip install 'gaitid[cluster]'") from None
-    own = not hasattr(scheduler, "submit")
-    client = Client(scheduler) if own else scheduler
-    try:
-        futures = [client.submit(run_job, job, *args, pure=False) for job in todo]
-        rows = []
-        for fut in dask_completed(futures):
-            rows.append(fut.result())
-            notify(rows[-1])
-        return rows
-    finally:
-        if own:
-            client.close()

@@ -29,8 +29,25 @@ def add_batch_arguments(parser: argparse.ArgumentParser) -> None:
                              "e.g. an edited batch_summary.csv")
     parser.add_argument("--no-report", action="store_true", help="skip the per-trial and session reports")
     parser.add_argument("--parquet", action="store_true", help="also write the combined tables as Parquet")
+    parser.add_argument("--memory-limit", metavar="BYTES", type=_size,
+                        help="memory one trial may use, e.g. 4G (default: 80%% of this machine's memory shared by "
+                             "the --jobs workers); a trial whose header promises more fails without being read")
+    parser.add_argument("--time-limit", metavar="S", type=float, default=3600.0,
+                        help="seconds one trial may take (default 3600; 0: no limit)")
     add_subject_arguments(parser)
     add_settings_arguments(parser)
+
+
+def _size(text: str) -> int:
+    units = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+    t = text.strip().upper().rstrip("B").rstrip("I")
+    try:
+        value = float(t[:-1]) * units[t[-1]] if t and t[-1] in units else float(t)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: a size in bytes, or with K, M, G or T (e.g. 4G)") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: must be positive")
+    return int(value)
 
 
 def cmd_batch(args: argparse.Namespace) -> int:
@@ -44,15 +61,20 @@ def cmd_batch(args: argparse.Namespace) -> int:
     if args.dry_run:
         jobs = plan(args.sources, args.outdir, pairing=args.pairing, cache=False)
         print(describe_plan(jobs, opts, settings))
-        print(f"{len(jobs)} trials to process (dry run: nothing processed)")
+        n = sum(not j.not_a_trial for j in jobs)
+        print(f"{n} trials to process (dry run: nothing processed)")
         return EXIT_OK
     summary = run_batch(args.sources, args.outdir, settings, jobs=args.jobs, scheduler=args.scheduler,
                         subject=opts, pairing=args.pairing, report=not args.no_report,
-                        parquet=args.parquet, force=args.force)
+                        parquet=args.parquet, force=args.force, memory_limit=args.memory_limit,
+                        time_limit_s=args.time_limit or None)
+    not_trials = int(((summary["status"] == "skipped") & (summary["error"].fillna("") != "")).sum())
     counts = summary["status"].value_counts().to_dict()
+    counts["skipped"] = counts.get("skipped", 0) - not_trials
     again = summary.attrs.get("up_to_date_failures", 0)
-    print(f"{len(summary)} trials: {counts.get('ok', 0)} ok, {counts.get('skipped', 0)} up to date, "
+    print(f"{len(summary) - not_trials} trials: {counts.get('ok', 0)} ok, {counts.get('skipped', 0)} up to date, "
           f"{counts.get('failed', 0)} failed{f' ({again} unchanged since the last run: --force retries)' if again else ''}"
+          f"{f', {not_trials} not trial files (folders or broken links named .c3d)' if not_trials else ''}"
           f"; summary in {Path(args.outdir) / 'batch_summary.csv'}")
     for _, row in summary[summary["status"] == "failed"].iterrows():
         error = str(row["error"])

@@ -1,0 +1,184 @@
+"""Worker processes for a batch: they import gaitid once and take many tasks, and one that dies
+costs only the task it was running (see docs/sessions.md)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import time
+from collections import deque
+from multiprocessing.connection import wait as wait_connections
+from typing import Callable
+
+GRACE_S = 10.0  # a worker still busy this long after its trial's time budget is killed
+
+
+def _preload(report: bool) -> None:
+    """Import what a trial (and its report) needs."""
+    import gaitid.pipeline  # noqa: F401
+
+    if report:
+        import gaitid.report.html  # noqa: F401
+        import gaitid.report.pdf  # noqa: F401
+        import gaitid.report.plots  # noqa: F401
+
+
+def _worker_main(conn, report: bool, memory: int | None) -> None:
+    """A worker process: import the pipeline (and the report) once, then run the tasks it is sent
+    (``(function, args)``, answered ``('ok', value)`` or ``('error', text)``) until ``None``."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C: the parent stops the batch
+    if memory:
+        from gaitid.io.c3d_check import BUDGET_ENV
+
+        os.environ[BUDGET_ENV] = str(memory)  # the reader's own check uses the same budget
+    _preload(report)  # once per worker, not per trial (already done when forked from the parent)
+    while True:
+        try:
+            task = conn.recv()
+        except (EOFError, OSError):
+            return
+        if task is None:
+            return
+        fn, args = task
+        try:
+            answer = ("ok", fn(*args))
+        except BaseException as exc:  # noqa: BLE001  (tasks record their own errors; this is a bug)
+            answer = ("error", f"{type(exc).__name__}: {exc}")
+        try:
+            conn.send(answer)
+        except (OSError, ValueError):
+            return
+
+
+class _Worker:
+    def __init__(self, ctx, init: tuple):
+        self.conn, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_worker_main, args=(child, *init), daemon=True, name="gaitid-batch-worker")
+        self.proc.start()
+        child.close()
+        self.task = None
+        self.deadline = None
+
+
+class WorkerPool:
+    """Worker processes that import gaitid once and take many tasks, one at a time each.
+
+    Unlike :class:`concurrent.futures.ProcessPoolExecutor`, a worker that dies (killed by the
+    system for lack of memory, a crash in a library) costs only the task it was running: the
+    pool knows which one, reports it (``'died'``, with the exit code) and starts a new worker. A
+    worker still busy :data:`GRACE_S` after its task's time budget is killed (``'timeout'``).
+    With the fork start method the parent imports gaitid once before the workers start."""
+
+    def __init__(self, n: int, *, report: bool = False, memory: int | None = None):
+        self.ctx = multiprocessing.get_context()
+        self.n, self.init = n, (report, memory)
+        if self.ctx.get_start_method() == "fork":  # import once here: every worker shares it
+            _preload(report)
+        elif self.ctx.get_start_method() == "forkserver":
+            self.ctx.set_forkserver_preload(["gaitid.pipeline", *(["gaitid.report.pdf", "gaitid.report.html",
+                                                                   "gaitid.report.plots"] if report else [])])
+        self.workers: list[_Worker] = []
+        self.queue: deque = deque()
+
+    def submit(self, key, fn: Callable, args: tuple, seconds: float | None = None) -> None:
+        self.queue.append((key, fn, args, seconds))
+
+    @property
+    def busy(self) -> bool:
+        return bool(self.queue) or any(w.task is not None for w in self.workers)
+
+    def _dispatch(self) -> None:
+        idle = [w for w in self.workers if w.task is None]
+        while self.queue and (idle or len(self.workers) < self.n):
+            if not idle:
+                self.workers.append(_Worker(self.ctx, self.init))
+                idle.append(self.workers[-1])
+            w = idle.pop()
+            key, fn, args, seconds = self.queue.popleft()
+            try:
+                w.conn.send((fn, args))
+            except (OSError, ValueError):  # the worker died while idle: a new one takes the task
+                self._drop(w)
+                self.queue.appendleft((key, fn, args, seconds))
+                continue
+            w.task = (key, seconds)
+            w.deadline = time.monotonic() + seconds + GRACE_S if seconds else None
+
+    def _drop(self, w: _Worker) -> None:
+        if w.proc.is_alive():
+            w.proc.kill()
+        w.proc.join()
+        w.conn.close()
+        self.workers.remove(w)
+
+    def results(self, poll: float = 0.5) -> list[tuple]:
+        """The tasks finished since the last call: ``(key, 'ok' | 'error' | 'died' | 'timeout',
+        value | text | exit code | seconds)``; waits at most ``poll`` seconds for one."""
+        self._dispatch()
+        busy = [w for w in self.workers if w.task is not None]
+        if not busy:
+            return []
+        ready = set(wait_connections([w.conn for w in busy] + [w.proc.sentinel for w in busy], timeout=poll))
+        done, now = [], time.monotonic()
+        for w in busy:
+            key, seconds = w.task
+            if w.conn in ready:
+                try:
+                    status, value = w.conn.recv()
+                except (EOFError, OSError):
+                    pass  # died: below
+                else:
+                    w.task = None
+                    done.append((key, status, value))
+                    continue
+            if w.proc.sentinel in ready or not w.proc.is_alive():
+                w.proc.join()
+                done.append((key, "died", w.proc.exitcode))
+                self._drop(w)
+            elif w.deadline is not None and now > w.deadline:
+                done.append((key, "timeout", seconds))
+                self._drop(w)
+        self._dispatch()
+        return done
+
+    def map(self, fn: Callable, args_list: list[tuple], seconds: float | None = None) -> list[tuple]:
+        """``fn(*args)`` for each; a list of ``(status, value)`` in order (see :meth:`results`)."""
+        for i, args in enumerate(args_list):
+            self.submit(("map", i), fn, args, seconds)
+        out: dict[int, tuple] = {}
+        while len(out) < len(args_list):
+            for (_, i), status, value in self.results():
+                out[i] = (status, value)
+        return [out[i] for i in range(len(args_list))]
+
+    def close(self) -> None:
+        for w in self.workers:
+            try:
+                w.conn.send(None)
+            except (OSError, ValueError):
+                pass
+        for w in self.workers:
+            w.proc.join(timeout=5)
+            if w.proc.is_alive():
+                w.proc.kill()
+                w.proc.join()
+            w.conn.close()
+        self.workers = []
+
+
+def describe_death(status: str, value, seconds: float | None = None) -> str:
+    """Why a task's worker process gave no answer, in words."""
+    if status == "timeout":
+        return f"stopped responding: killed {GRACE_S:g} s after the {seconds or value:g} s one trial may take here " \
+               f"(--time-limit)"
+    if status == "error":
+        return f"internal error in the worker: {value}"
+    if isinstance(value, int) and value < 0:
+        try:
+            name = signal.Signals(-value).name
+        except ValueError:
+            name = f"signal {-value}"
+        cause = " (the system's out-of-memory killer sends SIGKILL)" if name == "SIGKILL" else ""
+        return f"the worker process processing it was killed by {name}{cause}; the other trials went on"
+    return f"the worker process processing it exited (code {value}) without an answer; the other trials went on"

@@ -86,3 +86,7 @@ def parse_plate_overrides(text: str) -> dict[int, str]:
             raise SettingsError(f"plate override {item!r}: {k!r} is not a plate number")
         out[int(k)] = parse_plate_override(v)
     return out
+
+# The environment variable naming a lab's configured normative data file (gaitid run / batch use it
+# when --norms is not given; docs/report.md).
+NORMS_ENV = "GAITID_NORMS"

@@ -581,3 +581,31 @@ def test_run_with_norms_gives_bands_indices_map_and_scores(sample, tmp_path, cap
     knee = [p for p in kinetics_page(data, read_norms(path)).panels if p.title == "Knee sagittal moment"][0]
     assert knee.get("normative")
     assert map_page(data, None) is None
+
+
+def test_batch_with_norms_scores_every_trial_and_draws_the_map(sample, tmp_path, monkeypatch, capsys):
+    """`gaitid batch --norms`: each trial's folder gets <trial>_scores.csv (the GPS of the sample
+    against norms shifted 0..3 deg: 1.5 deg, as in the run test) and a report with the MAP; a
+    missing norms file stops the batch before any trial, naming the file."""
+    import shutil
+
+    from gaitid.cli import main
+    from gaitid.norms import write_norms
+    from gaitid.vocabulary import NORMS_ENV
+
+    monkeypatch.setenv(NORMS_ENV, "none")  # restored after the test (the CLI sets it for its workers)
+    path = write_norms(build_norms(_perturbed(sample)), tmp_path / "lab.toml")
+    src = tmp_path / "session"
+    src.mkdir()
+    shutil.copy(SAMPLE, src / SAMPLE.name)
+    out = tmp_path / "out"
+    assert main(["batch", str(src), "-o", str(out), "--norms", str(path)]) == 0
+    (scores_csv,) = out.rglob("walk_synthetic_scores.csv")
+    scores = pd.read_csv(scores_csv)
+    gps = scores[(scores["score"] == "GPS") & (scores["side"] == "Overall")]["value"].iloc[0]
+    assert gps == pytest.approx(1.5, abs=2e-4)
+    (html,) = out.rglob("walk_synthetic_report.html")
+    assert 'id="map"' in html.read_text(encoding="utf-8")
+    capsys.readouterr()
+    assert main(["batch", str(src), "-o", str(out), "--norms", str(tmp_path / "missing.toml")]) != 0
+    assert "missing.toml" in capsys.readouterr().err

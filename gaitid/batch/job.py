@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import pickle
 import time
 import traceback
@@ -23,6 +24,7 @@ from gaitid.pairing import (
 from gaitid.session import RUN_RECORD, TrialInfo, scan_trial
 from gaitid.settings import Settings
 from gaitid.trial import Subject
+from gaitid.vocabulary import NORMS_ENV
 
 
 def _file_stats(paths) -> list:
@@ -145,6 +147,23 @@ def unpack_result(data: bytes):
     return dataclasses.replace(stored["result"], curves=curves)
 
 
+def configured_norms() -> str | None:
+    """The normative data file of this run (``gaitid batch --norms``, or the ``GAITID_NORMS``
+    environment variable, inherited by the worker processes); None for none."""
+    path = os.environ.get(NORMS_ENV)
+    return path if path and path.lower() != "none" else None
+
+
+def read_configured_norms(convention: str):
+    """The configured norms in the moments' ``convention``, or None."""
+    path = configured_norms()
+    if path is None:
+        return None
+    from gaitid.norms import read_norms
+
+    return read_norms(path).in_convention(convention)
+
+
 def run_job(job: Job, settings: Settings, mass: float | str | None = None, report: bool = True,
             force: bool = False, subject: SubjectOptions | None = None, budget: Budget | None = None) -> dict:
     """Process one trial and write its outputs; never raises (the error goes in the row).
@@ -171,7 +190,7 @@ def run_job(job: Job, settings: Settings, mass: float | str | None = None, repor
     stamp = job.outdir / RUN_RECORD
     fp, retry = None, False
     try:
-        fp = json.loads(json.dumps(_fingerprint(job, settings, {"report": report}, subject), default=str))
+        fp = json.loads(json.dumps(_fingerprint(job, settings, {"report": report, "norms": _norms_stamp()}, subject), default=str))
         if not force and stamp.exists():
             try:
                 old = json.loads(stamp.read_text())
@@ -247,6 +266,11 @@ def _process(job: Job, settings: Settings, subject: SubjectOptions, row: dict):
         raise explain_markers(exc, trial, job.static is not None) from None
 
 
+def _norms_stamp() -> list | None:
+    path = configured_norms()
+    return None if path is None else [path, *_file_stats([Path(path)])]
+
+
 def _write_outputs(result, job: Job, report: bool) -> list[str]:
     """The trial's tables, subject table, results C3D and (with reports) the session report's
     input, then its report; returns the warnings (a report that could not be written)."""
@@ -256,12 +280,20 @@ def _write_outputs(result, job: Job, report: bool) -> list[str]:
     with atomic_path(job.outdir / f"{result.name}_subject.csv") as tmp:
         subject_table(result.trial.subject).to_csv(tmp, index=False)
     result.to_c3d(job.outdir / f"{result.name}_results.c3d")
+    norms = read_configured_norms(result.settings.convention)
+    scores = None
+    if norms is not None:  # GPS, GVS (MAP) and GDI against the norms (docs/clinical.md)
+        from gaitid.scores import gait_scores
+
+        scores = gait_scores(result, norms)
+        with atomic_path(job.outdir / f"{result.name}_scores.csv") as tmp:
+            scores.to_csv(tmp, index=False)
     if not report:
         return []
     with atomic_path(job.outdir / "gaitid-result.pkl") as tmp:  # for the session report, before the report
         tmp.write_bytes(pack_result(result))
     try:
-        result.report(job.outdir)
+        result.report(job.outdir, normative=norms, clinical=scores)
     except GaitIDError as exc:
         return [f"{REPORT_FAILED}: {exc.reason}"]
     except Exception as exc:  # a bug in the report: the results are saved, say so

@@ -305,7 +305,9 @@ def session_report(jobs: list[Job], outdir: Path, name: str, digest: dict) -> li
 
     subject = jobs[0].subject or "subject unknown"
     try:
-        write_report(results, outdir, name=name,
+        from gaitid.batch.job import read_configured_norms
+
+        write_report(results, outdir, name=name, normative=read_configured_norms(results[0].settings.convention),
                      title=f"Session {jobs[0].session_label} ({subject}): {len(results)} trial"
                            f"{'s' if len(results) > 1 else ''}")
         with atomic_path(outdir / f"{name}_report.json") as tmp:

@@ -8,6 +8,7 @@ import sys
 from gaitid.cli.options import (
     EXIT_FAILURE,
     EXIT_OK,
+    add_norms_argument,
     add_settings_arguments,
     add_subject_arguments,
     settings_from_args,
@@ -34,6 +35,7 @@ def add_batch_arguments(parser: argparse.ArgumentParser) -> None:
                              "the --jobs workers); a trial whose header promises more fails without being read")
     parser.add_argument("--time-limit", metavar="S", type=float, default=3600.0,
                         help="seconds one trial may take (default 3600; 0: no limit)")
+    add_norms_argument(parser)
     add_subject_arguments(parser)
     add_settings_arguments(parser)
 
@@ -50,6 +52,21 @@ def _size(text: str) -> int:
     return int(value)
 
 
+def _configure_norms(path: str | None, convention: str) -> None:
+    """Check the --norms file now (an error names it before any trial runs) and hand it to the
+    workers through the environment they inherit (gaitid.batch.job.configured_norms)."""
+    import os
+    from pathlib import Path
+
+    from gaitid.cli.options import read_norms_option
+    from gaitid.vocabulary import NORMS_ENV
+
+    if read_norms_option(path, convention) is None:
+        os.environ[NORMS_ENV] = "none"
+    else:
+        os.environ[NORMS_ENV] = str(Path(path).resolve())
+
+
 def cmd_batch(args: argparse.Namespace) -> int:
     """Process every trial of a session or archive; exit 1 when some trial failed."""
     from pathlib import Path
@@ -58,6 +75,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
 
     settings = settings_from_args(args)
     opts = subject_from_args(args)
+    _configure_norms(args.norms, settings.convention)
     if args.dry_run:
         jobs = plan(args.sources, args.outdir, pairing=args.pairing, cache=False)
         print(describe_plan(jobs, opts, settings))

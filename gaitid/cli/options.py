@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import os
 
-NORMS_ENV = "GAITID_NORMS"  # a lab's configured norms file, used when --norms is not given
+from gaitid.vocabulary import NORMS_ENV
+
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 _LENGTH = {"m": 1.0, "cm": 1e-2, "mm": 1e-3}
 

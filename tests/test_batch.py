@@ -429,31 +429,50 @@ def test_session_reports_in_the_workers_and_none_for_a_lone_trial(tmp_path):
     assert (out / "batch_cycles.csv").exists()
 
 
+_TIME_LIMIT_IN_A_THREAD = r"""
+import cProfile, json, sys, threading, time
+from gaitid.batch.budget import OutOfTime, time_limit
+
+outcome = {}
+
+def busy():
+    t0 = time.perf_counter()
+    try:
+        with time_limit(0.3):
+            while time.perf_counter() - t0 < 20:  # pure Python: stopped between bytecodes
+                pass
+    except OutOfTime:
+        outcome["stopped_after"] = time.perf_counter() - t0
+    try:
+        with time_limit(0.05):
+            time.sleep(0.3)  # one C call past the limit: the stop comes at its end, or not at all
+    except OutOfTime:
+        pass
+    with time_limit(5):  # a limit not reached: nothing is raised later
+        pass
+    time.sleep(0.2)
+    outcome["clean"] = True
+
+thread = threading.Thread(target=busy)  # a Dask worker's thread, where SIGALRM cannot reach
+thread.start()
+thread.join(30)
+# CPython 3.11 never returns from a profiled call once a cleared stop left its eval breaker set
+outcome["profiled"] = cProfile.Profile().runcall(lambda: sum(range(10)))
+print(json.dumps(outcome))
+"""
+
+
 def test_time_limit_stops_a_busy_thread_and_leaves_no_pending_stop():
-    import threading
-    import time
+    """In a child process with a timeout, so that a stop left pending cannot hang the suite."""
+    import json
+    import subprocess
+    import sys
 
-    from gaitid.batch.budget import OutOfTime, time_limit
-
-    outcome = {}
-
-    def busy():
-        t0 = time.perf_counter()
-        try:
-            with time_limit(0.3):
-                while time.perf_counter() - t0 < 20:  # pure Python: stopped between bytecodes
-                    pass
-        except OutOfTime:
-            outcome["stopped_after"] = time.perf_counter() - t0
-        with time_limit(5):  # a limit not reached: nothing is raised later
-            pass
-        time.sleep(0.2)
-        outcome["clean"] = True
-
-    thread = threading.Thread(target=busy)  # a Dask worker's thread, where SIGALRM cannot reach
-    thread.start()
-    thread.join(30)
-    assert 0.3 <= outcome["stopped_after"] < 5 and outcome["clean"]
+    run = subprocess.run([sys.executable, "-c", _TIME_LIMIT_IN_A_THREAD], capture_output=True, text=True,
+                         timeout=60, cwd=Path(__file__).resolve().parent.parent)
+    assert run.returncode == 0, run.stderr[-2000:]
+    outcome = json.loads(run.stdout)
+    assert 0.3 <= outcome["stopped_after"] < 5 and outcome["clean"] and outcome["profiled"] == 45
 
 
 def test_an_edited_summary_is_a_pairing_table_even_with_quoted_names(tmp_path):

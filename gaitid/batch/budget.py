@@ -93,11 +93,22 @@ def time_limit(seconds: float | None):
     timer = threading.Timer(seconds, fire)
     timer.daemon = True
     timer.start()
+    delivered = False
     try:
         yield
+    except OutOfTime:
+        delivered = True
+        raise
     finally:
-        with lock:
-            state["done"] = True
-            timer.cancel()
-            if state["fired"]:  # not raised yet: clear it, the job is over
-                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(tid), None)
+        # A stop that fired but was not raised yet is raised here and dropped: the job is over.
+        # Never clear it with PyThreadState_SetAsyncExc(id, NULL): CPython then leaves its eval
+        # breaker signalled for every thread, and on 3.11 the next profiled call never returns.
+        try:
+            with lock:
+                state["done"] = True
+                timer.cancel()
+            if state["fired"] and not delivered:
+                for _ in range(10_000_000):  # the pending exception is raised between bytecodes
+                    pass
+        except OutOfTime:
+            pass

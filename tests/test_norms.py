@@ -587,19 +587,21 @@ def test_batch_with_norms_scores_every_trial_and_draws_the_map(sample, tmp_path,
     """`gaitid batch --norms`: each trial's folder gets <trial>_scores.csv (the GPS of the sample
     against norms shifted 0..3 deg: 1.5 deg, as in the run test) and a report with the MAP; a
     missing norms file stops the batch before any trial, naming the file."""
+    import os
     import shutil
 
     from gaitid.cli import main
     from gaitid.norms import write_norms
     from gaitid.vocabulary import NORMS_ENV
 
-    monkeypatch.setenv(NORMS_ENV, "none")  # restored after the test (the CLI sets it for its workers)
+    monkeypatch.delenv(NORMS_ENV, raising=False)
     path = write_norms(build_norms(_perturbed(sample)), tmp_path / "lab.toml")
     src = tmp_path / "session"
     src.mkdir()
     shutil.copy(SAMPLE, src / SAMPLE.name)
     out = tmp_path / "out"
     assert main(["batch", str(src), "-o", str(out), "--norms", str(path)]) == 0
+    assert NORMS_ENV not in os.environ  # set for the batch's workers only, then restored
     (scores_csv,) = out.rglob("walk_synthetic_scores.csv")
     scores = pd.read_csv(scores_csv)
     gps = scores[(scores["score"] == "GPS") & (scores["side"] == "Overall")]["value"].iloc[0]

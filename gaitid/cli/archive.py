@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 
 from gaitid.cli.options import (
@@ -52,30 +53,42 @@ def _size(text: str) -> int:
     return int(value)
 
 
-def _configure_norms(path: str | None, convention: str) -> None:
+@contextlib.contextmanager
+def _norms_for_workers(path: str | None, convention: str):
     """Check the --norms file now (an error names it before any trial runs) and hand it to the
-    workers through the environment they inherit (gaitid.batch.job.configured_norms)."""
+    workers through the environment they inherit (gaitid.batch.job.configured_norms) for the
+    batch's duration; the caller's environment is restored after."""
     import os
     from pathlib import Path
 
     from gaitid.cli.options import read_norms_option
     from gaitid.vocabulary import NORMS_ENV
 
-    if read_norms_option(path, convention) is None:
-        os.environ[NORMS_ENV] = "none"
-    else:
-        os.environ[NORMS_ENV] = str(Path(path).resolve())
+    value = "none" if read_norms_option(path, convention) is None else str(Path(path).resolve())
+    previous = os.environ.get(NORMS_ENV)
+    os.environ[NORMS_ENV] = value
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(NORMS_ENV, None)
+        else:
+            os.environ[NORMS_ENV] = previous
 
 
 def cmd_batch(args: argparse.Namespace) -> int:
     """Process every trial of a session or archive; exit 1 when some trial failed."""
+    settings = settings_from_args(args)
+    opts = subject_from_args(args)
+    with _norms_for_workers(args.norms, settings.convention):
+        return _batch(args, settings, opts)
+
+
+def _batch(args: argparse.Namespace, settings, opts) -> int:
     from pathlib import Path
 
     from gaitid.batch import describe_plan, plan, run_batch
 
-    settings = settings_from_args(args)
-    opts = subject_from_args(args)
-    _configure_norms(args.norms, settings.convention)
     if args.dry_run:
         jobs = plan(args.sources, args.outdir, pairing=args.pairing, cache=False)
         print(describe_plan(jobs, opts, settings))

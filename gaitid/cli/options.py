@@ -191,6 +191,8 @@ def read_norms_option(path: str | None, convention: str):
     from gaitid.norms import read_norms
 
     return read_norms(path).in_convention(convention)
+
+
 def add_uncertainty_arguments(parser: argparse.ArgumentParser) -> None:
     """The joint-load uncertainty options (gaitid.uncertainty; docs/uncertainty.md). Nothing is
     imported here: building the parser stays light (``gaitid --version``)."""

@@ -98,7 +98,7 @@ def write_tables(result, outdir: str | os.PathLike, fmt: str = "csv") -> list[Pa
         target = outdir / f"{result.name}_{name}.{fmt}"
         with atomic_path(target, inputs=_inputs(result)) as tmp:
             if fmt == "csv":
-                _write_csv(table, tmp)
+                write_csv(table, tmp)
             else:
                 _stringify_objects(table).to_parquet(tmp, index=False)
         written.append(target)
@@ -111,7 +111,7 @@ def _csv_options():
     return pacsv.WriteOptions()  # pyarrow's default: text quoted, numbers and empty (NaN) fields not
 
 
-def _write_csv(table: pd.DataFrame, path) -> None:
+def write_csv(table: pd.DataFrame, path) -> None:
     """A table as CSV through pyarrow's writer (C++: several times pandas' speed; numbers in their
     shortest round-trip form, NaN an empty field, booleans true/false); pandas for mixed columns."""
     import pyarrow as pa

@@ -24,6 +24,7 @@ from gaitid.batch.job import CURVE_KEYS, failed_row, run_job, scan_within_budget
 from gaitid.batch.plan import Job, SubjectOptions, plan
 from gaitid.batch.workers import WorkerPool, describe_death
 from gaitid.errors import GaitIDError, SettingsError
+from gaitid.export import write_csv
 from gaitid.io.atomic import atomic_path
 from gaitid.session import TrialInfo
 from gaitid.settings import Settings
@@ -352,7 +353,7 @@ def write_combined_tables(todo: list[Job], summary: pd.DataFrame, outdir: Path, 
     for name, table in tables.items():
         table = spreadsheet_safe(table, ["subject", "session", "trial", "path"])
         with atomic_path(outdir / f"{name}.csv") as tmp:
-            table.to_csv(tmp, index=False)
+            write_csv(table, tmp)  # pyarrow's writer, as the trials' own tables
         written.append(outdir / f"{name}.csv")
         if parquet:
             with atomic_path(outdir / f"{name}.parquet") as tmp:
@@ -365,7 +366,7 @@ def write_combined_tables(todo: list[Job], summary: pd.DataFrame, outdir: Path, 
 
 def _read_table(path: Path) -> pd.DataFrame | None:
     try:
-        table = pd.read_csv(path)
+        table = pd.read_csv(path, engine="pyarrow")  # the trials' tables, written by pyarrow too
     except (OSError, ValueError):
         return None
     for col in ("component", "unit", "variable", "parameter", "side"):  # '' (a scalar), not NaN

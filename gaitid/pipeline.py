@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from gaitid.clinical import clinical_from_arrays
-from gaitid.contacts import FootContact, assign_contacts, plate_ownership
+from gaitid.contacts import FootContact, PlateOwnership, assign_contacts, plate_ownership
 from gaitid.cycles import Cycle, curves_summary, cycles_table, gait_cycles, normalised_cycles
 from gaitid.dynamics import inverse_dynamics
 from gaitid.dynamics.types import JointLoads
@@ -77,17 +77,19 @@ def load_trial(source: str | os.PathLike | Trial, *, cop_threshold: float = COP_
     return read_c3d(path, cop_threshold=cop_threshold)
 
 
-def foot_contacts(trial: Trial, markers: GaitMarkers, settings: Settings) -> list[FootContact]:
-    """The contacts stage: every plate contact given to a foot or invalid with the reason."""
+def foot_contacts(trial: Trial, markers: GaitMarkers, settings: Settings) -> tuple[list[FootContact], PlateOwnership]:
+    """The contacts stage: who loads each plate on every frame (:func:`gaitid.contacts.plate_ownership`,
+    computed once per trial) and every plate contact given to a foot or invalid with the reason."""
+    ownership = plate_ownership(trial, markers, settings.contact_threshold_n)
     return assign_contacts(trial, markers, overrides=settings.plates, threshold=settings.contact_threshold_n,
-                           min_duration=settings.min_contact_s)
+                           min_duration=settings.min_contact_s, ownership=ownership), ownership
 
 
-def measured_loads(trial: Trial, markers: GaitMarkers, contacts: list[FootContact], events, settings: Settings):
+def measured_loads(trial: Trial, contacts: list[FootContact], ownership: PlateOwnership, events,
+                   settings: Settings):
     """The foot-loads stage: each foot's load per frame, the sum of the plates it alone loads on that
-    frame (:func:`gaitid.contacts.plate_ownership`), zero in swing, NaN where not wholly measured."""
-    return foot_loads(trial, contacts, events, plate_ownership(trial, markers, settings.contact_threshold_n),
-                      settings.contact_threshold_n)
+    frame (``ownership``, from the contacts stage), zero in swing, NaN where not wholly measured."""
+    return foot_loads(trial, contacts, events, ownership, settings.contact_threshold_n)
 
 
 def segment_kinematics(trial: Trial, model: Model, static: Trial | None, subject: SubjectData,
@@ -168,12 +170,12 @@ def process(
     static_trial = load_trial(static, cop_threshold=settings.cop_threshold_n) if static is not None else None
     model_def = require_markers(trial, load_model(settings.model), static_trial)
     markers = gait_markers(model_def, trial)
-    contacts = foot_contacts(trial, markers, settings)
+    contacts, ownership = foot_contacts(trial, markers, settings)
     subj = subject_data(trial, subject, contacts, markers)
     trial = trial if subj.subject is trial.subject else replace(trial, subject=subj.subject)
     kinematics = segment_kinematics(trial, model_def, static_trial, subj, settings, segment_parameters)
     choice = gait_events(trial, contacts, markers, settings.events)
-    loads = measured_loads(trial, markers, contacts, choice.events, settings)
+    loads = measured_loads(trial, contacts, ownership, choice.events, settings)
     joints = joint_loads(kinematics, loads, settings)
     outputs = output_curves(kinematics, joints, loads, model_def, settings, subj.subject)
     cycles = gait_cycles(choice.events, contacts)

@@ -244,7 +244,6 @@ def test_each_stage_is_callable_on_its_own_and_the_result_keeps_its_output():
     from gaitid import pipeline as P
     from gaitid.cycles import gait_cycles
     from gaitid.events import gait_events
-    from gaitid.loads import foot_loads
     from gaitid.model.gait_markers import gait_markers
     from gaitid.model.markerset import load_model
     from gaitid.outputs import output_curves
@@ -255,11 +254,11 @@ def test_each_stage_is_callable_on_its_own_and_the_result_keeps_its_output():
     trial, static = P.load_trial(WALK), P.load_trial(STATIC)
     model = load_model(settings.model)
     markers = gait_markers(model, trial)
-    contacts = P.foot_contacts(trial, markers, settings)
+    contacts, ownership = P.foot_contacts(trial, markers, settings)
     subject = subject_data(trial, None, contacts, markers)
     kinematics = P.segment_kinematics(trial, model, static, subject, settings)
     events = gait_events(trial, contacts, markers, settings.events)
-    loads = foot_loads(trial, contacts, events.events)
+    loads = P.measured_loads(trial, contacts, ownership, events.events, settings)
     joints = P.joint_loads(kinematics, loads, settings)
     outputs = output_curves(kinematics, joints, loads, model, settings, subject.subject)
     cycles = gait_cycles(events.events, contacts)

@@ -143,16 +143,18 @@ def assign_contacts(trial: Trial, markers: GaitMarkers, overrides: dict | None =
                     threshold: float = CONTACT_THRESHOLD_N, min_duration: float = MIN_CONTACT_S,
                     cop_tolerance: float = 0.06, cop_fraction: float = 0.9, cop_min_force: float = 50.0,
                     plate_tolerance: float = 0.01, ground_clearance: float = 0.03,
-                    ground_speed: float = 0.5) -> list[FootContact]:
+                    ground_speed: float = 0.5, ownership: PlateOwnership | None = None) -> list[FootContact]:
     """Every plate contact of the trial, given to a foot or declared invalid with the reason.
 
     ``markers``: the model's ``[gait]`` labels (:func:`gaitid.model.gait_markers.gait_markers`).
     ``overrides``: {plate: 'Left'|'Right'|'Invalid'|'Auto'}. See the module docstring for the
-    rules and what each tolerance means.
+    rules and what each tolerance means. ``ownership``: :func:`plate_ownership` of this trial
+    with these tolerances when the caller has it already (computed here otherwise).
     """
     ov = resolve_plate_overrides(overrides, trial)
-    ownership = plate_ownership(trial, markers, threshold, cop_tolerance, cop_min_force, plate_tolerance,
-                                ground_clearance, ground_speed)
+    if ownership is None:
+        ownership = plate_ownership(trial, markers, threshold, cop_tolerance, cop_min_force, plate_tolerance,
+                                    ground_clearance, ground_speed)
     if treadmill_mode(trial, markers, ownership):
         return _treadmill_overrides(treadmill_contacts(trial, ownership, min_duration), ov)
     plates = {fp.index: fp for fp in trial.force_plates}

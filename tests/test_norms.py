@@ -611,3 +611,33 @@ def test_batch_with_norms_scores_every_trial_and_draws_the_map(sample, tmp_path,
     capsys.readouterr()
     assert main(["batch", str(src), "-o", str(out), "--norms", str(tmp_path / "missing.toml")]) != 0
     assert "missing.toml" in capsys.readouterr().err
+
+
+def test_a_norms_setting_is_parsed_once_per_file_version_and_always_registered(sample, tmp_path):
+    """A batch worker scores many trials against one norms file: it is parsed once while unchanged,
+    parsed again when rewritten, registered as an input (never overwritten) on every call."""
+    import os
+
+    from gaitid.io.atomic import forget_inputs, inputs_read
+    from gaitid.norms import read_norms_setting
+
+    norms = build_norms(_perturbed(sample))
+    path = write_norms(norms, tmp_path / "lab.toml")
+    assert read_norms_setting(None, "internal") is None and read_norms_setting("None", "internal") is None
+    first = read_norms_setting(path, "internal")
+    forget_inputs()
+    assert read_norms_setting(str(path), "internal") is first
+    assert path.resolve() in [p.resolve() for p in inputs_read()]
+    shifted = build_norms(_perturbed(sample, offsets=[o + 1.0 for o in OFFSETS]))
+    forget_inputs()  # (this process read it: gaitid itself refuses to overwrite it)
+    write_norms(shifted, path)
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # a rewrite within the clock's resolution
+    again = read_norms_setting(path, "internal")
+    assert again is not first
+    knee = (again.curves["variable"] == "KneeAngles") & (again.curves["component"] == "X")
+    old = (first.curves["variable"] == "KneeAngles") & (first.curves["component"] == "X")
+    np.testing.assert_allclose(again.curves.loc[knee, "mean"].to_numpy(),
+                               first.curves.loc[old, "mean"].to_numpy() + 1.0, atol=1e-9)
+    with pytest.raises(FileFormatError, match="not found"):
+        read_norms_setting(tmp_path / "missing.toml", "internal")

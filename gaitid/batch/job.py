@@ -155,13 +155,13 @@ def configured_norms() -> str | None:
 
 
 def read_configured_norms(convention: str):
-    """The configured norms in the moments' ``convention``, or None."""
+    """The configured norms in the moments' ``convention``, or None (read once per worker)."""
     path = configured_norms()
     if path is None:
         return None
-    from gaitid.norms import read_norms
+    from gaitid.norms import read_norms_setting
 
-    return read_norms(path).in_convention(convention)
+    return read_norms_setting(path, convention)
 
 
 def run_job(job: Job, settings: Settings, mass: float | str | None = None, report: bool = True,
@@ -190,7 +190,8 @@ def run_job(job: Job, settings: Settings, mass: float | str | None = None, repor
     stamp = job.outdir / RUN_RECORD
     fp, retry = None, False
     try:
-        fp = json.loads(json.dumps(_fingerprint(job, settings, {"report": report, "norms": _norms_stamp()}, subject), default=str))
+        options = {"report": report, "norms": _norms_stamp()}
+        fp = json.loads(json.dumps(_fingerprint(job, settings, options, subject), default=str))
         if not force and stamp.exists():
             try:
                 old = json.loads(stamp.read_text())

@@ -188,9 +188,9 @@ def read_norms_option(path: str | None, convention: str):
     """The norms of ``--norms`` in the moments' ``convention`` (None for none)."""
     if path is None or path.lower() == "none":
         return None
-    from gaitid.norms import read_norms
+    from gaitid.norms import read_norms_setting
 
-    return read_norms(path).in_convention(convention)
+    return read_norms_setting(path, convention)
 
 
 def add_uncertainty_arguments(parser: argparse.ArgumentParser) -> None:

@@ -24,7 +24,7 @@ from gaitid.norms.build import (
            control_from_result,
 )
 from gaitid.norms.data import Norms, compare_parameters, parse_age_range
-from gaitid.norms.files import norms_toml, read_gcd, read_norms, write_norms
+from gaitid.norms.files import norms_toml, read_gcd, read_norms, read_norms_setting, write_norms
 
 __all__ = ["ControlTables", "Norms", "build_norms", "compare_parameters", "control_from_folder", "control_from_result",
-           "norms_toml", "parse_age_range", "read_gcd", "read_norms", "write_norms"]
+           "norms_toml", "parse_age_range", "read_gcd", "read_norms", "read_norms_setting", "write_norms"]

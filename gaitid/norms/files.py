@@ -5,6 +5,7 @@ Layouts: docs/clinical.md. :func:`read_norms` picks the format from the file's s
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -51,6 +52,26 @@ def read_norms(source) -> Norms:
         return _curves_csv(raw, str(path))
     raise FileFormatError(f"unknown normative data format {suffix!r}: give a .toml (gaitid norms build), "
                           ".csv or Vicon .gcd file", path)
+
+
+def read_norms_setting(path: str | os.PathLike | None, convention: str) -> Norms | None:
+    """The norms a run is set to use (``--norms`` or ``GAITID_NORMS``): None for no path or
+    'none', else :func:`read_norms` in the moments' ``convention``. Parsed once per process while
+    the file is unchanged (a batch worker scores many trials; a norms file takes about 0.2 s to
+    read); registered as an input on every call. The Norms returned is shared: do not modify it."""
+    if path is None or str(path).lower() == "none":
+        return None
+    register_input(path)
+    try:
+        st = Path(path).resolve().stat()
+    except OSError:
+        return read_norms(path).in_convention(convention)  # the reader's error names the file
+    return _norms_in_convention(str(Path(path).resolve()), st.st_mtime_ns, st.st_size, convention)
+
+
+@functools.lru_cache(maxsize=8)
+def _norms_in_convention(path: str, mtime_ns: int, size: int, convention: str) -> Norms:
+    return read_norms(path).in_convention(convention)
 
 
 REQUIRED = ("variable", "component", "percent", "mean", "sd")

@@ -201,15 +201,17 @@ def gait_scores(source, norms, band: str | None = "auto") -> pd.DataFrame:
         reference, notes = ref.score_reference(side)
         kin, keys = kinematic_curves(curves, side)
         n = len(keys)
-        mean = np.nanmean(kin, axis=0) if n else np.full((len(GPS_VARIABLES), SCORE_PERCENT.size), np.nan)
+        mean = kin.mean(axis=0) if n else np.full((len(GPS_VARIABLES), SCORE_PERCENT.size), np.nan)
+        absent = np.isnan(kin).all(axis=(0, 2)) if n else np.ones(len(GPS_VARIABLES), bool)
         if n:
             incomplete = np.isnan(kin).any(axis=2).any(axis=0)
             mean[incomplete] = np.nan  # a variable some cycle lacks: no GVS rather than a partial mean
         gvs = gait_variable_scores(mean, reference)
         gvs_side[side] = gvs
         for j, (var, comp, name) in enumerate(GPS_VARIABLES):
-            note = notes[j] or ("" if np.isfinite(gvs[j]) else
-                                ("no cycle on this side" if n == 0 else "curve incomplete in some cycle"))
+            note = notes[j] or ("" if np.isfinite(gvs[j]) else "no cycle on this side" if n == 0 else
+                                f"no {var} {comp} in the results (not computed by the model, or no marker data)"
+                                if absent[j] else "curve incomplete in some cycle")
             rm, rs = ref.score_norm("GVS", name)
             rows.append(("GVS", side, name, var, comp, gvs[j], "deg", n, rm, rs, band or "", note))
         rm, rs = ref.score_norm("GPS", "GPS")

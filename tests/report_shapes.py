@@ -3,8 +3,7 @@
 One entry per shape in :data:`SHAPES`: a name, how to build the Result (a function of a
 :class:`Sources` that knows where the real and the synthetic trials are), and whether it needs the
 real data. The expectations the tests check are derived from the Result itself (which side has a
-kinetic cycle, which contact has no foot...), so a new shape is one more entry: e.g. when the
-synthetic treadmill and stair trials land, add ``Shape("treadmill", lambda s: process(s.treadmill()))``.
+kinetic cycle, which contact has no foot...), so a new shape is one more entry.
 """
 
 from __future__ import annotations
@@ -26,6 +25,20 @@ class Sources:
     def __init__(self, tmp_dir: Path):
         self.tmp_dir = Path(tmp_dir)
         self._long: Path | None = None
+
+    def synthetic(self, kind: str) -> Path:
+        """A synthetic treadmill ('treadmill_split', 'treadmill_tandem') or stair trial
+        ('stairs_ascent', 'stairs_descent') written once (gaitid.synthetic)."""
+        from gaitid import synthetic as S
+
+        path = self.tmp_dir / f"{kind}.c3d"
+        if not path.exists():
+            write = {"treadmill_split": lambda p: S.write_treadmill(p, duration_s=8.0),
+                     "treadmill_tandem": lambda p: S.write_treadmill(p, duration_s=6.0, layout="tandem"),
+                     "stairs_ascent": S.write_stairs,
+                     "stairs_descent": lambda p: S.write_stairs(p, direction="descent")}[kind]
+            write(path)
+        return path
 
     def real(self, relative: str) -> Path:
         return REALDATA / relative
@@ -68,7 +81,11 @@ SHAPES = [
     Shape("no kinetic cycle", lambda s: _process(SAMPLE, plates={1: "Invalid", 2: "Invalid"})),
     Shape("kinematics only", lambda s: _without_plates(SAMPLE), why="a trial without force plates"),
     Shape("external convention", lambda s: _process(SAMPLE, convention="external", normalise="bw-height")),
-    # stand-in for a treadmill trial until the synthetic one lands: long, every contact invalid
+    Shape("split-belt treadmill", lambda s: _process(s.synthetic("treadmill_split")),
+          why="both feet on one belt in double support: those contacts rejected, the others kinetic"),
+    Shape("tandem treadmill", lambda s: _process(s.synthetic("treadmill_tandem"))),
+    Shape("stair ascent", lambda s: _process(s.synthetic("stairs_ascent")), why="plates at step heights"),
+    Shape("stair descent", lambda s: _process(s.synthetic("stairs_descent"))),
     Shape("long, every contact invalid", lambda s: _process(s.long_walk(), plates={1: "Invalid", 2: "Invalid"})),
     Shape("long walk", lambda s: _process(s.long_walk()), why="22 cycles, 2 kinetic"),
     Shape("real: contact without a foot", lambda s: _process(s.real("biomechzoo/HC030A05.c3d"), plates={1: "Invalid"}),

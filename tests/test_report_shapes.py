@@ -89,6 +89,40 @@ def test_report_renders(shape, sources, tmp_path):
             assert np.all(np.isfinite(p.box))
 
 
+@pytest.fixture(scope="module")
+def norms(sources):
+    """Norms from four copies of the sample walk, every curve shifted 0, 1, 2 and 3 (as in test_norms)."""
+    from gaitid.norms import ControlTables, build_norms, control_from_result
+    from report_shapes import SAMPLE, _process
+
+    base = control_from_result(_process(SAMPLE))
+    return build_norms([ControlTables(f"c{i}", base.curves.assign(value=base.curves["value"] + i), base.parameters,
+                                      base.cycles, base.settings, subject=f"s{i}") for i in range(4)])
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=[s.name for s in SHAPES])
+def test_report_with_norms_renders(shape, sources, norms, tmp_path):
+    """With norms (run/batch --norms): the scores are computed for every shape, the report draws the
+    bands and the MAP page when there is a cycle to score, and says why not when there is none."""
+    from gaitid.scores import gait_scores
+
+    r = build(shape, sources)
+    scores = gait_scores(r, norms.in_convention(r.settings.convention))
+    pdf, html = write_report(r, tmp_path, normative=norms.in_convention(r.settings.convention), clinical=scores)
+    assert pdf.read_bytes().startswith(b"%PDF-") and html.read_text().rstrip().endswith("</html>")
+    gps = scores[(scores["score"] == "GPS") & (scores["side"] == "Overall")]["value"]
+    gvs = scores[scores["score"] == "GVS"]
+    assert (gvs["value"].notna() | (gvs["note"] != "")).all()  # a number, or NaN with the reason
+    if r.cycles and gvs["value"].notna().all():
+        assert len(gps) == 1 and np.isfinite(gps.iloc[0]) and gps.iloc[0] > 0
+        assert 'id="map"' in html.read_text()
+    elif not r.cycles:
+        assert gps.isna().all() and set(gvs["note"]) == {"no cycle on this side"}
+    if r.settings.model == "isb":  # no foot progression angle in the ISB model's outputs
+        fp = gvs[gvs["name"] == "foot progression"]
+        assert fp["value"].isna().all() and fp["note"].str.startswith("no FootProgressAngles").all()
+
+
 def test_batch_reports_a_trial_with_a_contact_without_a_foot(tmp_path):
     """The issue's batch symptom: the trial is 'ok' (not failed after its tables were written) and is
     in the folder's session report."""

@@ -39,6 +39,10 @@ MIN_CONTACT_S = 0.05  # shorter contacts are noise
 GRAVITY_M_S2 = 9.81
 CYCLE_POINTS = 101  # 0, 1, ..., 100 % of a gait cycle
 
+# the environment variable naming a lab's normative data file (run / batch use it when --norms is not
+# given; docs/report.md)
+NORMS_ENV = "GAITID_NORMS"
+
 
 def parse_side(word: str) -> str:
     """'Left' or 'Right' from any spelling ('left', 'L', 'RIGHT'); SettingsError otherwise."""
@@ -86,7 +90,3 @@ def parse_plate_overrides(text: str) -> dict[int, str]:
             raise SettingsError(f"plate override {item!r}: {k!r} is not a plate number")
         out[int(k)] = parse_plate_override(v)
     return out
-
-# The environment variable naming a lab's configured normative data file (gaitid run / batch use it
-# when --norms is not given; docs/report.md).
-NORMS_ENV = "GAITID_NORMS"

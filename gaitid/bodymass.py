@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from gaitid.butterworth import butter_sections, zero_phase_filter
 from gaitid.contacts import FootContact, ground_points, inside_distance
 from gaitid.errors import DataError
 from gaitid.model.gait_markers import GaitMarkers
@@ -143,8 +144,6 @@ def _trunk_vertical_acceleration(trial: Trial, frames: np.ndarray, pad_s: float 
     """(n_frames,) vertical acceleration (m/s^2) of the mean of the markers above 0.8 m seen from
     ``pad_s`` before the first to ``pad_s`` after the last of ``frames`` (NaN outside), low-pass
     6 Hz; None when no such marker."""
-    from scipy.signal import butter, filtfilt
-
     n, rate = trial.n_frames, trial.point_rate
     pad = int(round(pad_s * rate))
     span = slice(max(int(frames[0]) - pad, 0), min(int(frames[-1]) + pad + 1, n))
@@ -156,11 +155,12 @@ def _trunk_vertical_acceleration(trial: Trial, frames: np.ndarray, pad_s: float 
     if not keep.any():
         return None
     zc = z[span][:, keep].mean(axis=1)
-    b, a = butter(4, COM_CUTOFF_HZ / (rate / 2))
-    if zc.size <= 3 * max(len(a), len(b)):
+    pad = 3 * (4 + 1)  # scipy.signal.filtfilt's default for a 4th-order (b, a) design
+    if zc.size <= pad:
         return None
     out = np.full(n, np.nan)
-    out[span] = np.gradient(np.gradient(filtfilt(b, a, zc))) * rate**2
+    smooth = zero_phase_filter(butter_sections(4, COM_CUTOFF_HZ, rate), zc, pad)
+    out[span] = np.gradient(np.gradient(smooth)) * rate**2
     return out
 
 
@@ -168,8 +168,6 @@ def _single_support(trial: Trial, fz: np.ndarray, contacts: list[FootContact], m
                     foot_tolerance: float, margin_s: float) -> np.ndarray:
     """Frames (bool, n_frames) of single support on a valid plate contact, the other foot in the
     air (module docstring)."""
-    from scipy.ndimage import binary_dilation
-
     corners = {fp.index: fp.corners for fp in trial.force_plates}
     n = trial.n_frames
     k = int(round(margin_s * trial.point_rate))
@@ -199,7 +197,7 @@ def _single_support(trial: Trial, fz: np.ndarray, contacts: list[FootContact], m
                     outside[fr] |= out
         carried[side] = on_plate & ~outside
         bad = ground & ~carried[side]  # on the ground, not (wholly) on a valid contact's plate
-        loose[side] = binary_dilation(bad, np.ones(2 * k + 1, bool)) if k else bad
+        loose[side] = _widen(bad, k)
     swing = {s: ~loose[s] & ~carried[s] for s in SIDES}
     loaded = np.isfinite(fz).all(axis=1) & (np.sum(fz, axis=1) > CONTACT_N)  # a NaN force is unknown, not 0
     one_foot = (carried["Left"] & swing["Right"]) | (carried["Right"] & swing["Left"])
@@ -295,3 +293,12 @@ def estimate_mass(trial: Trial, method: str = "auto", *, contacts: list[FootCont
             "auto": f"no quiet standing on the plates (first/last {window_s:g} s), {single}, and no two "
                     "consecutive foot contacts on two plates"}[method]
     raise DataError(f"body mass cannot be estimated from the plates: {what}; give the mass (kg)", trial.path)
+
+
+def _widen(mask: np.ndarray, k: int) -> np.ndarray:
+    """``mask`` (n,) with every True frame widened by ``k`` frames each way (a binary dilation;
+    nothing beyond the ends)."""
+    n = mask.size
+    count = np.concatenate([[0], np.cumsum(mask)])
+    i = np.arange(n)
+    return count[np.minimum(i + k + 1, n)] > count[np.maximum(i - k, 0)]

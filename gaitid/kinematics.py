@@ -3,7 +3,8 @@
 - :func:`fill_gaps` -- cubic interpolation of short NaN gaps (scipy.interpolate);
   :func:`bridge_gaps` -- linear, for event-detection signals.
 - :func:`butter_lowpass` -- zero-lag 4th-order Butterworth (2nd-order design, run forward and
-  back with scipy.signal.filtfilt), each contiguous non-NaN run filtered on its own.
+  back as scipy.signal.filtfilt does; gaitid.butterworth), each contiguous non-NaN run filtered
+  on its own.
 - :func:`derivative` -- central differences (2nd order; one-sided 2nd order at run ends).
 - :func:`angular_velocity` -- omega from R: vee(R^T dR/dt) (segment frame), R omega (lab).
 - :func:`cardan_angles` / :func:`joint_angles` -- Plug-in Gait / ISB joint angles.
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gaitid.butterworth import butter_sections, zero_phase_filter
 from gaitid.errors import SettingsError
 
 __all__ = [
@@ -109,8 +111,9 @@ def fill_gaps(x: np.ndarray, max_gap: int = 10) -> np.ndarray:
 def butter_lowpass(x: np.ndarray, rate: float, cutoff: float | None = 6.0, order: int = 4) -> np.ndarray:
     """Zero-lag low-pass Butterworth of overall order ``order`` (default 4) at ``cutoff`` Hz.
 
-    Design: scipy.signal.butter(order // 2, cutoff_c, fs=rate) run forward and backward
-    (filtfilt), so the result has zero lag and order ``order``. ``cutoff`` is the -3 dB
+    Design: the Butterworth of order N = order // 2 at cutoff_c (scipy.signal.butter) run forward
+    and backward (scipy.signal.filtfilt's odd padding and start states; computed by
+    gaitid.butterworth as second-order sections), so the result has zero lag and order ``order``. ``cutoff`` is the -3 dB
     frequency of the *double-pass* filter: the single-pass design cutoff is corrected by
     Winter's factor, cutoff_c = cutoff / (2**(1/2) - 1)**(1/(2 N)) for two passes of an
     N-th order design, N = order / 2 (Winter 2009, sec. 3.4.4.3): 1.247 x cutoff for N = 2.
@@ -130,12 +133,10 @@ def butter_lowpass(x: np.ndarray, rate: float, cutoff: float | None = 6.0, order
         raise SettingsError(
             f"cutoff {cutoff} Hz (corrected {wc:.2f} Hz) must lie between 0 and the Nyquist frequency {rate / 2} Hz"
         )
-    from scipy.signal import butter, filtfilt  # imported when used: scipy.signal imports scipy.stats
-
-    b, a = butter(order // 2, wc, fs=rate)
+    sections = butter_sections(order // 2, wc, rate)
     flat, shape = _as_2d(x)
     out = np.full_like(flat, np.nan)
-    default_pad = 3 * max(len(a), len(b))
+    default_pad = 3 * (order // 2 + 1)  # scipy.signal.filtfilt's default for the (b, a) design
     finite = np.isfinite(flat)
     # columns sharing a missing-data pattern (x, y, z of a marker; markers seen together) go together
     patterns: dict[bytes, list[int]] = {}
@@ -145,7 +146,7 @@ def butter_lowpass(x: np.ndarray, rate: float, cutoff: float | None = 6.0, order
         for s, e in nan_runs(finite[:, cols[0]]):
             n = e - s
             block = flat[s:e][:, cols]
-            out[s:e, cols] = block if n < 2 else filtfilt(b, a, block, axis=0, padlen=min(default_pad, n - 1))
+            out[s:e, cols] = block if n < 2 else zero_phase_filter(sections, block, min(default_pad, n - 1))
     return out.reshape(shape)
 
 
@@ -213,14 +214,16 @@ def cardan_angles(R_proximal: np.ndarray, R_distal: np.ndarray, sequence: str = 
     R_rel = R_proximal^T R_distal = R_a(q1) R_b(q2) R_c(q3) for the intrinsic ``sequence`` abc
     (Plug-in Gait / Grood & Suntay / ISB: 'YXZ' = flexion about y, ab-adduction about the
     floating x, rotation about the distal z). NaN frames stay NaN."""
-    rel = np.swapaxes(R_proximal, -1, -2) @ R_distal
-    out = np.full(rel.shape[:-2] + (3,), np.nan)
-    ok = np.isfinite(rel).all(axis=(-2, -1))
-    if ok.any():
-        from scipy.spatial.transform import Rotation  # imported when used (scipy imports slowly)
-
-        # scipy takes the nearest rotation of a slightly non-orthogonal matrix itself
-        out[ok] = Rotation.from_matrix(rel[ok]).as_euler(sequence.upper())
+    seq = sequence.upper()
+    if len(seq) != 3 or set(seq) - set("XYZ") or len(set(seq)) != 3:
+        raise SettingsError(f"Cardan sequence must name the three axes X, Y, Z once each, not {sequence!r}")
+    rel = orthonormalise(np.swapaxes(R_proximal, -1, -2) @ R_distal)
+    i, j, k = ("XYZ".index(a) for a in seq)
+    s = 1.0 if (j - i) % 3 == 1 else -1.0  # +1 for a cyclic order (XYZ, YZX, ZXY)
+    # R = R_i(q1) R_j(q2) R_k(q3): R[i, k] = s sin q2; q1 from column k, q3 from row i
+    out = np.stack([np.arctan2(-s * rel[..., j, k], rel[..., k, k]),
+                    np.arcsin(np.clip(s * rel[..., i, k], -1.0, 1.0)),
+                    np.arctan2(-s * rel[..., i, j], rel[..., i, i])], axis=-1)
     return out
 
 

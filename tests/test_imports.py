@@ -1,6 +1,7 @@
 """A lean import (issue 17): ``import gaitid.pipeline`` (what ``gaitid run`` and every batch
-worker load) leaves out the report's, the cluster's and scipy's slow modules; process() imports
-the scipy parts it uses when it first runs. Checked in a fresh interpreter."""
+worker load) leaves out the report's, the cluster's and scipy's slow modules, and processing a
+trial imports no scipy at all (the filter, peak finder, decimation and Cardan angles are numpy:
+gaitid/butterworth.py, tests/test_butterworth.py). Checked in a fresh interpreter."""
 
 import json
 import subprocess
@@ -9,7 +10,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 HEAVY = ("matplotlib", "reportlab", "dask", "distributed", "scipy.stats", "scipy.signal", "scipy.interpolate",
-         "scipy.spatial")
+         "scipy.spatial", "scipy.ndimage")
 
 
 def loaded_after(code: str) -> set[str]:
@@ -31,5 +32,6 @@ def test_importing_the_pipeline_leaves_out_report_cluster_and_scipy_stats():
 def test_process_imports_what_it_uses_and_no_more():
     mods = loaded_after("from gaitid.pipeline import process\nfrom gaitid.resources import sample_data_dir\n"
                         "process(sample_data_dir() / 'walk_synthetic.c3d')")
-    assert "scipy.signal" in mods  # the Butterworth filter and the peak finder, imported when first used
-    assert not {m for m in heavy(mods) if m.split(".")[0] in ("matplotlib", "reportlab", "dask", "distributed")}
+    assert "gaitid.butterworth" in mods  # the probe did filter the markers
+    assert heavy(mods) == set()
+    assert not {m for m in mods if m.split(".")[0] == "scipy"}  # scipy only where a gap is filled (CubicSpline)

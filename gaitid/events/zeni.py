@@ -58,14 +58,12 @@ def _extrema(x: np.ndarray, rate: float, maxima: bool, min_interval: float, max_
     prom = max(rel_prominence * (hi - lo), 1e-6)
     y = x if maxima else -x
     w = max(1, int(round(min_interval * rate)))
-    from scipy.signal import find_peaks  # imported when used: scipy.signal imports scipy.stats
-
     out = []
     for a, b in zip(*runs(finite)):
         if b - a < 3:
             continue
         seg = y[a:b]
-        pk, _ = find_peaks(seg, distance=w)
+        pk = peaks_apart(seg, w)
         keep = []
         for p in pk:
             left = seg[p] - seg[max(0, p - w): p].min()
@@ -111,3 +109,24 @@ def zeni_events(trial: Trial, markers: GaitMarkers, progression: Progression | N
         out += [event_at(trial, FOOT_STRIKE, side, trial.time[i], "kinematics") for i in hs]
         out += [event_at(trial, FOOT_OFF, side, trial.time[i], "kinematics") for i in to]
     return sorted(out, key=lambda e: e.time)
+
+
+def peaks_apart(x: np.ndarray, distance: int) -> np.ndarray:
+    """Indices of the local maxima of a finite ``x`` (n,) at least ``distance`` samples apart, the
+    higher kept when two are closer (equal heights in numpy's default argsort order, reversed),
+    as scipy.signal.find_peaks(x, distance=distance): a flat top counts once, at its middle (rounded down); the ends are never
+    peaks."""
+    step = np.flatnonzero(np.diff(x))  # x[i + 1] != x[i]
+    rises = np.diff(x)[step] > 0
+    top = np.flatnonzero(rises[:-1] & ~rises[1:])  # a rise followed by a fall, flat between
+    peaks = (step[top] + 1 + step[top + 1]) // 2
+    if distance <= 1 or peaks.size < 2:
+        return peaks
+    keep = np.ones(peaks.size, bool)
+    lo = np.searchsorted(peaks, peaks - distance, side="right")  # peaks[lo[j]:hi[j]] lie within distance
+    hi = np.searchsorted(peaks, peaks + distance, side="left")
+    for j in np.argsort(x[peaks])[::-1]:  # highest first; one step per peak (a few per gait cycle)
+        if keep[j]:
+            keep[lo[j]:hi[j]] = False
+            keep[j] = True
+    return peaks[keep]

@@ -230,7 +230,7 @@ def _gait2392_segment(name: str, body: tuple, R: np.ndarray, com: np.ndarray, pr
     omega, _ = kin.angular_velocity(R_ok, rate)
     alpha, _ = kin.angular_acceleration(R_ok, omega, rate)
     omega[~ok] = alpha[~ok] = np.nan
-    acc = kin.derivative(kin.derivative(com, rate), rate)
+    acc = kin.second_derivative(com, rate)
     return Body(name, body[0], np.diag(body[2])), SegmentMotion(R, com, acc, omega, alpha, proximal, distal)
 
 

@@ -102,6 +102,30 @@ def test_central_difference_is_second_order():
     np.testing.assert_allclose(slopes, 2.0, atol=0.05)
 
 
+def test_second_derivative_is_exact_for_cubics_and_a_quarter_of_the_wide_stencils_error():
+    t = np.arange(50) / 100.0
+    cubic = np.stack([2 - 3 * t + 4 * t**2 - 5 * t**3, t**2], axis=1)
+    np.testing.assert_allclose(kin.second_derivative(cubic, 100.0),
+                               np.stack([8 - 30 * t, np.full_like(t, 2.0)], axis=1), atol=1e-8)
+    # on a 6 Hz sine the errors are h^2 w^4 / 12 (compact) and h^2 w^4 / 3 (central of central)
+    w, t = 2 * np.pi * 6.0, np.arange(200) / 100.0
+    x, exact = np.sin(w * t), -w**2 * np.sin(w * t)
+    compact = kin.second_derivative(x, 100.0)[5:-5] - exact[5:-5]
+    wide = kin.derivative(kin.derivative(x, 100.0), 100.0)[5:-5] - exact[5:-5]
+    peak = w**4 / 100.0**2
+    assert np.max(np.abs(compact)) == pytest.approx(peak / 12, rel=0.05)
+    assert np.max(np.abs(wide)) == pytest.approx(peak / 3, rel=0.05)
+
+
+def test_second_derivative_works_per_finite_run():
+    x = np.arange(20.0) ** 2
+    x[[5, 12, 13]] = np.nan  # runs: 0-4 (5 frames), 6-11 (6), 14-19 (6)
+    d2 = kin.second_derivative(x, 1.0)
+    assert np.isnan(d2[[5, 12, 13]]).all()
+    np.testing.assert_allclose(d2[np.isfinite(x)], 2.0, atol=1e-9)
+    assert np.isnan(kin.second_derivative(np.array([0.0, 1.0, np.nan, 3.0]), 1.0)).all()  # runs of 1-2
+
+
 def test_derivative_is_nan_across_gaps_not_zero():
     x = np.arange(20.0) ** 2
     x[8] = np.nan

@@ -220,7 +220,7 @@ def build_segments(
             sp = segment_parameters(table.row(spec.get("bsip", name)), subj.mass, length,
                                     spec.get("long_axis", "z"), spec.get("ml_axis", "y"), ov)
             com = e0 + sp.com_from_proximal * (e1 - e0)
-            com_acc = kin.derivative(kin.derivative(com, rate), rate)
+            com_acc = kin.second_derivative(com, rate)
             omega_seg, omega_lab = kin.angular_velocity(R, rate)
             alpha_seg, _ = kin.angular_acceleration(R, omega_seg, rate)
             bodies.append(Body(name, sp.mass, sp.inertia_seg))

@@ -7,8 +7,8 @@ the masses renormalised to body mass (:func:`segment_samples`), and the chain's 
 centre-of-mass accelerations, angular velocities and accelerations.
 
 Derivatives run along the frame axis for all columns at once (:func:`derivative`, the stencil of
-:func:`gaitid.kinematics.derivative`, on (n, C...) arrays), so nothing is ever differentiated
-across two columns.
+:func:`gaitid.kinematics.derivative`, and :func:`gaitid.kinematics.second_derivative` for the
+centres of mass, on (n, C...) arrays), so nothing is ever differentiated across two columns.
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def segment_samples(model: Model, design: Design, side: str, ev: PerturbedEvalua
             scale = scale * (lengths / lengths0[name]) ** 2
         inertia = nominal.inertia_seg[None] * scale[:, None, None]
         com_lab = (e0 + np.tile(com, n)[:, None] * (e1 - e0)).reshape(n, C, 3)
-        com_acc = derivative(derivative(com_lab, rate), rate).reshape(-1, 3)
+        com_acc = kin.second_derivative(com_lab, rate).reshape(-1, 3)
         Rn = R.reshape(n, C, 3, 3)
         omega_seg, omega_lab, alpha_seg = angular_motion(Rn, rate)
         bodies.append(Body(name, np.tile(mass, n), np.tile(inertia, (n, 1, 1))))

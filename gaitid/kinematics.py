@@ -114,7 +114,8 @@ def butter_lowpass(x: np.ndarray, rate: float, cutoff: float | None = 6.0, order
 
     Design: the Butterworth of order N = order // 2 at cutoff_c (scipy.signal.butter) run forward
     and backward (scipy.signal.filtfilt's odd padding and start states; computed by
-    gaitid.butterworth as second-order sections), so the result has zero lag and order ``order``. ``cutoff`` is the -3 dB
+    gaitid.butterworth as second-order sections), so the result has zero lag and order
+    ``order``. ``cutoff`` is the -3 dB
     frequency of the *double-pass* filter: the single-pass design cutoff is corrected by
     Winter's factor, cutoff_c = cutoff / (2**(1/2) - 1)**(1/(2 N)) for two passes of an
     N-th order design, N = order / 2 (Winter 2009, sec. 3.4.4.3): 1.247 x cutoff for N = 2.

@@ -113,9 +113,9 @@ def zeni_events(trial: Trial, markers: GaitMarkers, progression: Progression | N
 
 def peaks_apart(x: np.ndarray, distance: int) -> np.ndarray:
     """Indices of the local maxima of a finite ``x`` (n,) at least ``distance`` samples apart, the
-    higher kept when two are closer (equal heights in numpy's default argsort order, reversed),
-    as scipy.signal.find_peaks(x, distance=distance): a flat top counts once, at its middle (rounded down); the ends are never
-    peaks."""
+    higher kept when two are closer (equal heights in numpy's default argsort order, reversed), as
+    scipy.signal.find_peaks(x, distance=distance): a flat top counts once, at its middle (rounded
+    down); the ends are never peaks."""
     step = np.flatnonzero(np.diff(x))  # x[i + 1] != x[i]
     rises = np.diff(x)[step] > 0
     top = np.flatnonzero(rises[:-1] & ~rises[1:])  # a rise followed by a fall, flat between

@@ -18,6 +18,7 @@ from gaitid.events.choice import (
     gait_events,
     plate_events,
     resolve_events,
+    strikes_from_plate_lead,
 )
 from gaitid.events.labels import canonical_event, event_at, file_events, other_events
 from gaitid.events.zeni import refine_strikes, zeni_events, zeni_signals
@@ -25,5 +26,5 @@ from gaitid.events.zeni import refine_strikes, zeni_events, zeni_signals
 __all__ = [
     "DEFAULT_TOLERANCE", "EventChoice", "canonical_event", "combine_detected", "compare_events", "event_at",
     "file_events", "gait_events", "other_events", "plate_events", "refine_strikes", "resolve_events",
-    "zeni_events", "zeni_signals",
+    "strikes_from_plate_lead", "zeni_events", "zeni_signals",
 ]

@@ -2,7 +2,9 @@
 
 Detected events come from the assigned plate contacts (:func:`plate_events`, strike and off at
 the threshold crossings, overrides applied) and, for the steps off the plates, from kinematics
-(:mod:`gaitid.events.zeni`). :func:`compare_events` pairs events of the same label and side
+(:mod:`gaitid.events.zeni`; strikes placed by the lead the trial's own plate strikes show over
+Zeni's heel maxima, :func:`strikes_from_plate_lead`, or at the heel impact when no plate strike
+pairs with one). :func:`compare_events` pairs events of the same label and side
 (nearest within ``window``, one-to-one); :func:`resolve_events` keeps the file's events by
 default (``prefer='file'``) and returns the comparison table so the caller can see and choose
 (``'detected'`` or ``'merge'``). A pair disagrees beyond 1 frame for plate events and 3 frames
@@ -119,6 +121,30 @@ class EventChoice:
         return out + list(self.notes)
 
 
+def strikes_from_plate_lead(trial: Trial, raw: list[Event], plate: list[Event],
+                            window: float = 0.15) -> list[Event] | None:
+    """Zeni's foot strikes (unrefined heel maxima in ``raw``) moved by the lead this trial shows
+    on its own plate strikes: per side, the median of (plate strike - nearest heel maximum within
+    ``window`` s) over that side's plate strikes, or over both sides' when one side has none.
+    None when no plate strike pairs with a heel maximum (the caller keeps the impact-refined
+    strikes). The lead depends on the subject and the speed (2-10 frames on the real trials);
+    measured on the trial itself it places the strikes off the plates as the plates would, as
+    Vicon Nexus does by autocorrelating plate events with the markers (docs/events.md)."""
+    heel = [e for e in raw if e.label == FOOT_STRIKE]
+    lead: dict[str, list[float]] = {side: [] for side in SIDES}
+    for p in plate:
+        if p.label != FOOT_STRIKE or p.context not in lead:
+            continue
+        near = [e.time for e in heel if e.context == p.context and abs(e.time - p.time) <= window]
+        if near:
+            lead[p.context].append(p.time - min(near, key=lambda t: abs(t - p.time)))
+    both = lead["Left"] + lead["Right"]
+    if not both:
+        return None
+    return [event_at(trial, FOOT_STRIKE, e.context, e.time + float(np.median(lead[e.context] or both)), e.source)
+            for e in heel]
+
+
 def combine_detected(plate: list[Event], kinematic: list[Event], window: float = 0.15) -> list[Event]:
     """Plate events where the plates saw the foot, kinematic (Zeni) events for the steps off the plates."""
     out = list(plate)
@@ -183,7 +209,12 @@ def gait_events(trial: Trial, contacts: list[FootContact], markers: GaitMarkers,
     notes = []
     plate = plate_events(trial, contacts)
     try:
-        kin = zeni_events(trial, markers)
+        raw = zeni_events(trial, markers, refine_strike=False)
+        strikes = strikes_from_plate_lead(trial, raw, plate)
+        if strikes is None:
+            kin = zeni_events(trial, markers)
+        else:
+            kin = sorted(strikes + [e for e in raw if e.label == FOOT_OFF], key=lambda e: e.time)
     except DataError as err:
         if not (file or plate):
             raise

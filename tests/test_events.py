@@ -444,34 +444,37 @@ def test_real_zeni_events_within_3_frames_on_90_percent():
     assert ok / n >= 0.9, (ok, n)
 
 
-def test_strikes_from_plate_lead_by_hand():
-    """Per side the median lead of the plate strikes over the nearest heel maxima; a side with no
-    plate strike takes both sides' median; no pair at all: None."""
+def test_kinematic_from_plate_lead_by_hand():
+    """Per side the median lead of the plate events over the nearest Zeni events of the same label;
+    a side with no plate event takes both sides' median; no pair at all: None."""
     tr = SimpleNamespace(point_rate=100.0)
     raw = [Event("Foot Strike", side, t, 0, "kinematics") for side, t in
            (("Left", 1.00), ("Left", 2.00), ("Left", 3.00), ("Right", 1.50), ("Right", 2.50))]
-    raw.append(Event("Foot Off", "Left", 1.6, 0, "kinematics"))  # not a strike: ignored
+    raw += [Event("Foot Off", "Left", 1.6, 0, "kinematics"), Event("Foot Off", "Right", 2.1, 0, "kinematics")]
     plate = [Event("Foot Strike", "Left", 1.04, 0, "plate"), Event("Foot Strike", "Left", 2.06, 0, "plate"),
-             Event("Foot Strike", "Left", 3.05, 0, "plate"), Event("Foot Off", "Left", 1.7, 0, "plate")]
-    got = E.strikes_from_plate_lead(tr, raw, plate)
+             Event("Foot Strike", "Left", 3.05, 0, "plate"), Event("Foot Off", "Left", 1.63, 0, "plate")]
+    got = E.kinematic_from_plate_lead(tr, raw, plate, "Foot Strike")
     left = [e.time for e in got if e.context == "Left"]
     right = [e.time for e in got if e.context == "Right"]
     np.testing.assert_allclose(left, [1.05, 2.05, 3.05])  # median lead 0.05 s of 0.04, 0.06, 0.05
     np.testing.assert_allclose(right, [1.55, 2.55])  # no right plate strike: the left's lead
     assert {e.label for e in got} == {"Foot Strike"} and all(e.source == "kinematics" for e in got)
     assert [e.frame for e in got if e.context == "Right"] == [156, 256]
+    offs = E.kinematic_from_plate_lead(tr, raw, plate, "Foot Off")  # its own lead: +0.03 s, both sides
+    np.testing.assert_allclose(sorted(e.time for e in offs), [1.63, 2.13])
     plate.append(Event("Foot Strike", "Right", 2.47, 0, "plate"))
-    right = [e.time for e in E.strikes_from_plate_lead(tr, raw, plate) if e.context == "Right"]
+    right = [e.time for e in E.kinematic_from_plate_lead(tr, raw, plate, "Foot Strike") if e.context == "Right"]
     np.testing.assert_allclose(right, [1.47, 2.47])  # its own lead, -0.03 s
     far = [Event("Foot Strike", "Left", 5.0, 0, "plate")]  # pairs with no heel maximum within 0.15 s
-    assert E.strikes_from_plate_lead(tr, raw, far) is None
+    assert E.kinematic_from_plate_lead(tr, raw, far, "Foot Strike") is None
+    assert E.kinematic_from_plate_lead(tr, raw, far, "Foot Off") is None
 
 
 @pytest.mark.realdata
 def test_real_detected_events_within_3_frames_on_95_percent():
-    """The events stage's detected events (plate events, Zeni's offs and Zeni's strikes moved by the
-    trial's own plate lead) against the stored ones: 79 of 83 within 3 frames (95.2 %; the impact-
-    refined strikes gave 77). The four left: two events a few frames after the record starts (no
+    """The events stage's detected events (plate events, and Zeni's events moved by the trial's own
+    plate lead) against the stored ones: 79 of 83 within 3 frames (95.2 %; the impact-refined
+    strikes and unmoved offs gave 77). The four left: two events a few frames after the record starts (no
     extremum to find), MH0222_BP06's left strike +4 (its lead varies 2-6 frames within the trial),
     and Qualisys's left foot off -5 frames at 200 Hz (QTM's events sit at a lower force threshold
     than the 20 N plate event, see test_real_plate_events_against_stored_events)."""

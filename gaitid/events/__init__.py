@@ -16,15 +16,15 @@ from gaitid.events.choice import (
     combine_detected,
     compare_events,
     gait_events,
+    kinematic_from_plate_lead,
     plate_events,
     resolve_events,
-    strikes_from_plate_lead,
 )
 from gaitid.events.labels import canonical_event, event_at, file_events, other_events
 from gaitid.events.zeni import refine_strikes, zeni_events, zeni_signals
 
 __all__ = [
     "DEFAULT_TOLERANCE", "EventChoice", "canonical_event", "combine_detected", "compare_events", "event_at",
-    "file_events", "gait_events", "other_events", "plate_events", "refine_strikes", "resolve_events",
-    "strikes_from_plate_lead", "zeni_events", "zeni_signals",
+    "file_events", "gait_events", "kinematic_from_plate_lead", "other_events", "plate_events", "refine_strikes",
+    "resolve_events", "zeni_events", "zeni_signals",
 ]

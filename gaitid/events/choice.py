@@ -2,9 +2,9 @@
 
 Detected events come from the assigned plate contacts (:func:`plate_events`, strike and off at
 the threshold crossings, overrides applied) and, for the steps off the plates, from kinematics
-(:mod:`gaitid.events.zeni`; strikes placed by the lead the trial's own plate strikes show over
-Zeni's heel maxima, :func:`strikes_from_plate_lead`, or at the heel impact when no plate strike
-pairs with one). :func:`compare_events` pairs events of the same label and side
+(:mod:`gaitid.events.zeni`, moved by the lead the trial's own plate events show over Zeni's,
+:func:`kinematic_from_plate_lead`; without a plate event to pair, strikes at the heel impact and
+offs at Zeni's toe minimum). :func:`compare_events` pairs events of the same label and side
 (nearest within ``window``, one-to-one); :func:`resolve_events` keeps the file's events by
 default (``prefer='file'``) and returns the comparison table so the caller can see and choose
 (``'detected'`` or ``'merge'``). A pair disagrees beyond 1 frame for plate events and 3 frames
@@ -121,28 +121,29 @@ class EventChoice:
         return out + list(self.notes)
 
 
-def strikes_from_plate_lead(trial: Trial, raw: list[Event], plate: list[Event],
-                            window: float = 0.15) -> list[Event] | None:
-    """Zeni's foot strikes (unrefined heel maxima in ``raw``) moved by the lead this trial shows
-    on its own plate strikes: per side, the median of (plate strike - nearest heel maximum within
-    ``window`` s) over that side's plate strikes, or over both sides' when one side has none.
-    None when no plate strike pairs with a heel maximum (the caller keeps the impact-refined
-    strikes). The lead depends on the subject and the speed (2-10 frames on the real trials);
-    measured on the trial itself it places the strikes off the plates as the plates would, as
-    Vicon Nexus does by autocorrelating plate events with the markers (docs/events.md)."""
-    heel = [e for e in raw if e.label == FOOT_STRIKE]
+def kinematic_from_plate_lead(trial: Trial, raw: list[Event], plate: list[Event], label: str,
+                              window: float = 0.15) -> list[Event] | None:
+    """Zeni's ``label`` events (unrefined heel maxima or toe minima in ``raw``) moved by the lead
+    this trial shows on its own plate events of that label: per side, the median of (plate event -
+    nearest Zeni event within ``window`` s) over that side's plate events, or over both sides'
+    when one side has none. None when no plate event pairs with a Zeni event (the caller keeps
+    Zeni's own). The lead depends on the subject, the speed and the task (2-10 frames for strikes
+    on the real trials, 3-14 frames for offs on the synthetic walk and stairs); measured on the
+    trial itself it places the events off the plates as the plates would, as Vicon Nexus does by
+    autocorrelating plate events with the markers (docs/events.md)."""
+    own = [e for e in raw if e.label == label]
     lead: dict[str, list[float]] = {side: [] for side in SIDES}
     for p in plate:
-        if p.label != FOOT_STRIKE or p.context not in lead:
+        if p.label != label or p.context not in lead:
             continue
-        near = [e.time for e in heel if e.context == p.context and abs(e.time - p.time) <= window]
+        near = [e.time for e in own if e.context == p.context and abs(e.time - p.time) <= window]
         if near:
             lead[p.context].append(p.time - min(near, key=lambda t: abs(t - p.time)))
     both = lead["Left"] + lead["Right"]
     if not both:
         return None
-    return [event_at(trial, FOOT_STRIKE, e.context, e.time + float(np.median(lead[e.context] or both)), e.source)
-            for e in heel]
+    return [event_at(trial, label, e.context, e.time + float(np.median(lead[e.context] or both)), e.source)
+            for e in own]
 
 
 def combine_detected(plate: list[Event], kinematic: list[Event], window: float = 0.15) -> list[Event]:
@@ -210,11 +211,12 @@ def gait_events(trial: Trial, contacts: list[FootContact], markers: GaitMarkers,
     plate = plate_events(trial, contacts)
     try:
         raw = zeni_events(trial, markers, refine_strike=False)
-        strikes = strikes_from_plate_lead(trial, raw, plate)
-        if strikes is None:
-            kin = zeni_events(trial, markers)
-        else:
-            kin = sorted(strikes + [e for e in raw if e.label == FOOT_OFF], key=lambda e: e.time)
+        strikes = kinematic_from_plate_lead(trial, raw, plate, FOOT_STRIKE)
+        if strikes is None:  # no plate strike to learn the lead from: the heel impact
+            strikes = [e for e in zeni_events(trial, markers) if e.label == FOOT_STRIKE]
+        offs = kinematic_from_plate_lead(trial, raw, plate, FOOT_OFF)
+        offs = [e for e in raw if e.label == FOOT_OFF] if offs is None else offs
+        kin = sorted(strikes + offs, key=lambda e: e.time)
     except DataError as err:
         if not (file or plate):
             raise

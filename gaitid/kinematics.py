@@ -240,7 +240,12 @@ def cardan_angles(R_proximal: np.ndarray, R_distal: np.ndarray, sequence: str = 
     seq = sequence.upper()
     if len(seq) != 3 or set(seq) - set("XYZ") or len(set(seq)) != 3:
         raise SettingsError(f"Cardan sequence must name the three axes X, Y, Z once each, not {sequence!r}")
-    rel = orthonormalise(np.swapaxes(R_proximal, -1, -2) @ R_distal)
+    rel = np.swapaxes(R_proximal, -1, -2) @ R_distal
+    # the nearest rotation (as scipy's Rotation.from_matrix takes) only where rel is not one already:
+    # gaitid's own segment frames are orthonormal to rounding, a file's stored axes may not be
+    skew = np.abs(np.swapaxes(rel, -1, -2) @ rel - np.eye(3)).max(axis=(-2, -1)) > 1e-12
+    if skew.any():
+        rel[skew] = orthonormalise(rel[skew])
     i, j, k = ("XYZ".index(a) for a in seq)
     s = 1.0 if (j - i) % 3 == 1 else -1.0  # +1 for a cyclic order (XYZ, YZX, ZXY)
     # R = R_i(q1) R_j(q2) R_k(q3): R[i, k] = s sin q2; q1 from column k, q3 from row i

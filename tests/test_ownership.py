@@ -282,3 +282,26 @@ def test_treadmill_spatiotemporal_parameters_come_from_the_belt_speed(synthetic)
             np.testing.assert_allclose(got.mean()[name], ref[name], rtol=0.005, err_msg=(kind, name))
         np.testing.assert_allclose(got.mean()["belt_speed"], ref["walking_speed"], rtol=0.005)
     assert "belt_speed" not in set(walk["parameter"])
+
+
+def test_inside_all_outlines_at_once_equals_inside_distance_per_outline():
+    """The ownership's batched inside distance is inside_distance's arithmetic for every outline
+    (clockwise or not, NaN points kept NaN), bit for bit; outlines of different corner counts take
+    the per-outline path; a degenerate outline is a gaitid error."""
+    from gaitid.contacts.geometry import inside_distance
+    from gaitid.contacts.ownership import _inside_all
+    from gaitid.errors import DataError
+
+    rng = np.random.default_rng(0)
+    square = np.array([[0, 0, 0], [0.6, 0, 0], [0.6, 0.4, 0], [0, 0.4, 0]], float)
+    outlines = [square, (square + [0.6, 0, 0])[::-1].copy(), square + [1.2, 0.1, 0.2]]
+    xy = rng.uniform(-0.5, 2.0, (70000, 2))  # more than one 65,536-row chunk
+    xy[[5, 70000 - 1]] = np.nan
+    ok = np.isfinite(xy).all(axis=1)
+    for polys in (outlines, outlines + [np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]], float)]):
+        ref = np.full((xy.shape[0], len(polys)), np.nan)
+        for j, c in enumerate(polys):
+            ref[ok, j] = inside_distance(xy[ok], c)
+        np.testing.assert_array_equal(_inside_all(xy, polys), ref)
+    with pytest.raises(DataError, match="degenerate"):
+        _inside_all(xy[:10], outlines + [np.zeros((4, 3))])

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gaitid.contacts.geometry import distance_to_triangle, inside_distance
+from gaitid.errors import DataError
 from gaitid.model.gait_markers import GaitMarkers
 from gaitid.trial import Trial
 from gaitid.vocabulary import CONTACT_THRESHOLD_N, COP_THRESHOLD_N, SIDES
@@ -108,11 +109,30 @@ class PlateOwnership:
 
 
 def _inside_all(xy: np.ndarray, outlines: list[np.ndarray]) -> np.ndarray:
-    """(n, m) signed distance inside each plate outline (+ inside), NaN where the point is NaN."""
+    """(n, m) signed distance inside each plate outline (+ inside), NaN where the point is NaN:
+    :func:`inside_distance`'s arithmetic for all outlines at once when they have as many corners
+    (every plate), one outline at a time otherwise."""
     out = np.full((xy.shape[0], len(outlines)), np.nan)
     ok = np.all(np.isfinite(xy), axis=1)
-    for j, c in enumerate(outlines):
-        out[ok, j] = inside_distance(xy[ok], c)
+    if len({len(c) for c in outlines}) != 1:
+        for j, c in enumerate(outlines):
+            out[ok, j] = inside_distance(xy[ok], c)
+        return out
+    poly = np.stack([np.asarray(c, float)[:, :2] for c in outlines])  # (m, k, 2)
+    x, y = poly[..., 0], poly[..., 1]
+    area = 0.5 * np.sum(x * np.roll(y, -1, axis=1) - np.roll(x, -1, axis=1) * y, axis=1)
+    if np.any(np.abs(area) < 1e-12):
+        raise DataError("degenerate force-plate outline (zero area corners)")
+    sgn = np.where(area > 0, 1.0, -1.0)
+    e = np.roll(poly, -1, axis=1) - poly  # (m, k, 2) edges
+    ln = np.linalg.norm(e, axis=2)
+    pts = xy[ok]
+    dist = np.empty((pts.shape[0], len(outlines)))
+    for a in range(0, pts.shape[0], 65536):  # (chunk, m, k, 2) temporaries: bounded for hour-long trials
+        rel = pts[a:a + 65536, None, None, :] - poly[None]
+        d = sgn[None, :, None] * (e[None, ..., 0] * rel[..., 1] - e[None, ..., 1] * rel[..., 0]) / ln[None]
+        dist[a:a + 65536] = d.min(axis=2)
+    out[ok] = dist
     return out
 
 

@@ -101,7 +101,9 @@ print(json.dumps(dict(frames=t.n_frames, cycles=len(r.cycles), wall=wall, cpu=cp
 
 
 def child(code: str, repo: Path, *args: str, timeout: float = 7200) -> dict:
+    # the 1000x walk (8 plates) needs about 14 GiB: over the reader's default budget of 8 GiB
     env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(repo))
+    env.setdefault("GAITID_MEMORY_BUDGET", "16G")
     res = subprocess.run([sys.executable, "-c", code, str(repo), *args], capture_output=True, text=True,
                          env=env, timeout=timeout, cwd=str(repo))
     if res.returncode != 0:

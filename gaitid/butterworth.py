@@ -1,22 +1,27 @@
 """Butterworth low-pass design and zero-phase (forward-backward) filtering in numpy.
 
-The same filters as ``scipy.signal.butter(N, Wn, fs=rate)`` and ``scipy.signal.filtfilt(b, a, x,
-padtype='odd', padlen=...)`` (tests/test_butterworth.py compares them to 1e-12 on every order,
-cutoff and length gaitid uses). gaitid computes them itself only because importing
-``scipy.signal`` takes 0.6-0.9 s (it imports scipy.stats and scipy.interpolate), more than
-processing a whole trial; scipy stays the reference the tests check against.
+The same filters as ``scipy.signal.butter(N, Wn, fs=rate)`` run by ``scipy.signal.filtfilt``
+(or ``sosfiltfilt``) with padtype='odd' and a given ``padlen``: tests/test_butterworth.py
+compares them within 1e-13 for orders 1-6 at every cutoff and length gaitid uses. gaitid
+computes them itself only because importing ``scipy.signal`` takes 0.6-0.9 s (it imports
+scipy.stats and scipy.interpolate), more than processing a whole trial; scipy stays the
+reference the tests check against.
 
-Filtering runs the transposed direct form II of ``scipy.signal.lfilter`` as a state-space
-recurrence z[n+1] = A z[n] + B x[n], y[n] = z0[n] + b0 x[n], evaluated in blocks: within a block
-the states follow from the block's first state by matrix powers, and the blocks' first states
-follow from the same recurrence with A^L, one level up. Cost linear in the signal's length,
-no per-sample Python loop.
+The filter runs as first- and second-order sections in cascade (a transfer function of order
+above 2 at a low cutoff loses digits to rounding). Each section is the transposed direct form II
+of ``scipy.signal.lfilter`` as a state-space recurrence z[n+1] = A z[n] + B x[n],
+y[n] = z[n][0] + b0 x[n], evaluated in blocks of 16 samples: a block's outputs are its samples
+through the impulse response plus its first state's free response (two matrix products over all
+blocks at once), and the blocks' first states follow the same recurrence with A^16, one level up.
+Cost linear in the signal's length, no per-sample Python loop.
 """
 from __future__ import annotations
 
 from functools import lru_cache
 
 import numpy as np
+
+from gaitid.errors import SettingsError
 
 _BLOCK = 16  # samples per block of the blocked recurrence
 
@@ -25,7 +30,8 @@ def _butter_zpk(order: int, cutoff: float, rate: float) -> tuple[float, np.ndarr
     """Gain and poles of the digital Butterworth low-pass (zeros: ``order`` at z = -1): the analog
     prototype's poles, pre-warped and mapped by the bilinear transform."""
     if not 0 < cutoff < rate / 2:
-        raise ValueError(f"cutoff {cutoff} Hz must lie between 0 and the Nyquist frequency {rate / 2} Hz")
+        raise SettingsError(f"low-pass cutoff {cutoff} Hz must lie between 0 and the Nyquist frequency "
+                            f"{rate / 2} Hz of {rate} Hz samples")
     fs2 = 2.0 * rate
     warped = fs2 * np.tan(np.pi * cutoff / rate)
     poles = -np.exp(1j * np.pi * np.arange(-order + 1, order, 2) / (2 * order)) * warped
@@ -55,7 +61,7 @@ def zero_phase_filter(sections: list[tuple[np.ndarray, np.ndarray]], x: np.ndarr
     x = np.asarray(x, float)
     n = x.shape[0]
     if not 0 <= padlen < n:
-        raise ValueError(f"padlen {padlen} must be >= 0 and smaller than the signal's {n} samples")
+        raise SettingsError(f"filter padding of {padlen} samples must be >= 0 and smaller than the signal's {n}")
     cols = x.reshape(n, -1).T  # (c, n): each column's samples contiguous once copied
     ext = np.concatenate([2 * cols[:, :1] - cols[:, padlen:0:-1], cols,
                           2 * cols[:, -1:] - cols[:, -2:-(padlen + 2):-1]], axis=1)

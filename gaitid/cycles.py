@@ -254,13 +254,14 @@ def normalised_cycles(curves: Mapping[str, Mapping[str, np.ndarray]], time: np.n
     return out
 
 
-def curves_table(arrays: Mapping[str, Mapping[str, np.ndarray]], cycles: list[Cycle],
-                 units: Mapping[str, str] | None = None, n_points: int = N_POINTS) -> pd.DataFrame:
-    """The tidy long table of :func:`normalised_cycles`' arrays (see the module docstring): one
-    block of rows per cycle in the order of ``cycles``, then per variable and component, then
-    percent. Text columns are categorical (one byte a row, not one string object)."""
+def curve_rows(arrays: Mapping[str, Mapping[str, np.ndarray]], cycles: list[Cycle],
+               units: Mapping[str, str] | None = None, n_points: int = N_POINTS, max_rows: int | None = None):
+    """:func:`curves_table`'s rows, in blocks of whole cycles of about ``max_rows`` rows at most (at
+    least one cycle; None: one block), without building the table: yields ``(columns, labels)``,
+    ``columns`` the table's columns as arrays with the text ones (side, variable, component, unit)
+    as integer codes into ``labels[name]`` (the same lists for every block). Nothing when no cycle
+    has curves."""
     units = units or {}
-    cols = ["side", "cycle", "kinetic", "variable", "component", "percent", "value", "unit"]
     pct = np.linspace(0.0, 100.0, n_points)
     names: dict[str, int] = {}
     unit_names: dict[str, int] = {}
@@ -278,34 +279,51 @@ def curves_table(arrays: Mapping[str, Mapping[str, np.ndarray]], cycles: list[Cy
             n_c = blocks[0].shape[0]
             per_side[side] = (np.concatenate(blocks, axis=1).reshape(n_c, -1), np.array(var), np.array(comp),
                               np.array(unit))
+    labels = {"side": list(SIDES), "variable": list(names), "component": ["", *COMPONENTS],
+              "unit": list(unit_names)}
     position = {side: 0 for side in per_side}
-    values, meta = [], []
+    values, meta, rows = [], [], 0
+
+    def block():
+        reps = np.array([m[3].size * n_points for m in meta])
+
+        def codes(i):
+            return np.repeat(np.concatenate([m[i] for m in meta]), n_points)
+
+        return {
+            "side": np.repeat([m[0] for m in meta], reps),
+            "cycle": np.repeat(np.array([m[1] for m in meta], dtype=np.int64), reps),
+            "kinetic": np.repeat(np.array([m[2] for m in meta], dtype=bool), reps),
+            "variable": codes(3), "component": codes(4),
+            "percent": np.tile(pct, int(reps.sum()) // n_points),
+            "value": np.concatenate(values), "unit": codes(5),
+        }, labels
+
     for c in cycles:
         if c.side not in per_side:
             continue
-        block, var, comp, unit = per_side[c.side]
-        values.append(block[position[c.side]])
+        values_c, var, comp, unit = per_side[c.side]
+        values.append(values_c[position[c.side]])
         position[c.side] += 1
         meta.append((SIDES.index(c.side), c.index, bool(c.kinetic), var, comp, unit))
-    if not values:
-        return pd.DataFrame(columns=cols)
-    reps = np.array([m[3].size * n_points for m in meta])
-    def codes(i):
-        return np.repeat(np.concatenate([m[i] for m in meta]), n_points)
+        rows += var.size * n_points
+        if max_rows is not None and rows >= max_rows:
+            yield block()
+            values, meta, rows = [], [], 0
+    if values:
+        yield block()
 
-    def category(codes_, labels):
-        return pd.Categorical.from_codes(codes_, categories=list(labels))
 
-    return pd.DataFrame({
-        "side": category(np.repeat([m[0] for m in meta], reps), SIDES),
-        "cycle": np.repeat(np.array([m[1] for m in meta], dtype=np.int64), reps),
-        "kinetic": np.repeat(np.array([m[2] for m in meta], dtype=bool), reps),
-        "variable": category(codes(3), names),
-        "component": category(codes(4), ("",) + COMPONENTS),
-        "percent": np.tile(pct, int(reps.sum()) // n_points),
-        "value": np.concatenate(values),
-        "unit": category(codes(5), unit_names),
-    }, columns=cols)
+def curves_table(arrays: Mapping[str, Mapping[str, np.ndarray]], cycles: list[Cycle],
+                 units: Mapping[str, str] | None = None, n_points: int = N_POINTS) -> pd.DataFrame:
+    """The tidy long table of :func:`normalised_cycles`' arrays (see the module docstring): one
+    block of rows per cycle in the order of ``cycles``, then per variable and component, then
+    percent. Text columns are categorical (one byte a row, not one string object)."""
+    cols = ["side", "cycle", "kinetic", "variable", "component", "percent", "value", "unit"]
+    for columns, labels in curve_rows(arrays, cycles, units, n_points):
+        return pd.DataFrame({k: pd.Categorical.from_codes(v, categories=labels[k]) if k in labels else v
+                             for k, v in columns.items()}, columns=cols)
+    return pd.DataFrame(columns=cols)
 
 
 def curves_summary(arrays: Mapping[str, Mapping[str, np.ndarray]], units: Mapping[str, str] | None = None,

@@ -56,26 +56,29 @@ from gaitid.errors import FileFormatError, GaitIDError
 from gaitid.io.atomic import atomic_path
 
 TABLES = ("frames", "curves", "curves_summary", "parameters", "parameters_summary", "events", "contacts")
+ROWS_PER_BLOCK = 1 << 18  # rows per block of the long tables written from arrays (about 20 MB of Arrow)
 PIG_KIND = {"Angles": ("ANGLES", 1.0), "Force": ("FORCES", 1.0), "Moment": ("MOMENTS", 1000.0), "Power": ("POWERS", 1.0)}
 
 
-def tables(result, frames: bool = True) -> dict[str, pd.DataFrame]:
+def tables(result, frames: bool = True, curves: bool = True) -> dict[str, pd.DataFrame | None]:
     """The Result's tables by name (see the module docstring); ``frames=False``: all but the
-    per-frame one (:func:`write_frames` writes it from the arrays)."""
+    per-frame one (:func:`write_frames` writes it from the arrays); ``curves=False``: the curves
+    entry None (:func:`write_curves` writes it from the arrays)."""
     events = pd.DataFrame(
         [(e.label, e.context, e.time, e.frame, e.source) for e in result.events],
         columns=["label", "context", "time_s", "frame", "source"],
     )
     out = {
         **({"frames": result.frames} if frames else {}),
-        "curves": result.curves,
+        "curves": result.curves if curves else None,
         "curves_summary": result.curves_summary,
         "parameters": result.parameters,
         "parameters_summary": result.parameters_summary,
         "events": events,
         "contacts": result.contacts,
     }
-    return {k: (v if v is not None else pd.DataFrame()) for k, v in out.items()}
+    out = {k: (v if v is not None else pd.DataFrame()) for k, v in out.items()}
+    return out if curves else {**out, "curves": None}
 
 
 def _inputs(result) -> tuple:
@@ -94,10 +97,12 @@ def write_tables(result, outdir: str | os.PathLike, fmt: str = "csv") -> list[Pa
         with atomic_path(target, inputs=_inputs(result)) as tmp:
             write_frames(result, tmp, fmt)
         written.append(target)
-    for name, table in tables(result, frames=not streamed).items():
+    for name, table in tables(result, frames=not streamed, curves=fmt != "csv" or result.curves_built).items():
         target = outdir / f"{result.name}_{name}.{fmt}"
         with atomic_path(target, inputs=_inputs(result)) as tmp:
-            if fmt == "csv":
+            if table is None:  # the curves, streamed from the arrays
+                write_curves(result, tmp)
+            elif fmt == "csv":
                 write_csv(table, tmp)
             else:
                 _stringify_objects(table).to_parquet(tmp, index=False)
@@ -130,7 +135,7 @@ def write_csv(table: pd.DataFrame, path) -> None:
 
 def write_frames(result, path, fmt: str = "csv") -> None:
     """The per-frame long table (``Result.frames``' rows and columns) written straight from the
-    per-frame arrays, about a million rows at a time (whole curves: one block of rows per side,
+    per-frame arrays, ``ROWS_PER_BLOCK`` rows at a time (whole curves: one block of rows per side,
     variable and component): the table itself is never built, so memory stays bounded whatever
     the trial's length."""
     import pyarrow as pa
@@ -160,7 +165,7 @@ def write_frames(result, path, fmt: str = "csv") -> None:
         import pyarrow.parquet as pq
 
         writer = pq.ParquetWriter(str(path), schema)
-    per_chunk = max(1, (1 << 20) // max(n, 1))  # about a million rows at a time, whatever the length
+    per_chunk = max(1, ROWS_PER_BLOCK // max(n, 1))  # about ROWS_PER_BLOCK rows at a time, whatever the length
     with writer:
         for i in range(0, len(columns), per_chunk):
             chunk = columns[i:i + per_chunk]
@@ -170,6 +175,28 @@ def write_frames(result, path, fmt: str = "csv") -> None:
                 text([c[1] for c in chunk]), text([c[2] for c in chunk]),
                 pa.array(np.concatenate([c[4] for c in chunk]), from_pandas=True), text([c[3] for c in chunk]),
             ], schema=schema))
+
+
+def write_curves(result, path) -> None:
+    """The time-normalised long table (``Result.curves``' rows and columns, the same CSV) written
+    from the normalised arrays, whole cycles about ``ROWS_PER_BLOCK`` rows at a time
+    (:func:`gaitid.cycles.curve_rows`): the table is never built, so a long trial's hundreds of
+    cycles cost a block, not the table and its string copies."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    from gaitid.cycles import curve_rows
+
+    schema = pa.schema([("side", pa.string()), ("cycle", pa.int64()), ("kinetic", pa.bool_()),
+                        ("variable", pa.string()), ("component", pa.string()), ("percent", pa.float64()),
+                        ("value", pa.float64()), ("unit", pa.string())])
+    with pacsv.CSVWriter(str(path), schema, write_options=_csv_options()) as writer:
+        for columns, labels in curve_rows(result.normalised, result.cycles, result.outputs.units,
+                                          max_rows=ROWS_PER_BLOCK):
+            writer.write_table(pa.table([
+                pa.DictionaryArray.from_arrays(columns[k].astype(np.int32), pa.array(labels[k], pa.string()))
+                .cast(pa.string()) if k in labels else pa.array(columns[k], from_pandas=True)
+                for k in schema.names], schema=schema))
 
 
 def _stringify_objects(table: pd.DataFrame) -> pd.DataFrame:

@@ -137,6 +137,12 @@ class Result:
         """One row per foot contact (:func:`gaitid.contacts.contacts_table`)."""
         return contacts_table(self.foot_contacts)
 
+    @property
+    def curves_built(self) -> bool:
+        """Whether ``curves`` holds a table (given, or built on first use); False while it would still
+        be built from ``normalised`` (an export then writes it from the arrays, never building it)."""
+        return self.__dict__.get("_curves") is not None or self.normalised is None
+
     @functools.cached_property
     def frames(self) -> pd.DataFrame:
         """The per-frame outputs as a tidy long table (built on first use), with the uncertainty

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from gaitid import cycles as C
-from gaitid.export import result_points, write_frames
+from gaitid.export import result_points, write_csv, write_curves, write_frames
 from gaitid.parameters import summarise
 from gaitid.pipeline import process
 from gaitid.resources import sample_data_dir
@@ -65,6 +65,44 @@ def test_frames_streamed_to_csv_and_parquet_equal_the_table(result, tmp_path):
         np.testing.assert_array_equal(back["value"].to_numpy(float), table["value"].to_numpy(float))
         for col in ("side", "variable", "component", "unit"):
             assert (back[col].fillna("").astype(str).to_numpy() == table[col].astype(str).to_numpy()).all()
+
+
+def test_curves_written_from_the_arrays_are_the_tables_csv_byte_for_byte(tmp_path, monkeypatch):
+    """write_curves streams Result.curves' CSV in blocks of whole cycles without building the table:
+    the same bytes as writing the built table, with many blocks, one, and no cycle at all."""
+    import gaitid.export as X
+
+    r = process(sample_data_dir() / "walk_synthetic.c3d")
+    for rows, name in ((2000, "blocks"), (10 ** 9, "one")):
+        monkeypatch.setattr(X, "ROWS_PER_BLOCK", rows)
+        write_curves(r, tmp_path / f"{name}.csv")
+        assert not r.curves_built  # streaming did not build it
+    write_csv(r.curves, tmp_path / "table.csv")
+    assert r.curves_built
+    ref = (tmp_path / "table.csv").read_bytes()
+    assert (tmp_path / "blocks.csv").read_bytes() == ref == (tmp_path / "one.csv").read_bytes()
+    assert ref.count(b"\n") == len(r.curves) + 1
+    empty = dataclasses.replace(r, cycles=[], normalised={}, curves=None)
+    write_curves(empty, tmp_path / "empty.csv")
+    write_csv(empty.curves, tmp_path / "empty_table.csv")
+    assert (tmp_path / "empty.csv").read_bytes() == (tmp_path / "empty_table.csv").read_bytes()
+    # and Result.to_csv streams it: its curves CSV is the table's, and the Result still has no table
+    fresh = process(sample_data_dir() / "walk_synthetic.c3d")
+    fresh.to_csv(tmp_path / "out")
+    assert not fresh.curves_built
+    assert (tmp_path / "out" / f"{fresh.name}_curves.csv").read_bytes() == ref
+
+
+def test_curve_rows_blocks_are_whole_cycles_and_concatenate_to_the_table(result):
+    table = result.curves
+    blocks = list(C.curve_rows(result.normalised, result.cycles, result.outputs.units, max_rows=5000))
+    per_cycle = len(table) // len(result.cycles)
+    assert len(blocks) > 2 and all(len(b["value"]) % per_cycle == 0 for b, _ in blocks)
+    for col in table.columns:
+        got = np.concatenate([b[col] for b, _ in blocks])
+        text = isinstance(table[col].dtype, pd.CategoricalDtype)
+        want = table[col].cat.codes.to_numpy() if text else table[col].to_numpy()
+        np.testing.assert_array_equal(got, want)
 
 
 def test_c3d_points_read_the_arrays(result):

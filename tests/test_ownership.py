@@ -305,3 +305,39 @@ def test_inside_all_outlines_at_once_equals_inside_distance_per_outline():
         np.testing.assert_array_equal(_inside_all(xy, polys), ref)
     with pytest.raises(DataError, match="degenerate"):
         _inside_all(xy[:10], outlines + [np.zeros((4, 3))])
+
+
+def test_inherit_owner_by_hand():
+    """A loaded frame without a one-foot owner takes the owner of the last earlier owned frame of
+    its loaded period, else of the first later one; unloaded frames are NONE (0). Checked against
+    a plain loop on random owner/loaded patterns (ties, both feet, unowned codes included)."""
+    from gaitid.contacts.ownership import _inherit_owner
+
+    def by_hand(owner, loaded):
+        n, m = owner.shape
+        out = np.zeros((n, m), np.int8)
+        for j in range(m):
+            for i in range(n):
+                if not loaded[i, j]:
+                    continue
+                a = i
+                while a > 0 and loaded[a - 1, j]:
+                    a -= 1
+                b = i
+                while b < n - 1 and loaded[b + 1, j]:
+                    b += 1
+                own = [k for k in range(a, b + 1) if owner[k, j] in (1, 2)]
+                before = [k for k in own if k <= i]
+                after = [k for k in own if k >= i]
+                out[i, j] = owner[before[-1], j] if before else (owner[after[0], j] if after else 0)
+        return out
+
+    rng = np.random.default_rng(1)
+    for _ in range(300):
+        n, m = int(rng.integers(1, 40)), int(rng.integers(1, 4))
+        owner = rng.choice(np.array([0, 1, 2, 3, -1], np.int8), size=(n, m), p=[0.4, 0.2, 0.2, 0.1, 0.1])
+        loaded = rng.random((n, m)) < 0.7
+        np.testing.assert_array_equal(_inherit_owner(owner, loaded), by_hand(owner, loaded))
+    np.testing.assert_array_equal(_inherit_owner(np.array([[0], [1], [0], [0], [2], [0]], np.int8),
+                                                 np.array([[True], [True], [True], [False], [True], [True]])),
+                                  [[1], [1], [1], [0], [2], [2]])

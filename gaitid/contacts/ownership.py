@@ -149,20 +149,25 @@ def _sole_points(heel: np.ndarray, toe: np.ndarray, half_width: float) -> list[t
 
 
 def _inherit_owner(owner: np.ndarray, loaded: np.ndarray) -> np.ndarray:
-    """(n, m): the one-foot owner of the nearest frame of the same loaded period that has one (the
-    light edges of a contact belong to the foot that carried the plate just before or after)."""
-    import pandas as pd
-
+    """(n, m): on loaded frames, the one-foot owner of the last earlier frame of the same loaded
+    period that has one, else of the first later one (the light edges of a contact belong to the
+    foot that carried the plate just before or after); NONE elsewhere."""
     n, m = owner.shape
+    if n == 0:
+        return np.zeros((n, m), np.int8)
     one = np.isin(owner, [OWNER_CODE[s] for s in SIDES])
-    out = np.zeros((n, m), np.int8)
-    for j in range(m):
-        run_id = np.cumsum(np.concatenate([[1], np.diff(loaded[:, j].astype(np.int8)) != 0]))
-        vals = pd.Series(np.where(one[:, j], owner[:, j], np.nan))
-        g = vals.groupby(run_id)
-        filled = g.ffill().fillna(g.bfill())
-        out[:, j] = np.where(loaded[:, j], np.nan_to_num(filled.to_numpy(), nan=NONE), NONE).astype(np.int8)
-    return out
+    i = np.broadcast_to(np.arange(n)[:, None], (n, m))
+    change = np.ones((n, m), bool)
+    change[1:] = loaded[1:] != loaded[:-1]
+    start = np.maximum.accumulate(np.where(change, i, 0), axis=0)  # first frame of each frame's period
+    stop = np.minimum.accumulate(np.where(np.roll(change, -1, axis=0) | (i == n - 1), i, n)[::-1], axis=0)[::-1]
+    last = np.maximum.accumulate(np.where(one, i, -1), axis=0)  # last owned frame at or before
+    after = np.minimum.accumulate(np.where(one, i, n)[::-1], axis=0)[::-1]  # first owned frame at or after
+    cols = np.arange(m)[None, :]
+    before_ok, after_ok = last >= start, after <= stop
+    out = np.where(before_ok, owner[np.clip(last, 0, n - 1), cols],
+                   np.where(after_ok, owner[np.clip(after, 0, n - 1), cols], NONE))
+    return np.where(loaded, out, NONE).astype(np.int8)
 
 
 def _close_gaps(t: np.ndarray) -> np.ndarray:
@@ -275,7 +280,9 @@ def plate_ownership(trial: Trial, markers: GaitMarkers, threshold: float = CONTA
         on_ground = t.any(axis=1)  # the foot carries a plate's centre of pressure
         nr = np.zeros((n, m), bool)
         ov = np.zeros((n, m), bool)
-        for k, xy in _sole_points(pts["heel"], pts["toe"], sole_half_width):
+        sole = _sole_points(pts["heel"], pts["toe"], sole_half_width)
+        dist = _inside_all(np.concatenate([xy for _, xy in sole]), outlines).reshape(len(sole), n, m)
+        for k in (0, 1):  # the heel's points, then the toe's
             g = geo[side, ("heel", "toe")[k]]
             surf_v = np.where(g["on_plate"][:, None], vel[g["which"]] if m else 0.0, 0.0)
             speed = np.linalg.norm(g["vel"] - surf_v, axis=1)
@@ -287,11 +294,12 @@ def plate_ownership(trial: Trial, markers: GaitMarkers, threshold: float = CONTA
             lab_speed = np.linalg.norm(g["vel"], axis=1)
             landing = (np.nan_to_num(lab_speed, nan=np.inf) <= ground_speed) & (g["vz"] <= 0.05)  # not lifting off
             grounded = is_low & ((np.nan_to_num(speed, nan=np.inf) <= ground_speed) | landing | on_ground)
-            d = _inside_all(xy, outlines)
-            t |= grounded[:, None] & at_surface & (np.nan_to_num(d, nan=-np.inf) >= plate_tolerance)
             level = (rel_p <= 2 * ground_clearance) & (rel_p >= -BELOW)
-            nr |= level & (np.nan_to_num(d, nan=-np.inf) >= -NEAR)
-            ov |= level & (np.nan_to_num(d, nan=-np.inf) >= -plate_tolerance)
+            for d in dist[[i for i, (kk, _) in enumerate(sole) if kk == k]]:
+                d = np.nan_to_num(d, nan=-np.inf)
+                t |= grounded[:, None] & at_surface & (d >= plate_tolerance)
+                nr |= level & (d >= -NEAR)
+                ov |= level & (d >= -plate_tolerance)
         touches[side] = _close_gaps(t & loaded) & loaded
         near[side] = nr
         overp[side] = ov

@@ -320,10 +320,12 @@ def curves_table(arrays: Mapping[str, Mapping[str, np.ndarray]], cycles: list[Cy
     block of rows per cycle in the order of ``cycles``, then per variable and component, then
     percent. Text columns are categorical (one byte a row, not one string object)."""
     cols = ["side", "cycle", "kinetic", "variable", "component", "percent", "value", "unit"]
-    for columns, labels in curve_rows(arrays, cycles, units, n_points):
-        return pd.DataFrame({k: pd.Categorical.from_codes(v, categories=labels[k]) if k in labels else v
-                             for k, v in columns.items()}, columns=cols)
-    return pd.DataFrame(columns=cols)
+    block = next(curve_rows(arrays, cycles, units, n_points), None)  # all rows in one block
+    if block is None:
+        return pd.DataFrame(columns=cols)
+    columns, labels = block
+    return pd.DataFrame({k: pd.Categorical.from_codes(v, categories=labels[k]) if k in labels else v
+                         for k, v in columns.items()}, columns=cols)
 
 
 def curves_summary(arrays: Mapping[str, Mapping[str, np.ndarray]], units: Mapping[str, str] | None = None,

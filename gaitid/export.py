@@ -60,25 +60,24 @@ ROWS_PER_BLOCK = 1 << 18  # rows per block of the long tables written from array
 PIG_KIND = {"Angles": ("ANGLES", 1.0), "Force": ("FORCES", 1.0), "Moment": ("MOMENTS", 1000.0), "Power": ("POWERS", 1.0)}
 
 
-def tables(result, frames: bool = True, curves: bool = True) -> dict[str, pd.DataFrame | None]:
-    """The Result's tables by name (see the module docstring); ``frames=False``: all but the
-    per-frame one (:func:`write_frames` writes it from the arrays); ``curves=False``: the curves
-    entry None (:func:`write_curves` writes it from the arrays)."""
+def tables(result, frames: bool = True, curves: bool = True) -> dict[str, pd.DataFrame]:
+    """The Result's tables by name (see the module docstring); ``frames=False`` / ``curves=False``:
+    without the per-frame / per-cycle one (:func:`write_frames` / :func:`write_curves` write them
+    from the arrays)."""
     events = pd.DataFrame(
         [(e.label, e.context, e.time, e.frame, e.source) for e in result.events],
         columns=["label", "context", "time_s", "frame", "source"],
     )
     out = {
         **({"frames": result.frames} if frames else {}),
-        "curves": result.curves if curves else None,
+        **({"curves": result.curves} if curves else {}),
         "curves_summary": result.curves_summary,
         "parameters": result.parameters,
         "parameters_summary": result.parameters_summary,
         "events": events,
         "contacts": result.contacts,
     }
-    out = {k: (v if v is not None else pd.DataFrame()) for k, v in out.items()}
-    return out if curves else {**out, "curves": None}
+    return {k: (v if v is not None else pd.DataFrame()) for k, v in out.items()}
 
 
 def _inputs(result) -> tuple:
@@ -92,21 +91,22 @@ def write_tables(result, outdir: str | os.PathLike, fmt: str = "csv") -> list[Pa
     outdir = Path(outdir)
     written = []
     streamed = getattr(result, "uncertainty", None) is None  # with uncertainty: the table with its columns
-    if streamed:
-        target = outdir / f"{result.name}_frames.{fmt}"
-        with atomic_path(target, inputs=_inputs(result)) as tmp:
-            write_frames(result, tmp, fmt)
-        written.append(target)
-    for name, table in tables(result, frames=not streamed, curves=fmt != "csv" or result.curves_built).items():
+    # the curves as CSV from the arrays unless the table exists already (Parquet: the table, categorical)
+    stream_curves = fmt == "csv" and not result.curves_built
+
+    def put(name, write):
         target = outdir / f"{result.name}_{name}.{fmt}"
         with atomic_path(target, inputs=_inputs(result)) as tmp:
-            if table is None:  # the curves, streamed from the arrays
-                write_curves(result, tmp)
-            elif fmt == "csv":
-                write_csv(table, tmp)
-            else:
-                _stringify_objects(table).to_parquet(tmp, index=False)
+            write(tmp)
         written.append(target)
+
+    if streamed:
+        put("frames", lambda tmp: write_frames(result, tmp, fmt))
+    if stream_curves:
+        put("curves", lambda tmp: write_curves(result, tmp))
+    for name, table in tables(result, frames=not streamed, curves=not stream_curves).items():
+        put(name, lambda tmp: write_csv(table, tmp) if fmt == "csv"
+            else _stringify_objects(table).to_parquet(tmp, index=False))
     return written
 
 
@@ -152,10 +152,9 @@ def write_frames(result, path, fmt: str = "csv") -> None:
             columns += [(side, name, comp, result.outputs.units.get(name, ""), a[:, k]) for k, comp in enumerate(comps)]
     frames, time = np.asarray(trial.frames, np.int64), np.asarray(trial.time, float)
 
-    def text(labels):  # dictionary-encoded, then plain text: no Python string per row
+    def text(labels):  # one label per column of values, repeated over its n rows
         names = list(dict.fromkeys(labels))
-        codes = np.repeat(np.array([names.index(x) for x in labels], np.int32), n)
-        return pa.DictionaryArray.from_arrays(codes, pa.array(names, pa.string())).cast(pa.string())
+        return _arrow_text(np.repeat(np.array([names.index(x) for x in labels]), n), names)
 
     if fmt == "csv":
         import pyarrow.csv as pacsv
@@ -193,10 +192,18 @@ def write_curves(result, path) -> None:
     with pacsv.CSVWriter(str(path), schema, write_options=_csv_options()) as writer:
         for columns, labels in curve_rows(result.normalised, result.cycles, result.outputs.units,
                                           max_rows=ROWS_PER_BLOCK):
-            writer.write_table(pa.table([
-                pa.DictionaryArray.from_arrays(columns[k].astype(np.int32), pa.array(labels[k], pa.string()))
-                .cast(pa.string()) if k in labels else pa.array(columns[k], from_pandas=True)
-                for k in schema.names], schema=schema))
+            writer.write_table(pa.table([_arrow_text(columns[k], labels[k]) if k in labels
+                                         else pa.array(columns[k], from_pandas=True) for k in schema.names],
+                                        schema=schema))
+
+
+def _arrow_text(codes: np.ndarray, names: list[str]):
+    """A text column from integer ``codes`` into ``names``: dictionary-encoded, then plain text,
+    without a Python string per row."""
+    import pyarrow as pa
+
+    array = pa.DictionaryArray.from_arrays(np.asarray(codes, np.int32), pa.array(names, pa.string()))
+    return array.cast(pa.string())
 
 
 def _stringify_objects(table: pd.DataFrame) -> pd.DataFrame:

@@ -123,6 +123,25 @@ def test_report_with_norms_renders(shape, sources, norms, tmp_path):
         assert fp["value"].isna().all() and fp["note"].str.startswith("no FootProgressAngles").all()
 
 
+@pytest.mark.parametrize("shape", SHAPES, ids=[s.name for s in SHAPES])
+def test_tables_export_for_every_shape(shape, sources, tmp_path):
+    """Every table of every shape is written as CSV and Parquet; the per-cycle CSV, written from
+    the arrays without building the table, is the built table's CSV byte for byte."""
+    import dataclasses
+
+    from gaitid.export import TABLES, write_csv, write_tables
+
+    r = build(shape, sources)
+    fresh = dataclasses.replace(r, curves=None)  # as process() returns it: the curves table not built
+    assert not fresh.curves_built
+    for fmt in ("csv", "parquet"):
+        written = write_tables(fresh, tmp_path / fmt, fmt)
+        assert sorted(p.name for p in written) == sorted(f"{r.name}_{t}.{fmt}" for t in TABLES)
+        assert all(p.is_file() for p in written)
+    write_csv(r.curves, tmp_path / "built.csv")
+    assert (tmp_path / "csv" / f"{r.name}_curves.csv").read_bytes() == (tmp_path / "built.csv").read_bytes()
+
+
 def test_batch_reports_a_trial_with_a_contact_without_a_foot(tmp_path):
     """The issue's batch symptom: the trial is 'ok' (not failed after its tables were written) and is
     in the folder's session report."""

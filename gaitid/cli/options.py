@@ -185,7 +185,8 @@ def add_norms_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def read_norms_option(path: str | None, convention: str):
-    """The norms of ``--norms`` in the moments' ``convention`` (None for none)."""
+    """The norms of ``--norms`` in the moments' ``convention`` (None for none; checked here so that a
+    run without norms does not import gaitid.norms)."""
     if path is None or path.lower() == "none":
         return None
     from gaitid.norms import read_norms_setting

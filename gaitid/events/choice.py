@@ -21,7 +21,7 @@ import pandas as pd
 from gaitid.contacts import FootContact
 from gaitid.errors import DataError, SettingsError
 from gaitid.events.labels import event_at, file_events
-from gaitid.events.zeni import zeni_events
+from gaitid.events.zeni import impact_strikes, zeni_events
 from gaitid.model.gait_markers import GaitMarkers
 from gaitid.trial import Event, Trial
 from gaitid.vocabulary import EVENT_SOURCES, FOOT_OFF, FOOT_STRIKE, GAIT_EVENTS, SIDES
@@ -213,7 +213,7 @@ def gait_events(trial: Trial, contacts: list[FootContact], markers: GaitMarkers,
         raw = zeni_events(trial, markers, refine_strike=False)
         strikes = kinematic_from_plate_lead(trial, raw, plate, FOOT_STRIKE)
         if strikes is None:  # no plate strike to learn the lead from: the heel impact
-            strikes = [e for e in zeni_events(trial, markers) if e.label == FOOT_STRIKE]
+            strikes = impact_strikes(trial, markers, [e for e in raw if e.label == FOOT_STRIKE])
         offs = kinematic_from_plate_lead(trial, raw, plate, FOOT_OFF)
         offs = [e for e in raw if e.label == FOOT_OFF] if offs is None else offs
         kin = sorted(strikes + offs, key=lambda e: e.time)

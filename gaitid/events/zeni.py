@@ -103,11 +103,22 @@ def zeni_events(trial: Trial, markers: GaitMarkers, progression: Progression | N
     for side in SIDES:
         heel, toe = zeni_signals(trial, side, markers, prog)
         hs = _extrema(heel, rate, True, min_interval, max_gap, rel_prominence, min_drop)
-        if refine_strike:
-            hs = refine_strikes(trial.point(markers.foot(side).heel)[:, 2], hs, rate)
         to = _extrema(toe, rate, False, min_interval, max_gap, rel_prominence, min_drop)
         out += [event_at(trial, FOOT_STRIKE, side, trial.time[i], "kinematics") for i in hs]
         out += [event_at(trial, FOOT_OFF, side, trial.time[i], "kinematics") for i in to]
+    return impact_strikes(trial, markers, out) if refine_strike else sorted(out, key=lambda e: e.time)
+
+
+def impact_strikes(trial: Trial, markers: GaitMarkers, events: list[Event]) -> list[Event]:
+    """``events`` (Zeni's, on frames of the trial) with each foot strike moved to its heel's impact
+    (:func:`refine_strikes`); the other events unchanged; sorted by time."""
+    out = [e for e in events if e.label != FOOT_STRIKE]
+    for side in SIDES:
+        strikes = np.array([trial.index_of_time(e.time) for e in events
+                            if e.label == FOOT_STRIKE and e.context == side], int)
+        if strikes.size:
+            moved = refine_strikes(trial.point(markers.foot(side).heel)[:, 2], strikes, trial.point_rate)
+            out += [event_at(trial, FOOT_STRIKE, side, trial.time[i], "kinematics") for i in moved]
     return sorted(out, key=lambda e: e.time)
 
 

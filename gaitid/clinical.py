@@ -406,7 +406,10 @@ def _parameter_columns(curves, events: CycleEvents, *, convention, frame, units,
     n = ev["foot_off"].size
     cycles = np.broadcast_to(np.asarray(cycle), (n,))
     used = [(order, d) for order, d in enumerate(definitions) if d.variable in curves]
-    windows = {ph: (np.broadcast_to(lo, (n,)), np.broadcast_to(hi, (n,))) for ph, (lo, hi) in windows.items()}
+    def rows(a):
+        return a if a.shape == (n,) else np.broadcast_to(a, (n,))
+
+    windows = {ph: (rows(lo), rows(hi)) for ph, (lo, hi) in windows.items()}
     components = {}  # (variable, component) -> (n, P): each curve taken once
     results = {}  # definition position -> (value, at, notes), evaluated kind by kind over all rows
     lab = frame == "lab"
@@ -555,40 +558,66 @@ def clinical_table(curves: pd.DataFrame, cycles: pd.DataFrame, *, convention: st
 
 
 def clinical_from_arrays(curves: Mapping[str, tuple[Mapping[str, np.ndarray], Mapping[str, str]]],
-                         cycles: pd.DataFrame, *, convention: str = "internal", frame: str = "distal",
+                         cycles, *, convention: str = "internal", frame: str = "distal",
                          point_rate: float | None = None,
                          definitions: tuple[ClinicalParameter, ...] = PARAMETERS) -> pd.DataFrame:
     """:func:`clinical_table` from normalised arrays: ``curves`` {side: ({variable: (n_cycles, P) or
     (n_cycles, P, 3)}, {variable: unit})}, the cycles of a side in the order of that side's rows of
-    ``cycles`` (:func:`gaitid.cycles.normalised_cycles` gives them so). One table built once."""
+    ``cycles`` (a cycles table, or its columns as arrays: :func:`gaitid.cycles.cycle_columns`;
+    :func:`gaitid.cycles.normalised_cycles` gives the curves in that order). One table built once."""
+    cols = clinical_columns(curves, cycles, convention=convention, frame=frame, point_rate=point_rate,
+                            definitions=definitions)
+    if cols is None:
+        return pd.DataFrame(columns=COLUMNS)
+    return pd.DataFrame({k: _text(v) if v.dtype == object else v for k, v in cols.items()})
+
+
+def clinical_columns(curves: Mapping[str, tuple[Mapping[str, np.ndarray], Mapping[str, str]]], cycles, *,
+                     convention: str = "internal", frame: str = "distal", point_rate: float | None = None,
+                     definitions: tuple[ClinicalParameter, ...] = PARAMETERS) -> dict[str, np.ndarray] | None:
+    """:func:`clinical_from_arrays`' table as {column: array} (:data:`COLUMNS`, text in object
+    arrays), rows sorted by cycle, side and definition; None when there is no row."""
+    def column(name, dtype=float):
+        return np.asarray(cycles[name], dtype) if name in cycles else None
+
+    sides = column("side", object)
+    if sides is None or sides.size == 0:
+        return None
+    numbers = column("cycle", None)
+    kinetic_all = column("kinetic", bool)
+    events_all = [column(name) for name in ("foot_off_pct", "opposite_off_pct", "opposite_strike_pct",
+                                             "start_time_s", "end_time_s")]
+    kin = tuple(d for d in definitions if not d.kinetic)
+    kdefs = tuple(d for d in definitions if d.kinetic)
     parts = []
-    sides = cycles["side"].to_numpy(object) if "side" in cycles.columns else np.array([], object)
     for side in ("Left", "Right"):
-        if side not in curves or not (sides == side).any():
+        mine = sides == side
+        if side not in curves or not mine.any():
             continue
-        cs = cycles[sides == side]
         arrays, units = curves[side]
-        events = CycleEvents.from_table(cs)
-        kin = tuple(d for d in definitions if not d.kinetic)
-        parts.append(_parameter_columns(arrays, events, convention=convention, frame=frame, units=units, side=side,
-                                        cycle=cs["cycle"].to_numpy(), point_rate=point_rate, definitions=kin))
-        kinetic = cs["kinetic"].astype(bool).to_numpy() if "kinetic" in cs.columns else np.ones(len(cs), bool)
+
+        def events(rows):
+            return CycleEvents(*(e[rows] if e is not None else np.full(int(rows.sum()), np.nan) for e in events_all))
+
+        parts.append(_parameter_columns(arrays, events(mine), convention=convention, frame=frame, units=units,
+                                        side=side, cycle=numbers[mine], point_rate=point_rate, definitions=kin))
+        kinetic = kinetic_all[mine] if kinetic_all is not None else np.ones(int(mine.sum()), bool)
         if kinetic.any():
             sub = {k: v[kinetic] for k, v in arrays.items()}
-            ek = CycleEvents.from_table(cs[kinetic])
-            kdefs = tuple(d for d in definitions if d.kinetic)
-            parts.append(_parameter_columns(sub, ek, convention=convention, frame=frame, units=units, side=side,
-                                            cycle=cs["cycle"].to_numpy()[kinetic], point_rate=point_rate,
+            rows = mine.copy()
+            rows[mine] = kinetic
+            parts.append(_parameter_columns(sub, events(rows), convention=convention, frame=frame, units=units,
+                                            side=side, cycle=numbers[rows], point_rate=point_rate,
                                             definitions=kdefs))
     parts = [p for p in parts if p is not None]
     if not parts:
-        return pd.DataFrame(columns=COLUMNS)
+        return None
     order = {d.name: i for i, d in enumerate(definitions)}
     cols = {k: np.concatenate([p[k] for p in parts]) for k in COLUMNS}
     rank = np.array([order[name] for name in cols["parameter"]])
     side_rank = (cols["side"] == "Right").astype(int)  # 'Left' < 'Right', as a sort of the names
     keep = np.lexsort((rank, side_rank, cols["cycle"].astype(np.int64)))
-    return pd.DataFrame({k: _text(v[keep]) if v.dtype == object else v[keep] for k, v in cols.items()})
+    return {k: v[keep] for k, v in cols.items()}
 
 
 def _text(values: np.ndarray) -> pd.Series:

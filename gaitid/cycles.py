@@ -131,16 +131,37 @@ class _ContactLookup:
         return [self.items[i] for i in keep]
 
 
+CYCLE_COLUMNS = ("side", "cycle", "start_time_s", "foot_off_time_s", "end_time_s", "foot_off_pct",
+                 "opposite_off_pct", "opposite_strike_pct", "kinetic", "plates", "reason")
+
+
+def cycle_columns(cycles: list[Cycle]) -> dict[str, np.ndarray]:
+    """:func:`cycles_table`'s columns as arrays (text as Python strings in object arrays)."""
+    def col(values, dtype):
+        return np.array(values, dtype=dtype) if cycles else np.empty(0, dtype)
+
+    return {
+        "side": col([c.side for c in cycles], object), "cycle": col([c.index for c in cycles], np.int64),
+        "start_time_s": col([c.start_time for c in cycles], float),
+        "foot_off_time_s": col([c.foot_off_time for c in cycles], float),
+        "end_time_s": col([c.end_time for c in cycles], float),
+        "foot_off_pct": col([c.foot_off_pct for c in cycles], float),
+        "opposite_off_pct": col([c.percent(c.opposite_off_time) for c in cycles], float),
+        "opposite_strike_pct": col([c.percent(c.opposite_strike_time) for c in cycles], float),
+        "kinetic": col([c.kinetic for c in cycles], bool),
+        "plates": col([",".join(str(p) for p in c.plates) for c in cycles], object),
+        "reason": col([c.reason for c in cycles], object),
+    }
+
+
 def cycles_table(cycles: list[Cycle]) -> pd.DataFrame:
     """One row per cycle: side, cycle, start_time_s, foot_off_time_s, end_time_s, foot_off_pct,
-    opposite_off_pct, opposite_strike_pct, kinetic, plates, reason."""
-    cols = ["side", "cycle", "start_time_s", "foot_off_time_s", "end_time_s", "foot_off_pct", "opposite_off_pct",
-            "opposite_strike_pct", "kinetic", "plates", "reason"]
-    rows = [(c.side, c.index, c.start_time, c.foot_off_time, c.end_time, c.foot_off_pct,
-             c.percent(c.opposite_off_time), c.percent(c.opposite_strike_time), c.kinetic,
-             ",".join(str(p) for p in c.plates), c.reason) for c in cycles]
-    table = pd.DataFrame(rows, columns=cols)
-    return table.astype({c: object for c in ("side", "plates", "reason")})  # plain strings (see curves_table)
+    opposite_off_pct, opposite_strike_pct, kinetic, plates, reason (text columns plain strings,
+    see :func:`curves_table`; every column object when there is no cycle)."""
+    if not cycles:
+        return pd.DataFrame(columns=list(CYCLE_COLUMNS), dtype=object)
+    return pd.DataFrame({k: pd.Series(v, dtype=object) if v.dtype == object else v
+                         for k, v in cycle_columns(cycles).items()})
 
 
 def _mark_kinetic(c: Cycle, contacts, tolerance: float) -> None:

@@ -32,8 +32,11 @@ flexor moment at 91-94 %), which is not the clinical parameter.
 from __future__ import annotations
 
 
+from typing import Mapping
+
 import numpy as np
 import pandas as pd
+
 from gaitid.cycles import Cycle, interpolate
 from gaitid.errors import DataError, SettingsError
 from gaitid.model.gait_markers import GaitMarkers
@@ -43,24 +46,30 @@ from gaitid.vocabulary import SIDES, other_side
 
 
 _PARAM_COLS = ["side", "cycle", "parameter", "variable", "component", "value", "unit", "percent"]
+_TEXT = ("side", "parameter", "variable", "component", "unit")  # plain strings: see gaitid.clinical._text
+_SPATIOTEMPORAL = (("stride_time", "s"), ("cadence", "steps/min"), ("stride_length", "m"), ("walking_speed", "m/s"),
+                   ("step_time", "s"), ("step_length", "m"), ("stance", "%"), ("swing", "%"),
+                   ("opposite_foot_off", "%"), ("opposite_foot_strike", "%"), ("double_support", "%"),
+                   ("single_support", "%"))
 
 
-def _row(c: Cycle, parameter: str, value: float, unit: str, variable: str = "", component: str = "",
-         percent: float = np.nan) -> dict:
-    return dict(side=c.side, cycle=c.index, parameter=parameter, variable=variable, component=component,
-                value=float(value), unit=unit, percent=float(percent))
-
-
-def _at(x: np.ndarray, time: np.ndarray, t: float) -> np.ndarray:
-    """Marker position (3,) at time t (linear interpolation), NaN outside."""
-    if not np.isfinite(t):
-        return np.full(3, np.nan)
-    return interpolate(x, time, np.array([t]))[0]
+def _positions(x: np.ndarray, time: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """Marker positions (m, 3) at the instants ``t`` (m,) (linear interpolation), NaN outside or
+    where an instant is NaN."""
+    ok = np.isfinite(t)
+    out = interpolate(x, time, np.where(ok, t, time[0]))
+    out[~ok] = np.nan
+    return out
 
 
 def spatiotemporal_parameters(trial: Trial, cycles: list[Cycle], markers: GaitMarkers,
                               ) -> pd.DataFrame:
     """Cadence, speed, stride/step lengths and times, stance/swing and support phases per cycle."""
+    return parameter_table(spatiotemporal_columns(trial, cycles, markers))
+
+
+def spatiotemporal_columns(trial: Trial, cycles: list[Cycle], markers: GaitMarkers) -> dict[str, np.ndarray]:
+    """:func:`spatiotemporal_parameters`' table as {column: array} (text in object arrays)."""
     t = trial.time
     try:
         prog = progression_direction(trial, markers)
@@ -68,14 +77,21 @@ def spatiotemporal_parameters(trial: Trial, cycles: list[Cycle], markers: GaitMa
     except DataError:  # no pelvis: the direction of each stride's heel displacement instead
         prog_dir, treadmill = None, False
     heel = {s: trial.point(markers.foot(s).heel) for s in SIDES if trial.has_points(markers.foot(s).heel)}
-    rows = []
-    for c in cycles:
+    start = np.array([c.start_time for c in cycles], float)
+    end = np.array([c.end_time for c in cycles], float)
+    opp = np.array([c.opposite_strike_time for c in cycles], float)
+    at = {}  # (side, instant) -> heel positions (n_cycles, 3), each marker interpolated once
+    for s, x in heel.items():
+        at[s, "start"], at[s, "end"], at[s, "opposite"] = np.split(_positions(x, t, np.concatenate([start, end, opp])), 3)
+    mid = _positions(prog_dir, t, 0.5 * (start + end)) if prog_dir is not None and cycles else None
+    side_col, cycle_col, name_col, unit_col, values = [], [], [], [], []
+    for i, c in enumerate(cycles):
         T = c.stride_time
         other = other_side(c.side)
-        if prog_dir is not None:
-            d = _at(prog_dir, t, 0.5 * (c.start_time + c.end_time))
+        if mid is not None:
+            d = mid[i]
         elif c.side in heel:
-            d = _at(heel[c.side], t, c.end_time) - _at(heel[c.side], t, c.start_time)
+            d = at[c.side, "end"][i] - at[c.side, "start"][i]
             d[2] = 0.0
         else:
             d = np.full(3, np.nan)
@@ -84,33 +100,53 @@ def spatiotemporal_parameters(trial: Trial, cycles: list[Cycle], markers: GaitMa
         step_time = c.end_time - c.opposite_strike_time
         belt = _belt_speed(trial, markers, c, d) if treadmill else 0.0
         if c.side in heel:
-            travel = _at(heel[c.side], t, c.end_time) - _at(heel[c.side], t, c.start_time)
+            travel = at[c.side, "end"][i] - at[c.side, "start"][i]
             stride_len = float(np.dot(travel, d)) + belt * T
             if other in heel:
-                step_len = float(np.dot(_at(heel[c.side], t, c.end_time)
-                                        - _at(heel[other], t, c.opposite_strike_time), d)) + belt * step_time
+                step_len = float(np.dot(at[c.side, "end"][i] - at[other, "opposite"][i], d)) + belt * step_time
         stance = c.foot_off_pct
         o_off = c.percent(c.opposite_off_time)
         o_str = c.percent(c.opposite_strike_time)
-        rows += [
-            _row(c, "stride_time", T, "s"),
-            _row(c, "cadence", 120.0 / T, "steps/min"),
-            _row(c, "stride_length", stride_len, "m"),
-            _row(c, "walking_speed", stride_len / T, "m/s"),
-            _row(c, "step_time", step_time, "s"),
-            _row(c, "step_length", step_len, "m"),
-            _row(c, "stance", stance, "%"),
-            _row(c, "swing", 100.0 - stance, "%"),
-            _row(c, "opposite_foot_off", o_off, "%"),
-            _row(c, "opposite_foot_strike", o_str, "%"),
-            _row(c, "double_support", o_off + (stance - o_str), "%"),
-            _row(c, "single_support", o_str - o_off, "%"),
-        ]
+        row = [T, 120.0 / T, stride_len, stride_len / T, step_time, step_len, stance, 100.0 - stance, o_off, o_str,
+               o_off + (stance - o_str), o_str - o_off]
+        names = _SPATIOTEMPORAL
         if treadmill:
-            rows.append(_row(c, "belt_speed", belt, "m/s"))
-    text = ("side", "parameter", "variable", "component", "unit")  # plain strings: see gaitid.clinical._text
-    return pd.DataFrame({c: pd.Series([r[c] for r in rows], dtype=object if c in text else float if c in
-                                      ("value", "percent") else np.int64) for c in _PARAM_COLS}, columns=_PARAM_COLS)
+            row.append(belt)
+            names = names + (("belt_speed", "m/s"),)
+        values += row
+        side_col += [c.side] * len(row)
+        cycle_col += [c.index] * len(row)
+        name_col += [n for n, _ in names]
+        unit_col += [u for _, u in names]
+    n = len(values)
+    return {"side": np.array(side_col, object).reshape(n), "cycle": np.array(cycle_col, np.int64).reshape(n),
+            "parameter": np.array(name_col, object).reshape(n), "variable": np.full(n, "", object),
+            "component": np.full(n, "", object), "value": np.array(values, float).reshape(n),
+            "unit": np.array(unit_col, object).reshape(n), "percent": np.full(n, np.nan)}
+
+
+def parameter_table(*blocks: Mapping[str, np.ndarray] | None) -> pd.DataFrame:
+    """One parameters table from blocks of columns (:func:`spatiotemporal_columns`,
+    :func:`gaitid.clinical.clinical_columns`), rows block after block: the union of their
+    columns in order of appearance, NaN where a block has no such column (``pd.concat``'s
+    table, built once); text columns plain strings."""
+    blocks = [b for b in blocks if b is not None]
+    if len(blocks) > 1:
+        blocks = [b for b in blocks if len(next(iter(b.values())))] or blocks[:1]
+    names = list(dict.fromkeys(k for b in blocks for k in b))
+    out = {}
+    for k in names:
+        parts = [b[k] if k in b else None for b in blocks]
+        kinds = [p.dtype for p in parts if p is not None]
+        lacking = any(p is None for p in parts)
+        if any(dt == object for dt in kinds):
+            dtype = np.dtype(object)
+        else:  # a column some block lacks holds NaN there: float at least
+            dtype = np.result_type(*kinds, *([float] if lacking else []))
+        col = np.concatenate([p.astype(dtype, copy=False) if p is not None else
+                              np.full(len(next(iter(b.values()))), np.nan, dtype) for p, b in zip(parts, blocks)])
+        out[k] = pd.Series(col, dtype=object) if dtype == object else col
+    return pd.DataFrame(out, columns=names)
 
 
 def _belt_speed(trial: Trial, markers: GaitMarkers, c: Cycle, d: np.ndarray) -> float:

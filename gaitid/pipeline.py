@@ -33,11 +33,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import pandas as pd
-
-from gaitid.clinical import clinical_from_arrays
+from gaitid.clinical import clinical_columns
 from gaitid.contacts import FootContact, PlateOwnership, assign_contacts, plate_ownership
-from gaitid.cycles import Cycle, curves_summary, cycles_table, gait_cycles, normalised_cycles
+from gaitid.cycles import Cycle, curves_summary, cycle_columns, gait_cycles, normalised_cycles
 from gaitid.dynamics import inverse_dynamics
 from gaitid.dynamics.types import JointLoads
 from gaitid.errors import GaitIDError
@@ -48,7 +46,7 @@ from gaitid.model.gait_markers import GaitMarkers, gait_markers
 from gaitid.model.markerset import Model, load_model
 from gaitid.model.trial_markers import require_markers
 from gaitid.outputs import Outputs, output_curves
-from gaitid.parameters import spatiotemporal_parameters, summarise
+from gaitid.parameters import parameter_table, spatiotemporal_columns, summarise
 from gaitid.result import Result
 from gaitid.settings import Settings
 from gaitid.subjects import SubjectData, subject_data
@@ -120,13 +118,10 @@ def cycle_tables(trial: Trial, outputs: Outputs, cycles: list[Cycle], markers: G
     parameters (spatio-temporal, and the clinical ones in their phase, :mod:`gaitid.clinical`) with
     their mean and SD (the summaries None when there is no cycle)."""
     arrays = normalised_cycles(outputs.curves, trial.time, cycles)
-    table = cycles_table(cycles)
-    clinical = clinical_from_arrays({side: (by_name, outputs.units) for side, by_name in arrays.items()}, table,
-                                    convention=settings.convention, frame=settings.frame,
-                                    point_rate=trial.point_rate)
-    params = spatiotemporal_parameters(trial, cycles, markers)
-    if not clinical.empty:  # (concatenating an empty table is deprecated in pandas)
-        params = pd.concat([params, clinical], ignore_index=True) if not params.empty else clinical
+    clinical = clinical_columns({side: (by_name, outputs.units) for side, by_name in arrays.items()},
+                                cycle_columns(cycles), convention=settings.convention, frame=settings.frame,
+                                point_rate=trial.point_rate)
+    params = parameter_table(spatiotemporal_columns(trial, cycles, markers), clinical)
     return arrays, curves_summary(arrays, outputs.units), params, summarise(params) if not params.empty else None
 
 

@@ -40,12 +40,23 @@ def split_sides(overrides: dict | None) -> tuple[dict, dict[str, dict]]:
     return common, per_side
 
 
-def subject_value(subject: Subject, key: str) -> float | None:
-    names = {f.name for f in fields(Subject)}
-    v = getattr(subject, key) if key in names else None
+_SUBJECT_FIELDS = frozenset(f.name for f in fields(Subject))
+
+
+def lower_keys(extra: dict) -> dict:
+    """``extra`` keyed by lower-case name, the first of names differing only in case kept."""
+    out: dict = {}
+    for k, val in extra.items():
+        out.setdefault(k.lower(), val)
+    return out
+
+
+def subject_value(subject: Subject, key: str, extra_lower: dict | None = None) -> float | None:
+    """A value by Subject field name or ``extra`` name (case-insensitive; ``extra_lower``:
+    :func:`lower_keys` of ``subject.extra`` when the caller looks up many); None when unset."""
+    v = getattr(subject, key) if key in _SUBJECT_FIELDS else None
     if v is None:
-        low = key.lower()
-        v = next((val for k, val in subject.extra.items() if k.lower() == low), None)
+        v = (extra_lower if extra_lower is not None else lower_keys(subject.extra)).get(key.lower())
     try:
         v = float(v) if v is not None else None
     except (TypeError, ValueError):
@@ -73,6 +84,7 @@ def resolve_parameters(
     software = (trial.software or "") if trial is not None else ""
     in_degrees = any(name.lower() in software.lower() for name in model.degrees_from_software)
     out: dict[str, dict[str, object]] = {}
+    extra = lower_keys(subject.extra)
     for side in SIDES:
         prefix = model.sides[side]
         vals: dict[str, object] = {}
@@ -87,7 +99,7 @@ def resolve_parameters(
                 continue
             found = []
             for src in spec.get("from", []):
-                v = subject_value(subject, src.replace("{side}", side_key(side)).replace("{S}", prefix))
+                v = subject_value(subject, src.replace("{side}", side_key(side)).replace("{S}", prefix), extra)
                 if v is not None:
                     if spec.get("angle") and in_degrees:
                         v = math.radians(v)
@@ -95,7 +107,8 @@ def resolve_parameters(
                     if not spec.get("mean"):
                         break
             if found:
-                vals[name] = float(np.mean(found))
+                # (the mean of a few sources: numpy's sum, in order, for fewer than 8 values)
+                vals[name] = float(sum(found) / len(found) if len(found) < 8 else np.mean(found))
             elif "default" in spec:
                 vals[name] = spec["default"]
             elif spec.get("required"):

@@ -55,7 +55,7 @@ def contact_mask(fz: np.ndarray, rate: float, threshold: float = CONTACT_THRESHO
     NaN on those frames, :mod:`gaitid.contacts.ownership`).
     """
     fz = np.asarray(fz, float)
-    above = np.nan_to_num(fz, nan=-np.inf) > threshold
+    above = fz > threshold  # (NaN compares False)
     gap_a, gap_b = runs(np.isnan(fz))
     if gap_a.size:
         left = np.where(gap_a > 0, above[np.maximum(gap_a - 1, 0)], True)

@@ -224,8 +224,8 @@ def plate_ownership(trial: Trial, markers: GaitMarkers, threshold: float = CONTA
     cop = np.stack([fp.point.cop[:n] for fp in fps], axis=1) if m else np.zeros((n, 0, 3))
     fz = force[..., 2]
     missing = ~np.all(np.isfinite(force), axis=2)
-    loaded = np.nan_to_num(fz, nan=-np.inf) > threshold
-    copok = (np.nan_to_num(fz, nan=-np.inf) >= cop_min_force) & np.all(np.isfinite(cop[..., :2]), axis=2)
+    loaded = fz > threshold  # (NaN compares False: a missing sample loads nothing)
+    copok = (fz >= cop_min_force) & np.all(np.isfinite(cop[..., :2]), axis=2)
 
     feet = {}
     for side in SIDES:
@@ -240,8 +240,7 @@ def plate_ownership(trial: Trial, markers: GaitMarkers, threshold: float = CONTA
             x = pts[key]
             d = _inside_all(x[:, :2], outlines)
             # the surface under the marker: the highest plate it is over and not below
-            over = (np.nan_to_num(d, nan=-np.inf) >= -plate_tolerance) & (
-                heights[None, :] <= np.nan_to_num(x[:, 2:3], nan=-np.inf) + BELOW)
+            over = (d >= -plate_tolerance) & (heights[None, :] <= x[:, 2:3] + BELOW)
             support = np.where(over, heights[None, :], -np.inf).max(axis=1, initial=-np.inf)
             on_plate = np.isfinite(support)
             support = np.where(on_plate, support, floor)
@@ -254,11 +253,11 @@ def plate_ownership(trial: Trial, markers: GaitMarkers, threshold: float = CONTA
                                   which=np.where(over, heights[None, :], -np.inf).argmax(1),
                                   height=rel - stand,
                                   vel=np.gradient(x[:, :2], axis=0) * rate if n > 1 else np.zeros((n, 2)),
-                                  vz=np.nan_to_num(np.gradient(x[:, 2]) * rate if n > 1 else np.zeros(n), nan=np.inf))
+                                  vz=np.gradient(x[:, 2]) * rate if n > 1 else np.zeros(n))
     # surface velocity of each plate: median velocity of the low markers over it while loaded
     vel = np.zeros((m, 2))
     for j in range(m):
-        samples = [g["vel"][(g["height"] <= ground_clearance) & (np.nan_to_num(g["d"][:, j], nan=-1) >= 0)
+        samples = [g["vel"][(g["height"] <= ground_clearance) & (g["d"][:, j] >= 0)
                             & loaded[:, j]] for g in geo.values()]
         v = np.concatenate(samples) if samples else np.zeros((0, 2))
         v = v[np.all(np.isfinite(v), axis=1)]
@@ -266,17 +265,15 @@ def plate_ownership(trial: Trial, markers: GaitMarkers, threshold: float = CONTA
             vel[j] = np.median(v, axis=0)
     touches, low, near, overp = {}, {}, {}, {}
     for side, pts in feet.items():
-        low_any = np.fmin(np.nan_to_num(geo[side, "heel"]["height"], nan=np.inf),
-                          np.nan_to_num(geo[side, "toe"]["height"], nan=np.inf))
+        low_any = np.fmin(geo[side, "heel"]["height"], geo[side, "toe"]["height"])  # (fmin: NaN only if both are)
         low[side] = low_any <= ground_clearance
         # the centre of pressure under the (low) foot
         t = np.zeros((n, m), bool)
         for j in range(m):
-            dist = distance_to_triangle(cop[:, j, :2], pts["heel"][:, :2], pts["toe"][:, :2], pts["ankle"][:, :2])
-            above = np.fmin(*(np.nan_to_num(geo[side, k]["x"][:, 2] - heights[j] - geo[side, k]["stand"], nan=np.inf)
-                              for k in ("heel", "toe")))  # the foot's lowest marker over this plate's surface
-            t[:, j] = copok[:, j] & (np.nan_to_num(dist, nan=np.inf) <= cop_tolerance) & (
-                np.abs(above) <= 2 * ground_clearance)
+            f = np.flatnonzero(copok[:, j])  # only frames with a reliable centre of pressure can count
+            dist = distance_to_triangle(cop[f, j, :2], pts["heel"][f, :2], pts["toe"][f, :2], pts["ankle"][f, :2])
+            above = np.fmin(*(geo[side, k]["x"][f, 2] - heights[j] - geo[side, k]["stand"] for k in ("heel", "toe")))  # the foot's lowest marker over this plate's surface
+            t[f, j] = (dist <= cop_tolerance) & (np.abs(above) <= 2 * ground_clearance)
         on_ground = t.any(axis=1)  # the foot carries a plate's centre of pressure
         nr = np.zeros((n, m), bool)
         ov = np.zeros((n, m), bool)
@@ -286,17 +283,16 @@ def plate_ownership(trial: Trial, markers: GaitMarkers, threshold: float = CONTA
             g = geo[side, ("heel", "toe")[k]]
             surf_v = np.where(g["on_plate"][:, None], vel[g["which"]] if m else 0.0, 0.0)
             speed = np.linalg.norm(g["vel"] - surf_v, axis=1)
-            is_low = np.nan_to_num(g["height"], nan=np.inf) <= ground_clearance
+            is_low = g["height"] <= ground_clearance
             # at this plate's surface (a toe over a lower step's plate does not touch it)
-            rel_p = np.nan_to_num(g["x"][:, 2:3] - heights[None, :] - g["stand"], nan=np.inf)
+            rel_p = g["x"][:, 2:3] - heights[None, :] - g["stand"]
             at_surface = (rel_p <= ground_clearance) & (rel_p >= -BELOW)
             # slow on the surface, or still slow in the lab (a foot landing on a belt), or carrying a COP
             lab_speed = np.linalg.norm(g["vel"], axis=1)
-            landing = (np.nan_to_num(lab_speed, nan=np.inf) <= ground_speed) & (g["vz"] <= 0.05)  # not lifting off
-            grounded = is_low & ((np.nan_to_num(speed, nan=np.inf) <= ground_speed) | landing | on_ground)
+            landing = (lab_speed <= ground_speed) & (g["vz"] <= 0.05)  # not lifting off
+            grounded = is_low & ((speed <= ground_speed) | landing | on_ground)
             level = (rel_p <= 2 * ground_clearance) & (rel_p >= -BELOW)
             for d in dist[[i for i, (kk, _) in enumerate(sole) if kk == k]]:
-                d = np.nan_to_num(d, nan=-np.inf)
                 t |= grounded[:, None] & at_surface & (d >= plate_tolerance)
                 nr |= level & (d >= -NEAR)
                 ov |= level & (d >= -plate_tolerance)
@@ -322,7 +318,7 @@ def plate_ownership(trial: Trial, markers: GaitMarkers, threshold: float = CONTA
             owner[take] = OWNER_CODE[side]
             touches[side] = touches[side] | take
     owner[loaded & (owner == NONE)] = UNOWNED
-    edge = _edge_owner(owner, np.nan_to_num(fz, nan=-np.inf) > COP_THRESHOLD_N)
+    edge = _edge_owner(owner, fz > COP_THRESHOLD_N)
 
     measured, problem, problem_plate = {}, {}, {}
     for side in SIDES:
@@ -352,9 +348,8 @@ def plate_ownership(trial: Trial, markers: GaitMarkers, threshold: float = CONTA
             g = geo[side, key]
             surf_v = np.where(g["on_plate"][:, None], vel[g["which"]] if m else 0.0, 0.0)
             speed = np.linalg.norm(g["vel"] - surf_v, axis=1)
-            grounded = (np.nan_to_num(g["height"], nan=np.inf) <= ground_clearance) & (
-                np.nan_to_num(speed, nan=np.inf) <= ground_speed)
-            outside = np.all(np.nan_to_num(g["d"], nan=-np.inf) < -plate_tolerance, axis=1) if m else np.ones(n, bool)
+            grounded = (g["height"] <= ground_clearance) & (speed <= ground_speed)
+            outside = np.all(~(g["d"] >= -plate_tolerance), axis=1)  # (NaN: outside) if m else np.ones(n, bool)
             off |= grounded & outside
         hit = off & t.any(axis=1) & (prob == 0)
         prob[hit] = 4

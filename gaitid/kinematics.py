@@ -68,6 +68,21 @@ def bridge_gaps(x: np.ndarray, max_gap: int) -> np.ndarray:
     return flat.reshape(x.shape)
 
 
+def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a x b along the last axis (..., 3), broadcast: numpy.cross's arithmetic (a1 b2 - a2 b1,
+    a2 b0 - a0 b2, a0 b1 - a1 b0, each product rounded, then the difference), bit for bit, without
+    its axis handling, which costs more than the product on trial-sized arrays."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape[-1] != 3 or b.shape[-1] != 3:
+        raise ValueError(f"cross: vectors of 3 components expected, got shapes {a.shape} and {b.shape}")
+    out = np.empty(np.broadcast_shapes(a.shape, b.shape), np.result_type(a, b, float))
+    a0, a1, a2, b0, b1, b2 = a[..., 0], a[..., 1], a[..., 2], b[..., 0], b[..., 1], b[..., 2]
+    out[..., 0] = a1 * b2 - a2 * b1
+    out[..., 1] = a2 * b0 - a0 * b2
+    out[..., 2] = a0 * b1 - a1 * b0
+    return out
+
+
 def unit(v: np.ndarray) -> np.ndarray:
     """v / |v| along the last axis; NaN where v is NaN or shorter than 1e-12."""
     n = np.linalg.norm(v, axis=-1, keepdims=True)

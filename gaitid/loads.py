@@ -24,7 +24,7 @@ from gaitid.contacts import FootContact
 from gaitid.contacts.ownership import NONE, OWNER_CODE, UNOWNED, PlateOwnership
 from gaitid.dynamics.types import ExternalLoad
 from gaitid.errors import DataError
-from gaitid.kinematics import butter_lowpass
+from gaitid.kinematics import butter_lowpass, cross
 from gaitid.trial import Event, PlateWrench, Trial
 from gaitid.vocabulary import CONTACT_THRESHOLD_N, COP_THRESHOLD_N, FOOT_OFF, FOOT_STRIKE, SIDES, other_side
 
@@ -54,7 +54,7 @@ def sum_wrenches(wrenches: list[PlateWrench], min_force: float = COP_THRESHOLD_N
         c = np.where(ok[:, None], w.cop, 0.0)
         t = np.where(ok[:, None], np.nan_to_num(w.free_moment), 0.0)
         F += f
-        M += np.cross(c, f) + t
+        M += cross(c, f) + t
         zs.append(w.cop[ok, 2])
     zall = np.concatenate(zs)
     z0 = float(np.mean(zall)) if zall.size else 0.0
@@ -138,7 +138,7 @@ def plate_sum(trial: Trial, use: np.ndarray) -> tuple[np.ndarray, np.ndarray, np
         co = np.where(ok[:, None], c, 0.0)
         to = np.where(ok[:, None], np.nan_to_num(t), 0.0)
         F += fo
-        M += np.cross(co, fo) + to
+        M += cross(co, fo) + to
         zsum += np.where(ok, co[:, 2], 0.0)
         k += ok
         sel = one & u
@@ -294,7 +294,7 @@ def filtered_load(load: FootLoad, rate: float, cutoff_hz: float | None, order: i
     F, cop, T = load.force_lab, load.cop_lab, load.free_moment_lab
     on = load.state == "plate"
     O = np.nanmean(cop[on], axis=0) if on.any() else np.zeros(3)
-    M_O = np.cross(cop - O, F) + T
+    M_O = cross(cop - O, F) + T
     if cutoff_hz is not None:
         F = butter_lowpass(F, rate, cutoff_hz, order)
         M_O = butter_lowpass(M_O, rate, cutoff_hz, order)

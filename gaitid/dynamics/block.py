@@ -43,6 +43,7 @@ import numpy as np
 from gaitid.dynamics.recursive import distal_point
 from gaitid.dynamics.skew import skew
 from gaitid.dynamics.types import CONTRIBUTIONS, Chain, ExternalLoad, SegmentMotion
+from gaitid.kinematics import cross
 
 
 def block_system(
@@ -82,13 +83,13 @@ def block_system(
             B[:, rM, pM] = -Rt @ Rprev
         rhs["inertial"][:, rF] = m * np.asarray(seg.com_acc_lab, dtype=float)
         rhs["inertial"][:, rM] = _inertia_times(I, np.asarray(seg.alpha_seg, dtype=float))
-        rhs["velocity"][:, rM] = np.cross(w, _inertia_times(I, w))
+        rhs["velocity"][:, rM] = cross(w, _inertia_times(I, w))
         rhs["gravity"][:, rF] = -m * g
         for ld in loads:
             if ld.segment != i:
                 continue
             f = np.asarray(ld.force_lab, dtype=float)
-            mo = np.cross(np.asarray(ld.point_lab, dtype=float) - c, f)
+            mo = cross(np.asarray(ld.point_lab, dtype=float) - c, f)
             if ld.free_moment_lab is not None:
                 mo = mo + np.asarray(ld.free_moment_lab, dtype=float)
             rhs["external"][:, rF] -= f

@@ -15,6 +15,7 @@ from gaitid.dynamics.express import convention_sign, in_frame, joint_rotations
 from gaitid.dynamics.recursive import recursive_newton_euler
 from gaitid.dynamics.types import CONTRIBUTIONS, Body, Chain, ExternalLoad, JointLoads, SegmentMotion
 from gaitid.errors import DataError, SettingsError
+from gaitid.kinematics import cross
 from gaitid.vocabulary import CONVENTIONS, FRAMES
 
 METHODS = ("recursive", "block")
@@ -65,7 +66,7 @@ def _check_rotations(R: np.ndarray, what: str) -> None:
     if not len(sample):
         return
     err = np.abs(np.swapaxes(sample, 1, 2) @ sample - np.eye(3)).max(axis=(1, 2))
-    det = np.einsum("ni,ni->n", sample[:, :, 0], np.cross(sample[:, :, 1], sample[:, :, 2]))
+    det = np.einsum("ni,ni->n", sample[:, :, 0], cross(sample[:, :, 1], sample[:, :, 2]))
     if (det < 0).any():
         raise DataError(f"{what}: not a proper rotation (determinant {det[det < 0][0]:.3g}): "
                         "left-handed segment axes?")

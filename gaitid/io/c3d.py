@@ -58,9 +58,10 @@ import numpy as np
 
 from gaitid.errors import DataError, FileFormatError, GaitIDError, OutputError
 from gaitid.io import forceplates as fpmod
+from gaitid.io.atomic import atomic_path, register_input, verify_c3d
 from gaitid.io.c3d_check import C3DData, C3DLayout, check_c3d, read_data
 from gaitid.io.vertical import detect_up, rotation_to_z_up
-from gaitid.io.atomic import atomic_path, register_input, verify_c3d
+from gaitid.kinematics import cross
 from gaitid.trial import VICON_SUBJECT_FIELDS, Analogs, Event, ForcePlate, ModelOutput, Subject, Trial
 from gaitid.vocabulary import COP_THRESHOLD_N
 
@@ -678,13 +679,13 @@ def _plate_channels(p: ForcePlate) -> tuple[np.ndarray, np.ndarray]:
     rot = fpmod.plate_frame(p.corners)
     centre = p.corners.mean(axis=0)
     w = p.analog
-    m_centre = np.cross(w.cop - centre, w.force) + w.free_moment  # lab, about the surface centre
+    m_centre = cross(w.cop - centre, w.force) + w.free_moment  # lab, about the surface centre
     m_centre[~np.isfinite(m_centre).all(axis=1)] = 0.0
     f_p = w.force @ rot
     origin = p.origin * 1e3
     if origin[2] > 0:  # the reader's type-2 rule flips a positive Z
         origin = -origin
-    m_p = (m_centre @ rot) * 1e3 - np.cross(f_p, origin)
+    m_p = (m_centre @ rot) * 1e3 - cross(f_p, origin)
     return f_p, m_p
 
 

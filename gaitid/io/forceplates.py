@@ -50,6 +50,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gaitid.errors import FileFormatError, UnsupportedError
+from gaitid.kinematics import cross
 from gaitid.trial import ForcePlate, PlateWrench
 from gaitid.vocabulary import COP_THRESHOLD_N
 
@@ -101,8 +102,8 @@ def plate_frame(corners: np.ndarray) -> np.ndarray:
     """``R_plate`` (3, 3): columns are the plate axes in the lab (C3D spec / ezc3d corner rule)."""
     x = corners[0] - corners[1]
     y = corners[0] - corners[3]
-    z = np.cross(x, y)
-    y = np.cross(z, x)
+    z = cross(x, y)
+    y = cross(z, x)
     return np.column_stack([x / np.linalg.norm(x), y / np.linalg.norm(y), z / np.linalg.norm(z)])
 
 
@@ -132,7 +133,7 @@ def wrench_plate_frame(ch: np.ndarray, spec: PlateSpec) -> tuple[np.ndarray, np.
         f = ch[:, 0:3]
         cop = np.column_stack([ch[:, 3], ch[:, 4], np.zeros(len(ch))])
         tz = np.column_stack([np.zeros(len(ch)), np.zeros(len(ch)), ch[:, 5]])
-        m = np.cross(cop, f) + tz
+        m = cross(cop, f) + tz
         return f, m
     if t in (3, 7):  # Kistler: fx12 fx34 fy14 fy23 fz1 fz2 fz3 fz4 (type 7 through its 8x8 CAL_MATRIX)
         if t == 7:
@@ -145,7 +146,7 @@ def wrench_plate_frame(ch: np.ndarray, spec: PlateSpec) -> tuple[np.ndarray, np.
                 o[1] * (ch[:, 1] - ch[:, 0]) + o[0] * (ch[:, 2] - ch[:, 3]),
             ]
         )
-        m = m + np.cross(f, np.array([0.0, 0.0, o[2]]))
+        m = m + cross(f, np.array([0.0, 0.0, o[2]]))
         return f, m
     if t == 6:  # fx1 fy1 fz1 ... fx4 fy4 fz4 through the 12x12 CAL_MATRIX; sensor k at (+a+b, -a+b, -a-b, +a-b)
         s = (ch[:, 0:12] @ spec.cal_matrix.T).reshape(len(ch), 4, 3)  # (n, sensor, xyz)
@@ -158,7 +159,7 @@ def wrench_plate_frame(ch: np.ndarray, spec: PlateSpec) -> tuple[np.ndarray, np.
                 o[1] * (fx[:, 2] + fx[:, 3] - fx[:, 0] - fx[:, 1]) + o[0] * (fy[:, 0] + fy[:, 3] - fy[:, 1] - fy[:, 2]),
             ]
         )
-        return f, m + np.cross(f, np.array([0.0, 0.0, o[2]]))
+        return f, m + cross(f, np.array([0.0, 0.0, o[2]]))
     # types 2, 4, 5: Fx Fy Fz Mx My Mz about the sensor origin (type 4: 6x6 CAL_MATRIX of 6
     # channels; type 5: 6x8 CAL_MATRIX of the 8 channels Cz Dz Az Bz Yac Xdc Xab Ybd)
     data = ch[:, 0:6]
@@ -167,7 +168,7 @@ def wrench_plate_frame(ch: np.ndarray, spec: PlateSpec) -> tuple[np.ndarray, np.
     elif t == 5:
         data = ch[:, 0:8] @ spec.cal_matrix.T
     f = data[:, 0:3]
-    m = data[:, 3:6] + np.cross(f, o)
+    m = data[:, 3:6] + cross(f, o)
     return f, m
 
 
@@ -193,10 +194,10 @@ def cop_free_moment_plate(
             dy = (p[6] * x**4 + p[7] * x**2 + p[8]) * y**3 + (p[9] * x**4 + p[10] * x**2 + p[11]) * y
         cop[:, 0] -= dx / to_mm
         cop[:, 1] -= dy / to_mm
-        tz = m + np.cross(f, cop)
+        tz = m + cross(f, cop)
         tz[:, :2] = 0.0  # the corrected wrench: F at the corrected COP and a moment about the normal only
         return cop, tz
-    tz = m + np.cross(f, cop)
+    tz = m + cross(f, cop)
     return cop, tz
 
 
@@ -401,7 +402,7 @@ def plate_specs(fp: dict, n_analog_channels: int, where: str) -> list[PlateSpec]
             )
         if not np.all(np.isfinite(c)) or not np.all(np.isfinite(o)):
             raise FileFormatError(f"{name}: corners or origin are not finite numbers", where)
-        rot_ok = np.linalg.norm(np.cross(c[0] - c[1], c[0] - c[3])) > 0
+        rot_ok = np.linalg.norm(cross(c[0] - c[1], c[0] - c[3])) > 0
         if not rot_ok:
             raise FileFormatError(f"{name}: FORCE_PLATFORM:CORNERS are degenerate (no plate plane)", where)
         cal_i = None

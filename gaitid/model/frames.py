@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gaitid.kinematics import unit
+from gaitid.kinematics import cross, unit
 from gaitid.model.joint_centres import is_left
 
 _AXIS = {"x": 0, "y": 1, "z": 2}
@@ -28,8 +28,8 @@ def frame_from_vectors(primary: np.ndarray, secondary: np.ndarray, axes: str = "
     sec = np.asarray(secondary, float)
     # right-handed: e_k = e_i x e_j when (i, j, k) is cyclic, else e_j x e_i
     cyclic = (j - i) % 3 == 1
-    e_k = unit(np.cross(e_i, sec) if cyclic else np.cross(sec, e_i))
-    e_j = np.cross(e_k, e_i) if cyclic else np.cross(e_i, e_k)
+    e_k = unit(cross(e_i, sec) if cyclic else cross(sec, e_i))
+    e_j = cross(e_k, e_i) if cyclic else cross(e_i, e_k)
     R = np.empty(e_i.shape[:-1] + (3, 3))
     R[..., :, i], R[..., :, j], R[..., :, k] = e_i, e_j, e_k
     R[~np.isfinite(R).all(axis=(-2, -1))] = np.nan  # a frame is whole or NaN, never partial
@@ -137,5 +137,5 @@ def progression_frame(origin: np.ndarray, R_segment: np.ndarray, min_travel: flo
     fwd = np.zeros(3)
     fwd[i] = np.sign(d[i])
     up = np.array([0.0, 0.0, 1.0])
-    out[:] = np.stack([fwd, np.cross(up, fwd), up], axis=1)
+    out[:] = np.stack([fwd, cross(up, fwd), up], axis=1)
     return out

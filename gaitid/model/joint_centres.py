@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gaitid.kinematics import unit
+from gaitid.kinematics import cross, unit
 
 # Davis et al. (1991) constants as used by Plug-in Gait (CGM1): theta = 28.4 deg, beta = 18 deg.
 DAVIS_THETA = 0.500000178813934  # rad (28.4 deg in Vicon's implementation)
@@ -87,7 +87,7 @@ def _rotate_about_line(point: np.ndarray, pivot: np.ndarray, axis: np.ndarray, a
     u = unit(axis)
     a = point - pivot
     c, s = np.cos(angle), np.sin(angle)
-    return pivot + a * c + np.cross(u, a) * s + u * np.sum(u * a, axis=-1, keepdims=True) * (1 - c)
+    return pivot + a * c + cross(u, a) * s + u * np.sum(u * a, axis=-1, keepdims=True) * (1 - c)
 
 
 def _chord(wand: np.ndarray, proximal: np.ndarray, marker: np.ndarray, offset: float, angle_offset: float = 0.0):

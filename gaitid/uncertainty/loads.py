@@ -45,7 +45,7 @@ def perturbed_loads(loads: dict[str, FootLoad], design: Design, rate: float, set
         F = np.repeat(nominal.force_lab[:, None], C, axis=1)
         M = np.repeat(nominal.free_moment_lab[:, None], C, axis=1)
         raw = np.repeat(load.force_lab[:, None], C, axis=1)
-        M_raw = np.cross(load.cop_lab - O, load.force_lab) + load.free_moment_lab  # as filtered_load moves it
+        M_raw = kin.cross(load.cop_lab - O, load.force_lab) + load.free_moment_lab  # as filtered_load moves it
         for c, (a, b) in enumerate(contacts_of(load)):
             gain = design.value(("gain", side, c))
             d = np.column_stack([design.value(("cop", side, c, 0)), design.value(("cop", side, c, 1)), np.zeros(C)])
@@ -58,7 +58,7 @@ def perturbed_loads(loads: dict[str, FootLoad], design: Design, rate: float, set
             Ff_c = kin.butter_lowpass(F_c, rate, settings.force_cutoff, settings.filter_order)
             Mf_c = kin.butter_lowpass(np.where(keep, M_raw, 0.0), rate, settings.force_cutoff, settings.filter_order)
             F += gain[None, :, None] * Ff_c[:, None]
-            M += gain[None, :, None] * Mf_c[:, None] + (1.0 + gain)[None, :, None] * np.cross(d[None], Ff_c[:, None])
+            M += gain[None, :, None] * Mf_c[:, None] + (1.0 + gain)[None, :, None] * kin.cross(d[None], Ff_c[:, None])
             raw += gain[None, :, None] * F_c[:, None]
         point = np.repeat(nominal.point_lab[:, None], C, axis=1).reshape(-1, 3)
         ext[side] = ExternalLoad(0, F.reshape(-1, 3), point, M.reshape(-1, 3))

@@ -185,17 +185,23 @@ def summarise(table: pd.DataFrame, per_side: bool = True) -> pd.DataFrame:
     if per_side:
         keys = ["side", *keys]
     group, first = _groups(table, keys)
-    out = table[keys].iloc[first].reset_index(drop=True)
-    stats = {}
-    for v in vals:
-        mean, sd, n = _mean_sd_count(table[v].to_numpy(float), group, len(first))
-        stats[v] = (mean, sd, n)
+    out = {k: _take(table[k], first) for k in keys}  # each group's keys, from its first row
+    stats = {v: _mean_sd_count(table[v].to_numpy(float), group, len(first)) for v in vals}
     out["mean"] = stats["value"][0]
     if "percent" in vals and len(vals) > 1:
         out["percent_mean"] = stats["percent"][0]
     out["sd"] = stats["value"][1]
     out["n"] = stats["value"][2]
-    return out
+    return pd.DataFrame(out)
+
+
+def _take(column: pd.Series, rows: np.ndarray) -> pd.Series | np.ndarray:
+    """``column``'s values at ``rows`` with its dtype (a plain numpy column as an array)."""
+    if column.dtype == object:
+        return pd.Series(column.to_numpy()[rows], dtype=object)
+    if isinstance(column.dtype, np.dtype):
+        return column.to_numpy()[rows]
+    return column.iloc[rows].reset_index(drop=True)
 
 
 def _groups(table: pd.DataFrame, keys: list[str]) -> tuple[np.ndarray, np.ndarray]:

@@ -206,18 +206,21 @@ def _type_groups(point: dict) -> list[tuple[str, str]]:
     return pairs or _DEFAULT_TYPE_GROUPS
 
 
-def _matcher(names: set[str]):
+def _stems(label: str) -> list[str]:
+    """The label without a model-output suffix (:data:`_SUFFIX`, 1-4 characters), stems of 4+ characters."""
+    return [label[:-k] for k in range(1, 5) if len(label) - k >= 4 and _SUFFIX.fullmatch(label[-k:])]
+
+
+def _matcher(names: set[str], stems=None):
     """``label -> bool``: the label is a listed name, or a listed name (4+ characters) plus a short
-    suffix (``V``, ``_M``...). A set lookup per possible suffix length: linear in the labels."""
+    suffix (``V``, ``_M``...). A set lookup per possible suffix length: linear in the labels.
+    ``stems``: {label: :func:`_stems`}, when several groups test the same labels."""
     long_names = {n for n in names if len(n) >= 4}
 
     def listed(label: str) -> bool:
         if label in names:
             return True
-        for k in range(1, 5):  # _SUFFIX is 1-4 characters long
-            if len(label) - k >= 4 and label[:-k] in long_names and _SUFFIX.fullmatch(label[-k:]):
-                return True
-        return False
+        return any(st in long_names for st in (stems[label] if stems is not None else _stems(label)))
 
     return listed
 
@@ -225,13 +228,15 @@ def _matcher(names: set[str]):
 def classify_points(labels: list[str], point: dict) -> dict[str, tuple[str, str]]:
     """``{label: (category, group)}``: category 'model' (group = unit key, e.g. 'MOMENT'), 'virtual' or 'marker'."""
     out: dict[str, tuple[str, str]] = {}
+    stems = None
     for group, unit_key in _type_groups(point):
         if group.startswith("MODEL"):  # MODELED_MARKERS: positions, handled as virtual points below
             continue
         names = set(_strings_continued(point, group))
         if not names:
             continue
-        listed = _matcher(names)
+        stems = stems if stems is not None else {lab: _stems(lab) for lab in labels}
+        listed = _matcher(names, stems)
         for lab in labels:
             if lab not in out and listed(lab):
                 out[lab] = ("model", unit_key)

@@ -587,29 +587,24 @@ def clinical_columns(curves: Mapping[str, tuple[Mapping[str, np.ndarray], Mappin
     kinetic_all = column("kinetic", bool)
     events_all = [column(name) for name in ("foot_off_pct", "opposite_off_pct", "opposite_strike_pct",
                                              "start_time_s", "end_time_s")]
-    kin = tuple(d for d in definitions if not d.kinetic)
-    kdefs = tuple(d for d in definitions if d.kinetic)
+    kinematic_only = tuple(d for d in definitions if not d.kinetic)
     parts = []
     for side in ("Left", "Right"):
-        mine = sides == side
-        if side not in curves or not mine.any():
+        rows = np.flatnonzero(sides == side)
+        if side not in curves or not rows.size:
             continue
         arrays, units = curves[side]
-
-        def events(rows):
-            return CycleEvents(*(e[rows] if e is not None else np.full(int(rows.sum()), np.nan) for e in events_all))
-
-        parts.append(_parameter_columns(arrays, events(mine), convention=convention, frame=frame, units=units,
-                                        side=side, cycle=numbers[mine], point_rate=point_rate, definitions=kin))
-        kinetic = kinetic_all[mine] if kinetic_all is not None else np.ones(int(mine.sum()), bool)
-        if kinetic.any():
-            sub = {k: v[kinetic] for k, v in arrays.items()}
-            rows = mine.copy()
-            rows[mine] = kinetic
-            parts.append(_parameter_columns(sub, events(rows), convention=convention, frame=frame, units=units,
-                                            side=side, cycle=numbers[rows], point_rate=point_rate,
-                                            definitions=kdefs))
-    parts = [p for p in parts if p is not None]
+        kinetic = kinetic_all[rows] if kinetic_all is not None else np.ones(rows.size, bool)
+        # every definition on every cycle of the side in one pass (rows are independent), then the
+        # kinetic definitions kept on the kinetic cycles only
+        defs = definitions if kinetic.any() else kinematic_only
+        part = _parameter_columns(arrays, CycleEvents(*(e[rows] if e is not None else np.full(rows.size, np.nan)
+                                                        for e in events_all)),
+                                  convention=convention, frame=frame, units=units, side=side, cycle=numbers[rows],
+                                  point_rate=point_rate, definitions=defs)
+        if part is not None:
+            keep = np.tile(kinetic, part["value"].size // rows.size) | ~np.array([d.kinetic for d in defs])[part["_order"]]
+            parts.append({k: v[keep] for k, v in part.items()})
     if not parts:
         return None
     order = {d.name: i for i, d in enumerate(definitions)}

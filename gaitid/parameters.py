@@ -31,7 +31,6 @@ flexor moment at 91-94 %), which is not the clinical parameter.
 
 from __future__ import annotations
 
-
 from typing import Mapping
 
 import numpy as np
@@ -136,7 +135,7 @@ def parameter_table(*blocks: Mapping[str, np.ndarray] | None) -> pd.DataFrame:
     names = list(dict.fromkeys(k for b in blocks for k in b))
     out = {}
     for k in names:
-        parts = [b[k] if k in b else None for b in blocks]
+        parts = [b.get(k) for b in blocks]
         kinds = [p.dtype for p in parts if p is not None]
         lacking = any(p is None for p in parts)
         if any(dt == object for dt in kinds):

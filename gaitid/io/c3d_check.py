@@ -273,10 +273,11 @@ def _shaped(dtype: int, dims: tuple[int, ...], data: bytes, processor: int):
 
 def decode_floats(raw: np.ndarray, processor: int) -> np.ndarray:
     """float64 array from raw little-endian bytes (uint8) of 32-bit floats; DEC (VAX F) words swapped and / 4."""
-    if processor == DEC:
-        words = raw.view("<u2").reshape(-1, 2)[:, ::-1]
-        return np.ascontiguousarray(words).view("<f4").ravel().astype(np.float64) / 4.0
-    return raw.view("<f4").astype(np.float64)
+    with np.errstate(invalid="ignore"):  # (a signalling NaN's bytes: cast to a quiet NaN, as struct does)
+        if processor == DEC:
+            words = raw.view("<u2").reshape(-1, 2)[:, ::-1]
+            return np.ascontiguousarray(words).view("<f4").ravel().astype(np.float64) / 4.0
+        return raw.view("<f4").astype(np.float64)
 
 
 def _decode(dtype: int, dims: tuple[int, ...], data: bytes, processor: int):
@@ -286,7 +287,7 @@ def _decode(dtype: int, dims: tuple[int, ...], data: bytes, processor: int):
         return list(data)
     if dtype == 2:
         return list(struct.unpack(f"<{len(data) // 2}h", data))
-    return [_float(data[i : i + 4], processor) for i in range(0, len(data), 4)]
+    return decode_floats(np.frombuffer(data, dtype=np.uint8), processor).tolist()  # (as _float, value by value)
 
 
 def _first(params, group, name, default=None):

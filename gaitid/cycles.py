@@ -262,16 +262,22 @@ def normalised_cycles(curves: Mapping[str, Mapping[str, np.ndarray]], time: np.n
                 raise DataError(f"cycle end {c.end_time} s is not after its start {c.start_time} s")
         at = np.concatenate([np.linspace(c.start_time, c.foot_off_time if stance_only else c.end_time, n_points)
                              for c in own])
-        where = bracket(time, at)
-        out[side] = {}
+        arrays = {}
         for name, arr in by_name.items():
             a = np.asarray(arr, float)
             if a.ndim > 2 or (a.ndim == 2 and a.shape[1] > 3):
                 raise DataError(f"curve of shape {a.shape}: expected (n,) or (n, 3)")
             if a.shape[0] != time.shape[0]:
                 raise DataError(f"curve has {a.shape[0]} samples but the time base {time.shape[0]}")
-            v = interpolate(a, time, at, where)
-            out[side][name] = v.reshape((len(own), n_points) + a.shape[1:])
+            arrays[name] = a
+        # every variable of the side in one block, interpolated at once (each value on its own: the same numbers)
+        block = interpolate(np.column_stack([a.reshape(a.shape[0], -1) for a in arrays.values()]), time, at)
+        out[side] = {}
+        col = 0
+        for name, a in arrays.items():
+            k = a.shape[1] if a.ndim == 2 else 1
+            out[side][name] = block[:, col:col + k].reshape((len(own), n_points) + a.shape[1:])
+            col += k
     return out
 
 

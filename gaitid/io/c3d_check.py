@@ -247,8 +247,7 @@ def _parameters(section: bytes, processor: int, path: Path):
         group = groups.get(gid)
         if group is None:
             raise FileFormatError(f"parameter '{name}' belongs to group {gid}, which is not defined", path)
-        params[group][name] = _decode(dtype, dims, data, processor)
-        values[group][name] = _shaped(dtype, dims, data, processor)
+        params[group][name], values[group][name] = _decode_both(dtype, dims, data, processor)
         names[group][name] = stored
     return params, values, names
 
@@ -278,6 +277,15 @@ def decode_floats(raw: np.ndarray, processor: int) -> np.ndarray:
             words = raw.view("<u2").reshape(-1, 2)[:, ::-1]
             return np.ascontiguousarray(words).view("<f4").ravel().astype(np.float64) / 4.0
         return raw.view("<f4").astype(np.float64)
+
+
+def _decode_both(dtype: int, dims: tuple[int, ...], data: bytes, processor: int):
+    """(:func:`_decode`, :func:`_shaped`) of one parameter, its floats or int16 words decoded once."""
+    if dtype in (2, 4):
+        shaped = _shaped(dtype, dims, data, processor)
+        flat = shaped.ravel(order="F") if len(dims) > 1 else shaped
+        return flat.tolist(), shaped  # (Python ints and floats: the values _decode gives)
+    return _decode(dtype, dims, data, processor), _shaped(dtype, dims, data, processor)
 
 
 def _decode(dtype: int, dims: tuple[int, ...], data: bytes, processor: int):
@@ -490,7 +498,8 @@ def read_data(path: str | os.PathLike, layout: C3DLayout) -> C3DData:
         p = layout.params["ANALOG"]
         offset = np.abs(np.asarray(_continued(p, "OFFSET")[:n_ch], dtype=np.float64))
         scale = np.asarray(_continued(p, "SCALE")[:n_ch], dtype=np.float64)
-        analog = (analog - offset) * (scale * float(p["GEN_SCALE"][0]))
+        analog = np.subtract(analog, offset)
+        analog *= scale * float(p["GEN_SCALE"][0])
     else:
         analog = np.zeros((n_frames, 0))
     return C3DData(points=xyz, valid=~(residual < 0), analogs=analog)

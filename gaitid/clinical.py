@@ -569,7 +569,7 @@ def clinical_from_arrays(curves: Mapping[str, tuple[Mapping[str, np.ndarray], Ma
                             definitions=definitions)
     if cols is None:
         return pd.DataFrame(columns=COLUMNS)
-    return pd.DataFrame({k: _text(v) if v.dtype == object else v for k, v in cols.items()})
+    return pd.DataFrame({k: _text(v) if v.dtype == object else v for k, v in cols.items()}, copy=False)
 
 
 def clinical_columns(curves: Mapping[str, tuple[Mapping[str, np.ndarray], Mapping[str, str]]], cycles, *,
@@ -618,7 +618,7 @@ def clinical_columns(curves: Mapping[str, tuple[Mapping[str, np.ndarray], Mappin
 def _text(values: np.ndarray) -> pd.Series:
     """A text column as plain Python strings (object dtype): building pandas' pyarrow strings
     costs more than the parameters themselves."""
-    return pd.Series(values, dtype=object)
+    return pd.Series(values, dtype=object, copy=False)  # (callers pass fresh arrays)
 
 
 def result_clinical_parameters(result) -> pd.DataFrame:

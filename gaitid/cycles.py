@@ -160,8 +160,8 @@ def cycles_table(cycles: list[Cycle]) -> pd.DataFrame:
     see :func:`curves_table`; every column object when there is no cycle)."""
     if not cycles:
         return pd.DataFrame(columns=list(CYCLE_COLUMNS), dtype=object)
-    return pd.DataFrame({k: pd.Series(v, dtype=object) if v.dtype == object else v
-                         for k, v in cycle_columns(cycles).items()})
+    return pd.DataFrame({k: pd.Series(v, dtype=object, copy=False) if v.dtype == object else v
+                         for k, v in cycle_columns(cycles).items()}, copy=False)  # (fresh arrays: not copied again)
 
 
 def _mark_kinetic(c: Cycle, contacts, tolerance: float) -> None:
@@ -382,11 +382,11 @@ def curves_summary(arrays: Mapping[str, Mapping[str, np.ndarray]], units: Mappin
             counts.append(n.T.reshape(-1))
     if not keys:
         return None
-    text = {c: pd.Series(np.repeat(np.array([k[i] for k in keys], dtype=object), n_points), dtype=object)
+    text = {c: pd.Series(np.repeat(np.array([k[i] for k in keys], dtype=object), n_points), dtype=object, copy=False)
             for i, c in enumerate(("side", "variable", "component", "unit"))}
     return pd.DataFrame({**text, "percent": np.tile(np.linspace(0.0, 100.0, n_points), len(keys)),
                          "mean": np.concatenate(means), "sd": np.concatenate(sds),
-                         "n": np.concatenate(counts).astype(np.int64)})
+                         "n": np.concatenate(counts).astype(np.int64)}, copy=False)  # (fresh arrays)
 
 
 def cycle_curves(curves: Mapping[str, Mapping[str, np.ndarray]], time: np.ndarray, cycles: list[Cycle],

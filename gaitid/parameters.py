@@ -144,8 +144,8 @@ def parameter_table(*blocks: Mapping[str, np.ndarray] | None) -> pd.DataFrame:
             dtype = np.result_type(*kinds, *([float] if lacking else []))
         col = np.concatenate([p.astype(dtype, copy=False) if p is not None else
                               np.full(len(next(iter(b.values()))), np.nan, dtype) for p, b in zip(parts, blocks)])
-        out[k] = pd.Series(col, dtype=object) if dtype == object else col
-    return pd.DataFrame(out, columns=names)
+        out[k] = pd.Series(col, dtype=object, copy=False) if dtype == object else col
+    return pd.DataFrame(out, columns=names, copy=False)  # (fresh arrays: not copied again)
 
 
 def _belt_speed(trial: Trial, markers: GaitMarkers, c: Cycle, d: np.ndarray) -> float:
@@ -191,13 +191,13 @@ def summarise(table: pd.DataFrame, per_side: bool = True) -> pd.DataFrame:
         out["percent_mean"] = stats["percent"][0]
     out["sd"] = stats["value"][1]
     out["n"] = stats["value"][2]
-    return pd.DataFrame(out)
+    return pd.DataFrame(out, copy=False)  # (fresh arrays: not copied again)
 
 
 def _take(column: pd.Series, rows: np.ndarray) -> pd.Series | np.ndarray:
     """``column``'s values at ``rows`` with its dtype (a plain numpy column as an array)."""
     if column.dtype == object:
-        return pd.Series(column.to_numpy()[rows], dtype=object)
+        return pd.Series(column.to_numpy()[rows], dtype=object, copy=False)
     if isinstance(column.dtype, np.dtype):
         return column.to_numpy()[rows]
     return column.iloc[rows].reset_index(drop=True)

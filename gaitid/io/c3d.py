@@ -294,11 +294,14 @@ def _points(data: C3DData, params, path: Path, warnings: list[str]) -> dict:
     if empty:
         warnings.append(f"{len(empty)} markers have no valid sample: {', '.join(empty[:10])}{'...' if len(empty) > 10 else ''}")
     outputs = {}
-    for i, lab in enumerate(labels):
-        cat, unit_key = kinds[lab]
-        if cat == "model":
-            unit = (_strings(point.get(f"{unit_key}_UNITS")) or [""])[0]
-            outputs[lab] = _model_output(lab, unit_key, unit, xyz[:, i, :].copy())
+    model_idx = [i for i, lab in enumerate(labels) if kinds[lab][0] == "model"]
+    block = np.ascontiguousarray(xyz[:, model_idx, :].transpose(1, 0, 2))  # (outputs, n_frames, 3): one copy
+    units: dict[str, str] = {}
+    for j, i in enumerate(model_idx):
+        unit_key = kinds[labels[i]][1]
+        if unit_key not in units:
+            units[unit_key] = (_strings(point.get(f"{unit_key}_UNITS")) or [""])[0]
+        outputs[labels[i]] = _model_output(labels[i], unit_key, units[unit_key], block[j])
     return {
         "marker_labels": [labels[i] for i in marker_idx],
         "markers": markers,

@@ -128,10 +128,17 @@ def _inside_all(xy: np.ndarray, outlines: list[np.ndarray]) -> np.ndarray:
     ln = np.linalg.norm(e, axis=2)
     pts = xy[ok]
     dist = np.empty((pts.shape[0], len(outlines)))
-    for a in range(0, pts.shape[0], 65536):  # (chunk, m, k, 2) temporaries: bounded for hour-long trials
-        rel = pts[a:a + 65536, None, None, :] - poly[None]
-        d = sgn[None, :, None] * (e[None, ..., 0] * rel[..., 1] - e[None, ..., 1] * rel[..., 0]) / ln[None]
-        dist[a:a + 65536] = d.min(axis=2)
+    ex, ey = e[None, ..., 0], e[None, ..., 1]
+    for a in range(0, pts.shape[0], 65536):  # (chunk, m, k) temporaries: bounded for hour-long trials
+        # sgn (ex (py - cy) - ey (px - cx)) / |e|, each operation as inside_distance does it, in place
+        rx = np.subtract(pts[a:a + 65536, 0, None, None], poly[None, ..., 0])
+        ry = np.subtract(pts[a:a + 65536, 1, None, None], poly[None, ..., 1])
+        ry *= ex
+        rx *= ey
+        ry -= rx
+        ry *= sgn[None, :, None]
+        ry /= ln[None]
+        dist[a:a + 65536] = ry.min(axis=2)
     out[ok] = dist
     return out
 
@@ -272,7 +279,8 @@ def plate_ownership(trial: Trial, markers: GaitMarkers, threshold: float = CONTA
         for j in range(m):
             f = np.flatnonzero(copok[:, j])  # only frames with a reliable centre of pressure can count
             dist = distance_to_triangle(cop[f, j, :2], pts["heel"][f, :2], pts["toe"][f, :2], pts["ankle"][f, :2])
-            above = np.fmin(*(geo[side, k]["x"][f, 2] - heights[j] - geo[side, k]["stand"] for k in ("heel", "toe")))  # the foot's lowest marker over this plate's surface
+            # the foot's lowest marker over this plate's surface
+            above = np.fmin(*(geo[side, k]["x"][f, 2] - heights[j] - geo[side, k]["stand"] for k in ("heel", "toe")))
             t[f, j] = (dist <= cop_tolerance) & (np.abs(above) <= 2 * ground_clearance)
         on_ground = t.any(axis=1)  # the foot carries a plate's centre of pressure
         nr = np.zeros((n, m), bool)

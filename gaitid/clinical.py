@@ -603,7 +603,8 @@ def clinical_columns(curves: Mapping[str, tuple[Mapping[str, np.ndarray], Mappin
                                   convention=convention, frame=frame, units=units, side=side, cycle=numbers[rows],
                                   point_rate=point_rate, definitions=defs)
         if part is not None:
-            keep = np.tile(kinetic, part["value"].size // rows.size) | ~np.array([d.kinetic for d in defs])[part["_order"]]
+            kinetic_def = np.array([d.kinetic for d in defs])[part["_order"]]
+            keep = np.tile(kinetic, part["value"].size // rows.size) | ~kinetic_def
             parts.append({k: v[keep] for k, v in part.items()})
     if not parts:
         return None

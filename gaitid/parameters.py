@@ -81,7 +81,8 @@ def spatiotemporal_columns(trial: Trial, cycles: list[Cycle], markers: GaitMarke
     opp = np.array([c.opposite_strike_time for c in cycles], float)
     at = {}  # (side, instant) -> heel positions (n_cycles, 3), each marker interpolated once
     for s, x in heel.items():
-        at[s, "start"], at[s, "end"], at[s, "opposite"] = np.split(_positions(x, t, np.concatenate([start, end, opp])), 3)
+        both = _positions(x, t, np.concatenate([start, end, opp]))
+        at[s, "start"], at[s, "end"], at[s, "opposite"] = np.split(both, 3)
     mid = _positions(prog_dir, t, 0.5 * (start + end)) if prog_dir is not None and cycles else None
     side_col, cycle_col, name_col, unit_col, values = [], [], [], [], []
     for i, c in enumerate(cycles):

@@ -284,12 +284,11 @@ def test_treadmill_spatiotemporal_parameters_come_from_the_belt_speed(synthetic)
     assert "belt_speed" not in set(walk["parameter"])
 
 
-def test_inside_all_outlines_at_once_equals_inside_distance_per_outline():
-    """The ownership's batched inside distance is inside_distance's arithmetic for every outline
+def test_inside_distances_outlines_at_once_equal_inside_distance_per_outline():
+    """The batched inside distances (ownership, contact checks) are inside_distance's arithmetic for every outline
     (clockwise or not, NaN points kept NaN), bit for bit; outlines of different corner counts take
     the per-outline path; a degenerate outline is a gaitid error."""
-    from gaitid.contacts.geometry import inside_distance
-    from gaitid.contacts.ownership import _inside_all
+    from gaitid.contacts.geometry import inside_distance, inside_distances
     from gaitid.errors import DataError
 
     rng = np.random.default_rng(0)
@@ -302,9 +301,9 @@ def test_inside_all_outlines_at_once_equals_inside_distance_per_outline():
         ref = np.full((xy.shape[0], len(polys)), np.nan)
         for j, c in enumerate(polys):
             ref[ok, j] = inside_distance(xy[ok], c)
-        np.testing.assert_array_equal(_inside_all(xy, polys), ref)
+        np.testing.assert_array_equal(inside_distances(xy, polys), ref)
     with pytest.raises(DataError, match="degenerate"):
-        _inside_all(xy[:10], outlines + [np.zeros((4, 3))])
+        inside_distances(xy[:10], outlines + [np.zeros((4, 3))])
 
 
 def test_inherit_owner_by_hand():

@@ -50,3 +50,38 @@ def inside_distance(p: np.ndarray, polygon: np.ndarray) -> np.ndarray:
     rel = p[:, None, :] - poly[None, :, :]  # (n, m, 2)
     d = sgn * (e[None, :, 0] * rel[..., 1] - e[None, :, 1] * rel[..., 0]) / ln[None, :]
     return d.min(axis=1)
+
+
+def inside_distances(xy: np.ndarray, outlines: list[np.ndarray]) -> np.ndarray:
+    """(n, m) signed distance inside each plate outline (+ inside), NaN where the point is NaN:
+    :func:`inside_distance`'s arithmetic for all outlines at once when they have as many corners
+    (every plate), one outline at a time otherwise."""
+    out = np.full((xy.shape[0], len(outlines)), np.nan)
+    ok = np.all(np.isfinite(xy), axis=1)
+    if len({len(c) for c in outlines}) != 1:
+        for j, c in enumerate(outlines):
+            out[ok, j] = inside_distance(xy[ok], c)
+        return out
+    poly = np.stack([np.asarray(c, float)[:, :2] for c in outlines])  # (m, k, 2)
+    x, y = poly[..., 0], poly[..., 1]
+    area = 0.5 * np.sum(x * np.roll(y, -1, axis=1) - np.roll(x, -1, axis=1) * y, axis=1)
+    if np.any(np.abs(area) < 1e-12):
+        raise DataError("degenerate force-plate outline (zero area corners)")
+    sgn = np.where(area > 0, 1.0, -1.0)
+    e = np.roll(poly, -1, axis=1) - poly  # (m, k, 2) edges
+    ln = np.linalg.norm(e, axis=2)
+    pts = xy[ok]
+    dist = np.empty((pts.shape[0], len(outlines)))
+    ex, ey = e[None, ..., 0], e[None, ..., 1]
+    for a in range(0, pts.shape[0], 65536):  # (chunk, m, k) temporaries: bounded for hour-long trials
+        # sgn (ex (py - cy) - ey (px - cx)) / |e|, each operation as inside_distance does it, in place
+        rx = np.subtract(pts[a:a + 65536, 0, None, None], poly[None, ..., 0])
+        ry = np.subtract(pts[a:a + 65536, 1, None, None], poly[None, ..., 1])
+        ry *= ex
+        rx *= ey
+        ry -= rx
+        ry *= sgn[None, :, None]
+        ry /= ln[None]
+        dist[a:a + 65536] = ry.min(axis=2)
+    out[ok] = dist
+    return out

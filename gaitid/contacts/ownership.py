@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gaitid.contacts.geometry import distance_to_triangle, inside_distance
+from gaitid.contacts.geometry import distance_to_triangle, inside_distances
 from gaitid.errors import DataError
 from gaitid.model.gait_markers import GaitMarkers
 from gaitid.trial import Trial
@@ -106,41 +106,6 @@ class PlateOwnership:
                 out.append(f"{what} for {k / self.rate:.2f} s" if c != 2 else f"{what} for {k} frame"
                            + ("s" if k > 1 else ""))
         return out
-
-
-def _inside_all(xy: np.ndarray, outlines: list[np.ndarray]) -> np.ndarray:
-    """(n, m) signed distance inside each plate outline (+ inside), NaN where the point is NaN:
-    :func:`inside_distance`'s arithmetic for all outlines at once when they have as many corners
-    (every plate), one outline at a time otherwise."""
-    out = np.full((xy.shape[0], len(outlines)), np.nan)
-    ok = np.all(np.isfinite(xy), axis=1)
-    if len({len(c) for c in outlines}) != 1:
-        for j, c in enumerate(outlines):
-            out[ok, j] = inside_distance(xy[ok], c)
-        return out
-    poly = np.stack([np.asarray(c, float)[:, :2] for c in outlines])  # (m, k, 2)
-    x, y = poly[..., 0], poly[..., 1]
-    area = 0.5 * np.sum(x * np.roll(y, -1, axis=1) - np.roll(x, -1, axis=1) * y, axis=1)
-    if np.any(np.abs(area) < 1e-12):
-        raise DataError("degenerate force-plate outline (zero area corners)")
-    sgn = np.where(area > 0, 1.0, -1.0)
-    e = np.roll(poly, -1, axis=1) - poly  # (m, k, 2) edges
-    ln = np.linalg.norm(e, axis=2)
-    pts = xy[ok]
-    dist = np.empty((pts.shape[0], len(outlines)))
-    ex, ey = e[None, ..., 0], e[None, ..., 1]
-    for a in range(0, pts.shape[0], 65536):  # (chunk, m, k) temporaries: bounded for hour-long trials
-        # sgn (ex (py - cy) - ey (px - cx)) / |e|, each operation as inside_distance does it, in place
-        rx = np.subtract(pts[a:a + 65536, 0, None, None], poly[None, ..., 0])
-        ry = np.subtract(pts[a:a + 65536, 1, None, None], poly[None, ..., 1])
-        ry *= ex
-        rx *= ey
-        ry -= rx
-        ry *= sgn[None, :, None]
-        ry /= ln[None]
-        dist[a:a + 65536] = ry.min(axis=2)
-    out[ok] = dist
-    return out
 
 
 def _sole_points(heel: np.ndarray, toe: np.ndarray, half_width: float) -> list[tuple[int, np.ndarray]]:
@@ -245,7 +210,7 @@ def plate_ownership(trial: Trial, markers: GaitMarkers, threshold: float = CONTA
     for side, pts in feet.items():
         for key in ("heel", "toe"):
             x = pts[key]
-            d = _inside_all(x[:, :2], outlines)
+            d = inside_distances(x[:, :2], outlines)
             # the surface under the marker: the highest plate it is over and not below
             over = (d >= -plate_tolerance) & (heights[None, :] <= x[:, 2:3] + BELOW)
             support = np.where(over, heights[None, :], -np.inf).max(axis=1, initial=-np.inf)
@@ -255,7 +220,7 @@ def plate_ownership(trial: Trial, markers: GaitMarkers, threshold: float = CONTA
             # standing height: over the plates when it stands on them often enough (stairs: the
             # unplated steps are at unknown heights), else over the floor
             pool = rel[on_plate & np.isfinite(rel)] if np.sum(on_plate & np.isfinite(rel)) >= 10 else rel
-            stand = np.nanpercentile(pool, 2) if np.isfinite(pool).any() else np.nan
+            stand = np.percentile(pool[~np.isnan(pool)], 2) if np.isfinite(pool).any() else np.nan  # (nanpercentile)
             geo[side, key] = dict(x=x, d=d, stand=stand, on_plate=on_plate,
                                   which=np.where(over, heights[None, :], -np.inf).argmax(1),
                                   height=rel - stand,
@@ -286,7 +251,7 @@ def plate_ownership(trial: Trial, markers: GaitMarkers, threshold: float = CONTA
         nr = np.zeros((n, m), bool)
         ov = np.zeros((n, m), bool)
         sole = _sole_points(pts["heel"], pts["toe"], sole_half_width)
-        dist = _inside_all(np.concatenate([xy for _, xy in sole]), outlines).reshape(len(sole), n, m)
+        dist = inside_distances(np.concatenate([xy for _, xy in sole]), outlines).reshape(len(sole), n, m)
         for k in (0, 1):  # the heel's points, then the toe's
             g = geo[side, ("heel", "toe")[k]]
             surf_v = np.where(g["on_plate"][:, None], vel[g["which"]] if m else 0.0, 0.0)

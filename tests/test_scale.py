@@ -42,6 +42,26 @@ def test_normalised_cycles_equal_each_cycles_own_normalisation():
     assert np.isnan(arrays["Left"]["v"]).any()  # the NaN samples reached their neighbours
 
 
+def test_normalised_cycles_of_a_long_trial_in_column_blocks_equal_each_cycles_own():
+    """A trial too long to stack all its curves at once (200,000 samples x 61 columns: several
+    blocks of columns) gives each cycle exactly its own normalisation, the last block included."""
+    t = np.arange(200_000) / 100.0
+    rng = np.random.default_rng(5)
+    curves = {f"V{k}": rng.normal(size=(t.size, 3)) for k in range(20)}
+    curves["S"] = rng.normal(size=t.size)
+    ev = [Event(lab, "Left", time, round(time * 100) + 1) for start in (0.3, 1500.0)
+          for k in range(3) for lab, time in (("Foot Strike", start + 1.1 * k), ("Foot Off", start + 0.65 + 1.1 * k))]
+    cyc = C.gait_cycles(ev)
+    assert t.size * 61 > 1 << 22  # more than one block
+    arrays = C.normalised_cycles({"Left": curves}, t, cyc)
+    assert len(cyc) == 5 and list(arrays["Left"]) == list(curves)  # (one cycle spans the long gap)
+    for i, c in enumerate(cyc):
+        for name, v in curves.items():
+            got = arrays["Left"][name][i]
+            ref = C.time_normalise(v.reshape(t.size, -1), t, c.start_time, c.end_time).reshape(got.shape)
+            np.testing.assert_array_equal(got, ref)
+
+
 def test_curves_table_built_when_asked_and_equal_to_cycle_curves(result):
     assert "_curves" not in vars(result) or vars(result)["_curves"] is None  # process() did not build it
     ref = C.cycle_curves(result.outputs.curves, result.trial.time, result.cycles, result.outputs.units)

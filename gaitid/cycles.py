@@ -270,31 +270,19 @@ def normalised_cycles(curves: Mapping[str, Mapping[str, np.ndarray]], time: np.n
             if a.shape[0] != time.shape[0]:
                 raise DataError(f"curve has {a.shape[0]} samples but the time base {time.shape[0]}")
             arrays[name] = a
-        # the variables stacked in blocks of columns (at most about 32 MB: an hour-long trial's curves are
-        # never copied whole; a trial of a few minutes is one block) and interpolated a block at once
-        where = bracket(time, at)
-        names = list(arrays)
-        width = max(1, (1 << 22) // time.shape[0])  # columns per block
-        out[side] = {}
-        start = 0
-        while start < len(names):
-            chunk, cols = [], 0
-            while start < len(names) and (not chunk or cols + _width(arrays[names[start]]) <= width):
-                chunk.append(names[start])
-                cols += _width(arrays[names[start]])
-                start += 1
-            block = interpolate(np.column_stack([arrays[name].reshape(time.shape[0], -1) for name in chunk]),
-                                time, at, where)
-            col = 0
+        # the curves stacked in blocks of columns (about 32 MB at most: an hour-long trial's curves are never
+        # copied whole; a trial of a few minutes is one block), each block interpolated at once
+        flat = {name: a.reshape(time.shape[0], -1) for name, a in arrays.items()}
+        block_of = (np.cumsum([f.shape[1] for f in flat.values()]) - 1) // max(1, (1 << 22) // time.shape[0])
+        where, out[side] = bracket(time, at), {}
+        for b in np.unique(block_of):
+            chunk = [name for name, k in zip(flat, block_of) if k == b]
+            block, col = interpolate(np.column_stack([flat[name] for name in chunk]), time, at, where), 0
             for name in chunk:
-                a, k = arrays[name], _width(arrays[name])
-                out[side][name] = block[:, col:col + k].reshape((len(own), n_points) + a.shape[1:])
+                k = flat[name].shape[1]
+                out[side][name] = block[:, col:col + k].reshape((len(own), n_points) + arrays[name].shape[1:])
                 col += k
     return out
-
-
-def _width(a: np.ndarray) -> int:
-    return a.shape[1] if a.ndim == 2 else 1
 
 
 def curve_rows(arrays: Mapping[str, Mapping[str, np.ndarray]], cycles: list[Cycle],

@@ -451,7 +451,7 @@ def _parameter_columns(curves, events: CycleEvents, *, convention, frame, units,
         return np.repeat(np.array(values, dtype=object), n)
 
     return {
-        "side": np.full(k * n, side, dtype=object), "cycle": np.tile(cycles, k),
+        "side": np.tile(np.broadcast_to(np.asarray(side, dtype=object), (n,)), k), "cycle": np.tile(cycles, k),
         "parameter": text([d.name for _, d in used]), "variable": text([d.variable for _, d in used]),
         "component": text([d.component for _, d in used]), "value": value,
         "unit": text([units.get(d.variable, "deg" if d.variable.endswith("Angles") else "") for _, d in used]),
@@ -588,15 +588,21 @@ def clinical_columns(curves: Mapping[str, tuple[Mapping[str, np.ndarray], Mappin
     events_all = [column(name) for name in ("foot_off_pct", "opposite_off_pct", "opposite_strike_pct",
                                              "start_time_s", "end_time_s")]
     kinematic_only = tuple(d for d in definitions if not d.kinetic)
-    parts = []
+    groups = []  # (side label(s), rows of ``cycles``, curves, units)
     for side in ("Left", "Right"):
         rows = np.flatnonzero(sides == side)
-        if side not in curves or not rows.size:
-            continue
-        arrays, units = curves[side]
+        if side in curves and rows.size:
+            groups.append((side, rows, *curves[side]))
+    if len(groups) == 2 and _stackable(groups[0][2], groups[1][2]) and groups[0][3] == groups[1][3]:
+        # both sides in one pass: their cycles are rows like any other
+        (_, rl, al, units), (_, rr, ar, _) = groups
+        groups = [(np.repeat(np.array(["Left", "Right"], dtype=object), [rl.size, rr.size]), np.concatenate([rl, rr]),
+                   {k: np.concatenate([al[k], ar[k]]) for k in al}, units)]
+    parts = []
+    for side, rows, arrays, units in groups:
         kinetic = kinetic_all[rows] if kinetic_all is not None else np.ones(rows.size, bool)
-        # every definition on every cycle of the side in one pass (rows are independent), then the
-        # kinetic definitions kept on the kinetic cycles only
+        # every definition on every cycle in one pass (rows are independent), then the kinetic
+        # definitions kept on the kinetic cycles only
         defs = definitions if kinetic.any() else kinematic_only
         part = _parameter_columns(arrays, CycleEvents(*(e[rows] if e is not None else np.full(rows.size, np.nan)
                                                         for e in events_all)),
@@ -614,6 +620,11 @@ def clinical_columns(curves: Mapping[str, tuple[Mapping[str, np.ndarray], Mappin
     side_rank = (cols["side"] == "Right").astype(int)  # 'Left' < 'Right', as a sort of the names
     keep = np.lexsort((rank, side_rank, cols["cycle"].astype(np.int64)))
     return {k: v[keep] for k, v in cols.items()}
+
+
+def _stackable(a: Mapping[str, np.ndarray], b: Mapping[str, np.ndarray]) -> bool:
+    """The two sides' curves have the same variables, each of the same shape but the cycles."""
+    return list(a) == list(b) and all(np.shape(a[k])[1:] == np.shape(b[k])[1:] for k in a)
 
 
 def _text(values: np.ndarray) -> pd.Series:

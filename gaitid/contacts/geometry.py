@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from gaitid.errors import DataError
@@ -63,16 +65,9 @@ def inside_distances(xy: np.ndarray, outlines: list[np.ndarray]) -> np.ndarray:
             out[ok, j] = inside_distance(xy[ok], c)
         return out
     poly = np.stack([np.asarray(c, float)[:, :2] for c in outlines])  # (m, k, 2)
-    x, y = poly[..., 0], poly[..., 1]
-    area = 0.5 * np.sum(x * np.roll(y, -1, axis=1) - np.roll(x, -1, axis=1) * y, axis=1)
-    if np.any(np.abs(area) < 1e-12):
-        raise DataError("degenerate force-plate outline (zero area corners)")
-    sgn = np.where(area > 0, 1.0, -1.0)
-    e = np.roll(poly, -1, axis=1) - poly  # (m, k, 2) edges
-    ln = np.linalg.norm(e, axis=2)
+    sgn, ex, ey, ln = _edges(poly.shape, poly.tobytes())
     pts = xy[ok]
     dist = np.empty((pts.shape[0], len(outlines)))
-    ex, ey = e[None, ..., 0], e[None, ..., 1]
     for a in range(0, pts.shape[0], 65536):  # (chunk, m, k) temporaries: bounded for hour-long trials
         # sgn (ex (py - cy) - ey (px - cx)) / |e|, each operation as inside_distance does it, in place
         rx = np.subtract(pts[a:a + 65536, 0, None, None], poly[None, ..., 0])
@@ -81,7 +76,23 @@ def inside_distances(xy: np.ndarray, outlines: list[np.ndarray]) -> np.ndarray:
         rx *= ey
         ry -= rx
         ry *= sgn[None, :, None]
-        ry /= ln[None]
+        ry /= ln
         dist[a:a + 65536] = ry.min(axis=2)
     out[ok] = dist
+    return out
+
+
+@lru_cache(maxsize=64)
+def _edges(shape: tuple[int, ...], corners: bytes) -> tuple[np.ndarray, ...]:
+    """Orientation sign (m,), edge vectors' x and y (1, m, k) and lengths (1, m, k) of outlines
+    (m, k, 2) given as bytes: a trial's plates are the same in every call (read-only arrays)."""
+    poly = np.frombuffer(corners).reshape(shape)
+    x, y = poly[..., 0], poly[..., 1]
+    area = 0.5 * np.sum(x * np.roll(y, -1, axis=1) - np.roll(x, -1, axis=1) * y, axis=1)
+    if np.any(np.abs(area) < 1e-12):
+        raise DataError("degenerate force-plate outline (zero area corners)")
+    e = np.roll(poly, -1, axis=1) - poly  # (m, k, 2) edges
+    out = (np.where(area > 0, 1.0, -1.0), e[None, ..., 0], e[None, ..., 1], np.linalg.norm(e, axis=2)[None])
+    for a in out:
+        a.setflags(write=False)
     return out

@@ -85,7 +85,8 @@ def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def unit(v: np.ndarray) -> np.ndarray:
     """v / |v| along the last axis; NaN where v is NaN or shorter than 1e-12."""
-    n = np.linalg.norm(v, axis=-1, keepdims=True)
+    v = np.asarray(v, float)
+    n = np.sqrt(np.add.reduce(v * v, axis=-1, keepdims=True))  # numpy.linalg.norm's sum, without its overhead
     with np.errstate(invalid="ignore", divide="ignore"):
         u = v / n
     u[~np.isfinite(u).all(axis=-1) | (n[..., 0] < 1e-12)] = np.nan

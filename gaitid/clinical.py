@@ -594,8 +594,8 @@ def clinical_columns(curves: Mapping[str, tuple[Mapping[str, np.ndarray], Mappin
         if side in curves and rows.size:
             groups.append((side, rows, *curves[side]))
     if len(groups) == 2 and _stackable(groups[0][2], groups[1][2]) and groups[0][3] == groups[1][3] and \
-            sum(np.asarray(a).nbytes for _, _, arrays, _ in groups for a in arrays.values()) <= 1 << 23:
-        # both sides in one pass, their cycles rows like any other (when small: a long trial's two
+            sum(np.asarray(a).nbytes for _, _, arrays, _ in groups for a in arrays.values()) <= 1 << 21:
+        # both sides in one pass, their cycles rows like any other (when small, 2 MB: a long trial's two
         # sides are not copied into one block, and its per-call cost is nothing beside its work)
         (_, rl, al, units), (_, rr, ar, _) = groups
         groups = [(np.repeat(np.array(["Left", "Right"], dtype=object), [rl.size, rr.size]), np.concatenate([rl, rr]),

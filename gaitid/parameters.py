@@ -44,8 +44,6 @@ from gaitid.trial import Trial
 from gaitid.vocabulary import SIDES, other_side
 
 
-_PARAM_COLS = ["side", "cycle", "parameter", "variable", "component", "value", "unit", "percent"]
-_TEXT = ("side", "parameter", "variable", "component", "unit")  # plain strings: see gaitid.clinical._text
 _SPATIOTEMPORAL = (("stride_time", "s"), ("cadence", "steps/min"), ("stride_length", "m"), ("walking_speed", "m/s"),
                    ("step_time", "s"), ("step_length", "m"), ("stance", "%"), ("swing", "%"),
                    ("opposite_foot_off", "%"), ("opposite_foot_strike", "%"), ("double_support", "%"),

@@ -46,7 +46,7 @@ import pandas as pd
 
 from gaitid.contacts.contact import FootContact
 from gaitid.contacts.geometry import distance_to_triangle, inside_distances
-from gaitid.contacts.intervals import ContactInterval, trial_intervals
+from gaitid.contacts.intervals import trial_intervals
 from gaitid.contacts.ownership import PlateOwnership, plate_ownership
 from gaitid.contacts.treadmill import treadmill_contacts, treadmill_mode
 from gaitid.errors import SettingsError

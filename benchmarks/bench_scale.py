@@ -22,6 +22,9 @@ and peak memory per frame as the trial grows, and the wall time of ``gaitid run 
    interpreter each time: imports included, from compiled bytecode as an installed gaitid has it;
    median of 5 after a warm-up run) and of ``import gaitid.pipeline``.
 
+4. Batch: ``bench_batch.py`` run for the same checkouts (``--base`` first), so one command prints
+   the ``--jobs 2`` / ``--jobs 1`` speed-up with and without reports too (``--batch-rounds``).
+
 The generated trials are cached in ``--data`` (default: a ``bench_scale`` folder in the temporary
 directory). The machine is shared: compare ratios measured in the same run.
 """
@@ -200,7 +203,8 @@ def main() -> None:
                     "needed about 30 kB per frame: 1000x would take 11 GB)")
     ap.add_argument("--hour", action="store_true", help="also the one-hour treadmill trial (this checkout)")
     ap.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "bench_scale")
-    ap.add_argument("--skip", default="", help="comma list of parts to skip: ratio, scale, cli")
+    ap.add_argument("--skip", default="", help="comma list of parts to skip: ratio, scale, cli, batch")
+    ap.add_argument("--batch-rounds", type=int, default=2, help="rounds of the batch speed-up (bench_batch.py)")
     args = ap.parse_args()
     skip = set(filter(None, args.skip.split(",")))
     lengths = [int(x) for x in args.lengths.split(",")]
@@ -221,6 +225,11 @@ def main() -> None:
                 out = Path(tmp) / repo.name
                 out.mkdir(exist_ok=True)
                 cli(repo, out)
+    if "batch" not in skip:
+        print("== batch speed-up (bench_batch.py)", flush=True)
+        codes = [a for repo, _ in repos for a in ("--code", str(repo))]
+        subprocess.run([sys.executable, str(Path(__file__).with_name("bench_batch.py")), "--rounds",
+                        str(args.batch_rounds), *codes], check=True)
 
 
 if __name__ == "__main__":

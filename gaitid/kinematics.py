@@ -178,8 +178,18 @@ def derivative(x: np.ndarray, rate: float) -> np.ndarray:
     dt = 1.0 / rate
     for s, e in nan_runs(finite):
         if e - s >= 3:
-            out[s:e] = np.gradient(flat[s:e], dt, axis=0, edge_order=2)
+            out[s:e] = _gradient(flat[s:e], dt)
     return out.reshape(shape)
+
+
+def _gradient(f: np.ndarray, dx: float) -> np.ndarray:
+    """numpy.gradient(f, dx, axis=0, edge_order=2) for uniform spacing, its arithmetic term by term
+    (bit for bit, tested), without its argument handling; f has at least 3 rows."""
+    out = np.empty_like(f)
+    out[1:-1] = (f[2:] - f[:-2]) / (2. * dx)
+    out[0] = (-1.5 / dx) * f[0] + (2. / dx) * f[1] + (-0.5 / dx) * f[2]
+    out[-1] = (0.5 / dx) * f[-3] + (-2. / dx) * f[-2] + (1.5 / dx) * f[-1]
+    return out
 
 
 def second_derivative(x: np.ndarray, rate: float) -> np.ndarray:

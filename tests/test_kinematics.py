@@ -227,3 +227,26 @@ def test_orthonormalise_returns_the_nearest_rotation_and_keeps_nan():
     np.testing.assert_allclose(out[0].T @ out[0], np.eye(3), atol=1e-12)
     assert np.linalg.det(out[0]) == pytest.approx(1.0)
     assert np.abs(out[0] - R[0]).max() < 2e-3 and np.isnan(out[1]).all()
+
+
+def test_cross_and_gradient_are_numpys_arithmetic_bit_for_bit():
+    """kinematics.cross and the derivative's gradient reproduce numpy.cross and numpy.gradient
+    (uniform spacing, edge_order=2) exactly, broadcasting and NaN included: they only skip numpy's
+    argument handling."""
+    from gaitid.kinematics import _gradient, cross
+
+    rng = np.random.default_rng(7)
+    for sa, sb in [((500, 3), (500, 3)), ((500, 3), (3,)), ((3,), (3,)), ((4, 5, 3), (5, 3)), ((1, 7, 3), (9, 1, 3))]:
+        a = rng.normal(size=sa) * 10 ** rng.uniform(-5, 5, size=sa)
+        b = rng.normal(size=sb)
+        a.flat[0] = np.nan
+        ref = np.cross(a, b)
+        got = cross(a, b)
+        assert got.shape == ref.shape and got.dtype == ref.dtype
+        np.testing.assert_array_equal(got, ref)
+    with pytest.raises(ValueError):
+        cross(np.zeros((4, 2)), np.zeros((4, 2)))
+    for n, c in [(3, 1), (4, 9), (381, 27), (1000, 3)]:
+        f = rng.normal(size=(n, c)).cumsum(axis=0)
+        for dx in (0.01, 1 / 120, 1 / 148.0):
+            np.testing.assert_array_equal(_gradient(f, dx), np.gradient(f, dx, axis=0, edge_order=2))

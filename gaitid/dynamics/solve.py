@@ -96,7 +96,8 @@ def _check_body(body: Body, n: int, name: str) -> tuple[float | np.ndarray, np.n
         sample = inertia[None]
     if not np.isfinite(inertia).all():
         raise DataError(f"{name}: inertia_seg has non-finite entries")
-    if not np.allclose(sample, np.swapaxes(sample, -1, -2), rtol=1e-9, atol=1e-12):
+    swapped = np.swapaxes(sample, -1, -2)  # (numpy.allclose's test, rtol 1e-9, atol 1e-12: the entries are finite)
+    if not np.all(np.abs(sample - swapped) <= 1e-12 + 1e-9 * np.abs(swapped)):
         raise DataError(f"{name}: inertia_seg is not symmetric")
     if np.linalg.eigvalsh(sample).min() < 0:
         raise DataError(f"{name}: inertia_seg is not positive semi-definite (a negative principal moment)")

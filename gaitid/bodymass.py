@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gaitid.butterworth import butter_sections, zero_phase_filter
+from gaitid.butterworth import butter_sections, default_padlen, zero_phase_filter
 from gaitid.contacts import FootContact, ground_points, inside_distance
 from gaitid.errors import DataError
 from gaitid.model.gait_markers import GaitMarkers
@@ -155,11 +155,11 @@ def _trunk_vertical_acceleration(trial: Trial, frames: np.ndarray, pad_s: float 
     if not keep.any():
         return None
     zc = z[span][:, keep].mean(axis=1)
-    pad = 3 * (4 + 1)  # scipy.signal.filtfilt's default for a 4th-order (b, a) design
-    if zc.size <= pad:
+    filter_pad = default_padlen(4)
+    if zc.size <= filter_pad:
         return None
     out = np.full(n, np.nan)
-    smooth = zero_phase_filter(butter_sections(4, COM_CUTOFF_HZ, rate), zc, pad)
+    smooth = zero_phase_filter(butter_sections(4, COM_CUTOFF_HZ, rate), zc, filter_pad)
     out[span] = np.gradient(np.gradient(smooth)) * rate**2
     return out
 

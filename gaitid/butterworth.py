@@ -52,6 +52,12 @@ def butter_sections(order: int, cutoff: float, rate: float) -> list[tuple[np.nda
     return sections
 
 
+def default_padlen(order: int) -> int:
+    """scipy.signal.filtfilt's default padding for a Butterworth of ``order`` given as (b, a):
+    3 x the number of coefficients."""
+    return 3 * (order + 1)
+
+
 def zero_phase_filter(sections: list[tuple[np.ndarray, np.ndarray]], x: np.ndarray, padlen: int) -> np.ndarray:
     """``x`` (n, ...) filtered by the cascade ``sections`` forward, then backward, along axis 0
     (scipy.signal.sosfiltfilt, and filtfilt of the whole (b, a), with padtype='odd'): ``padlen``

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gaitid.butterworth import butter_sections, zero_phase_filter
+from gaitid.butterworth import butter_sections, default_padlen, zero_phase_filter
 from gaitid.errors import SettingsError
 
 __all__ = [
@@ -154,7 +154,7 @@ def butter_lowpass(x: np.ndarray, rate: float, cutoff: float | None = 6.0, order
     sections = butter_sections(order // 2, wc, rate)
     flat, shape = _as_2d(x)
     out = np.full_like(flat, np.nan)
-    default_pad = 3 * (order // 2 + 1)  # scipy.signal.filtfilt's default for the (b, a) design
+    default_pad = default_padlen(order // 2)
     finite = np.isfinite(flat)
     # columns sharing a missing-data pattern (x, y, z of a marker; markers seen together) go together
     patterns: dict[bytes, list[int]] = {}

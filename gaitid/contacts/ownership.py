@@ -322,7 +322,7 @@ def plate_ownership(trial: Trial, markers: GaitMarkers, threshold: float = CONTA
             surf_v = np.where(g["on_plate"][:, None], vel[g["which"]] if m else 0.0, 0.0)
             speed = np.linalg.norm(g["vel"] - surf_v, axis=1)
             grounded = (g["height"] <= ground_clearance) & (speed <= ground_speed)
-            outside = np.all(~(g["d"] >= -plate_tolerance), axis=1)  # (NaN: outside) if m else np.ones(n, bool)
+            outside = np.all(~(g["d"] >= -plate_tolerance), axis=1)  # off every plate (a NaN distance: off)
             off |= grounded & outside
         hit = off & t.any(axis=1) & (prob == 0)
         prob[hit] = 4

@@ -28,9 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.interpolate import interp1d
-
 from gaitid.clinical import curve_matrices
+from gaitid.cycles import interpolate
 from gaitid.errors import DataError
 
 GPS_VARIABLES: tuple[tuple[str, str, str], ...] = (
@@ -128,11 +127,13 @@ class GDIBasis:
 
 
 def resample(values: np.ndarray, percent: np.ndarray, to: np.ndarray = SCORE_PERCENT) -> np.ndarray:
-    """Curves (..., P) sampled at ``percent`` (P,) resampled linearly at ``to`` (NaN next to NaN)."""
+    """Curves (..., P) sampled at ``percent`` (P,, ascending) resampled linearly at ``to`` (NaN
+    outside and next to NaN: scipy's ``interp1d`` rule and arithmetic, by :func:`gaitid.cycles.interpolate`,
+    which does not import scipy.interpolate: half a second on a report's first use)."""
     percent = np.asarray(percent, float)
     if percent.shape == to.shape and np.allclose(percent, to):
         return np.asarray(values, float)
-    return interp1d(percent, np.asarray(values, float), axis=-1, bounds_error=False, fill_value=np.nan)(to)
+    return np.moveaxis(interpolate(np.moveaxis(np.asarray(values, float), -1, 0), percent, np.asarray(to, float)), 0, -1)
 
 
 def kinematic_curves(curves: pd.DataFrame, side: str) -> tuple[np.ndarray, list]:

@@ -641,3 +641,24 @@ def test_a_norms_setting_is_parsed_once_per_file_version_and_always_registered(s
                                first.curves.loc[old, "mean"].to_numpy() + 1.0, atol=1e-9)
     with pytest.raises(FileFormatError, match="not found"):
         read_norms_setting(tmp_path / "missing.toml", "internal")
+
+
+def test_score_resampling_is_scipy_interp1d_bit_for_bit():
+    """The scores' 101 -> 51 point resampling (numpy, so a report does not import
+    scipy.interpolate) gives interp1d's values exactly: NaN next to a NaN sample and outside."""
+    from scipy.interpolate import interp1d
+
+    from gaitid.scores import SCORE_PERCENT, resample
+
+    rng = np.random.default_rng(7)
+    values = rng.normal(size=(4, 9, 101)) * 30.0
+    values[0, 2, 40] = np.nan
+    values[3, :, 0] = np.nan
+    percent = np.linspace(0.0, 100.0, 101)
+    for pct, to in [(percent, SCORE_PERCENT), (percent * 0.98 + 1.0, SCORE_PERCENT),
+                    (np.sort(rng.uniform(0, 100, 101)), np.linspace(-5.0, 105.0, 37))]:
+        expected = interp1d(pct, values, axis=-1, bounds_error=False, fill_value=np.nan)(to)
+        got = resample(values, pct, to)
+        assert got.shape == expected.shape
+        np.testing.assert_array_equal(got, expected)
+        assert np.isnan(got).any()

@@ -429,6 +429,31 @@ def test_session_reports_in_the_workers_and_none_for_a_lone_trial(tmp_path):
     assert (out / "batch_cycles.csv").exists()
 
 
+_FIRST_REPORT_IMPORTS = r"""
+import importlib, sys, tempfile
+from gaitid.batch.workers import _modules
+for name in _modules(True):
+    importlib.import_module(name)
+from gaitid.pipeline import process
+result = process(sys.argv[1])
+before = set(sys.modules)
+result.report(tempfile.mkdtemp())
+print(",".join(sorted(set(sys.modules) - before)))
+"""
+
+
+def test_batch_workers_preload_every_module_a_report_imports():
+    """The modules a batch imports before its workers fork are all a report needs: a worker's first
+    report imports nothing more (it used to import scipy.interpolate through the norms: a second)."""
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, "-c", _FIRST_REPORT_IMPORTS, str(sample_data_dir() / "walk_synthetic.c3d")],
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == ""
+
+
 _TIME_LIMIT_IN_A_THREAD = r"""
 import cProfile, json, sys, threading, time
 from gaitid.batch.budget import OutOfTime, time_limit

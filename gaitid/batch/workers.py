@@ -3,6 +3,7 @@ costs only the task it was running (see docs/sessions.md)."""
 
 from __future__ import annotations
 
+import importlib
 import multiprocessing
 import os
 import signal
@@ -14,14 +15,18 @@ from typing import Callable
 GRACE_S = 10.0  # a worker still busy this long after its trial's time budget is killed
 
 
-def _preload(report: bool) -> None:
-    """Import what a trial (and its report) needs."""
-    import gaitid.pipeline  # noqa: F401
+def _modules(report: bool) -> list[str]:
+    """What a trial (and its report) imports."""
+    if not report:
+        return ["gaitid.pipeline"]
+    from gaitid.report import MODULES
 
-    if report:
-        import gaitid.report.html  # noqa: F401
-        import gaitid.report.pdf  # noqa: F401
-        import gaitid.report.plots  # noqa: F401
+    return ["gaitid.pipeline", *MODULES]
+
+
+def _preload(report: bool) -> None:
+    for name in _modules(report):
+        importlib.import_module(name)
 
 
 def _worker_main(conn, report: bool, memory: int | None) -> None:
@@ -76,8 +81,7 @@ class WorkerPool:
         if self.ctx.get_start_method() == "fork":  # import once here: every worker shares it
             _preload(report)
         elif self.ctx.get_start_method() == "forkserver":
-            self.ctx.set_forkserver_preload(["gaitid.pipeline", *(["gaitid.report.pdf", "gaitid.report.html",
-                                                                   "gaitid.report.plots"] if report else [])])
+            self.ctx.set_forkserver_preload(_modules(report))
         self.workers: list[_Worker] = []
         self.queue: deque = deque()
 

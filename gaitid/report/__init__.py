@@ -20,6 +20,10 @@ from pathlib import Path
 from gaitid.errors import GaitIDError, SettingsError
 
 FORMATS = ("pdf", "html")
+# every module a report imports on its first call (a batch imports them before its workers fork)
+MODULES = ("gaitid.report.data", "gaitid.report.html", "gaitid.report.normative", "gaitid.report.pages",
+           "gaitid.report.pdf", "gaitid.report.plots", "gaitid.report.profile", "reportlab.pdfgen.canvas",
+           "reportlab.pdfbase.pdfmetrics")
 
 
 def _safe_name(name: str) -> str:

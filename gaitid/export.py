@@ -110,27 +110,40 @@ def write_tables(result, outdir: str | os.PathLike, fmt: str = "csv") -> list[Pa
     return written
 
 
-def _csv_options():
+def _csv_options(header: bool = True):
     import pyarrow.csv as pacsv
 
-    return pacsv.WriteOptions()  # pyarrow's default: text quoted, numbers and empty (NaN) fields not
+    return pacsv.WriteOptions(include_header=header)  # pyarrow's default: text quoted, numbers and empty
+    # (NaN) fields not
 
 
-def write_csv(table: pd.DataFrame, path) -> None:
+def write_csv(table: pd.DataFrame, path, header: bool = True) -> None:
     """A table as CSV through pyarrow's writer (C++: several times pandas' speed; numbers in their
-    shortest round-trip form, NaN an empty field, booleans true/false); pandas for mixed columns."""
+    shortest round-trip form, NaN an empty field, booleans true/false); pandas for mixed columns.
+    ``path``: a path or a binary file; ``header=False``: the rows only."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
     if table.shape[1] == 0:
-        return table.to_csv(path, index=False)
+        return table.to_csv(path, index=False, header=header)
     try:
         arrow = pa.Table.from_pandas(_stringify_objects(table), preserve_index=False)
     except (pa.ArrowInvalid, pa.ArrowTypeError):
-        return table.to_csv(path, index=False)
+        return table.to_csv(path, index=False, header=header)
     arrow = arrow.cast(pa.schema([pa.field(f.name, f.type.value_type) if pa.types.is_dictionary(f.type) else f
                                   for f in arrow.schema]))
-    pacsv.write_csv(arrow, path, write_options=_csv_options())
+    pacsv.write_csv(arrow, path, write_options=_csv_options(header))
+
+
+def write_columns(columns: dict, path, header: bool = True) -> None:
+    """A table given as its columns (``{name: numpy array or list}``, in order) written as
+    :func:`write_csv` writes a DataFrame of them (NaN and None an empty field), without building
+    the DataFrame."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    table = pa.Table.from_arrays([pa.array(v, from_pandas=True) for v in columns.values()], names=list(columns))
+    pacsv.write_csv(table, path, write_options=_csv_options(header))
 
 
 def write_frames(result, path, fmt: str = "csv") -> None:

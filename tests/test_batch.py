@@ -142,6 +142,78 @@ def test_combined_cycle_table_across_trials(session, tmp_path):
     assert (out / "batch_cycles.csv").stat().st_mtime_ns == stamp  # nothing changed: not rewritten
 
 
+def _combined_reference(summary: pd.DataFrame, tmp: Path) -> dict[str, bytes]:
+    """The combined tables by their definition: every processed trial's curves (one row per curve)
+    and parameters tables read back, with its identity columns, concatenated by pandas and
+    written once (how gaitid built them before each trial's job wrote its own rows)."""
+    from gaitid.batch import spreadsheet_safe
+    from gaitid.export import write_csv
+
+    def read(path):
+        table = pd.read_csv(path, engine="pyarrow")
+        for col in ("component", "unit", "variable", "parameter", "side"):
+            if col in table.columns:
+                table[col] = table[col].fillna("").astype(str)
+        return table
+
+    parts = {"curves": [], "parameters": []}
+    for _, row in summary[summary["status"].isin(["ok", "skipped"])].iterrows():
+        stem = Path(row["path"]).stem
+        ident = {"subject": row["subject"], "session": row["session"], "trial": stem, "path": row["path"]}
+        for kind in parts:
+            table = read(Path(row["outdir"]) / f"{stem}_{kind}.csv")
+            if kind == "curves":
+                table = table.set_index(["side", "cycle", "kinetic", "variable", "component", "unit", "percent"])[
+                    "value"].unstack("percent")
+                table.columns = [f"pct_{p:g}" for p in table.columns]
+                table = table.reset_index()
+            parts[kind].append(table.assign(**ident)[[*ident, *table.columns]])
+    out = {}
+    for kind, name in (("curves", "batch_cycles"), ("parameters", "batch_parameters")):
+        write_csv(spreadsheet_safe(pd.concat(parts[kind], ignore_index=True), list(ident)), tmp / name)
+        out[name] = (tmp / name).read_bytes()
+    return out
+
+
+def test_combined_tables_from_each_trials_rows_equal_the_tables_concatenated(session, tmp_path):
+    """Each trial's job writes its rows of the combined tables; the tables are those pieces
+    copied one after the other, byte for byte what concatenating the trials' tables gives,
+    including a kinematic-only trial, a trial name a spreadsheet would run, a failed trial, a
+    piece gone and a trial table rewritten since (older columns: laid out on the union)."""
+    from gaitid.batch import plan, write_combined_tables
+    from gaitid.synthetic import write_walkway
+
+    shutil.copy(session / "walk01.c3d", session / "=cmd.c3d")
+    write_walkway(session / "nokin.c3d", n_frames=380, truth=False, max_plate_pairs=0)
+    out = tmp_path / "out"
+    summary = run_batch([session], out, jobs=2, report=False, progress=lambda r: None)
+    ok = summary[summary["status"] == "ok"]
+    assert sorted(ok["trial"]) == ["=cmd", "nokin", "walk01", "walk02"]
+    assert (out / "nokin" / "gaitid-batch_cycles.part").exists()
+    ref = tmp_path / "ref"
+    ref.mkdir()
+    expected = _combined_reference(summary, ref)
+    for name, data in expected.items():
+        assert (out / f"{name}.csv").read_bytes() == data
+    cycles = pd.read_csv(out / "batch_cycles.csv")
+    assert set(cycles["trial"]) == {"'=cmd", "nokin", "walk01", "walk02"}
+    assert not cycles.loc[cycles["trial"] == "nokin", "kinetic"].any()
+
+    (out / "walk01" / "gaitid-batch_cycles.part").unlink()  # a piece gone: made again from the table
+    params = out / "walk02" / "walk02_parameters.csv"  # a table rewritten since, without two columns
+    old = pd.read_csv(params).drop(columns=["note", "phase"])
+    old["value"] *= 2.0
+    old.to_csv(params, index=False)
+    todo = plan([session], out)
+    write_combined_tables(todo, summary, out, force=True)
+    expected = _combined_reference(summary, ref)
+    for name, data in expected.items():
+        assert (out / f"{name}.csv").read_bytes() == data
+    table = pd.read_csv(out / "batch_parameters.csv")
+    assert table.loc[table["trial"] == "walk02", "note"].isna().all()
+    assert (out / "walk01" / "gaitid-batch_cycles.part").exists()
+
+
 def test_session_report_input_round_trips_the_curves():
     from gaitid.batch import pack_result, unpack_result
     from gaitid.pipeline import process

@@ -49,7 +49,8 @@ from gaitid.batch.job import (
     unpack_result,
 )
 from gaitid.batch.plan import Job, SubjectOptions, plan, read_pairing
-from gaitid.batch.run import SUMMARY_COLUMNS, run_batch, spreadsheet_safe, write_combined_tables
+from gaitid.batch.run import SUMMARY_COLUMNS, run_batch
+from gaitid.batch.tables import spreadsheet_safe, write_combined_tables
 from gaitid.batch.workers import WorkerPool
 
 __all__ = ["Budget", "Job", "SUMMARY_COLUMNS", "SubjectOptions", "WorkerPool", "check_subject", "describe_plan",

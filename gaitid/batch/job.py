@@ -16,6 +16,7 @@ import numpy as np
 import gaitid
 from gaitid.batch.budget import Budget, OutOfTime, check_memory, time_limit
 from gaitid.batch.plan import Job, SubjectOptions
+from gaitid.batch.tables import CURVE_KEYS, drop_trial_rows, write_trial_rows
 from gaitid.errors import BudgetError, GaitIDError, ModelError
 from gaitid.io.atomic import atomic_path
 from gaitid.pairing import (
@@ -112,9 +113,6 @@ def slim_result(result):
                                curves_summary=None, parameters_summary=None)
 
 
-CURVE_KEYS = ["side", "cycle", "kinetic", "variable", "component", "unit"]
-
-
 def pack_result(result) -> bytes:
     """:func:`slim_result` pickled, its cycle curves stored as one row of values per curve
     (the long table rebuilt by :func:`unpack_result`): a few hundred kB per trial."""
@@ -208,6 +206,7 @@ def run_job(job: Job, settings: Settings, mass: float | str | None = None, repor
                                subject_sources=old.get("subject_sources", ""))
                 row["warnings"] = old.get("warnings", "")
                 return row
+        drop_trial_rows(job)  # rewritten below, or made again from the tables if this job stops half way
         with time_limit(budget.seconds):
             check_memory(job.path, budget.memory, budget.memory_source)
             result = _process(job, settings, subject, row)
@@ -278,6 +277,7 @@ def _write_outputs(result, job: Job, report: bool) -> list[str]:
     from gaitid.model.subject import subject_table
 
     result.to_csv(job.outdir)
+    write_trial_rows(result, job)  # its rows of the combined tables, here in the worker
     with atomic_path(job.outdir / f"{result.name}_subject.csv") as tmp:
         subject_table(result.trial.subject).to_csv(tmp, index=False)
     result.to_c3d(job.outdir / f"{result.name}_results.c3d")

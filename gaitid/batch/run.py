@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
 import json
 import os
 import pickle
@@ -20,11 +19,11 @@ import pandas as pd
 import gaitid
 from gaitid.batch.budget import Budget
 from gaitid.batch.cluster import dask_client, dask_scanner, run_dask
-from gaitid.batch.job import CURVE_KEYS, failed_row, run_job, scan_within_budget, unpack_result
+from gaitid.batch.job import failed_row, run_job, scan_within_budget, unpack_result
 from gaitid.batch.plan import Job, SubjectOptions, plan
+from gaitid.batch.tables import spreadsheet_safe, trial_stamp, up_to_date, write_combined_tables
 from gaitid.batch.workers import WorkerPool, describe_death
 from gaitid.errors import GaitIDError, SettingsError
-from gaitid.export import write_csv
 from gaitid.io.atomic import atomic_path
 from gaitid.session import TrialInfo
 from gaitid.settings import Settings
@@ -33,18 +32,6 @@ SUMMARY_COLUMNS = ["trial", "path", "subject", "session", "static", "pairing", "
                    "seconds", "n_cycles", "n_kinetic_cycles", "subject_sources", "outdir"]
 DEFAULT_TIME_LIMIT_S = 3600.0  # per trial; generous (an hour-long trial takes minutes), catches a hang
 MEMORY_SHARE = 0.8  # of the physical memory, shared by the trials processed at once
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet takes such a cell as a formula (OWASP)
-
-
-def spreadsheet_safe(table: pd.DataFrame, columns: Iterable[str] | None = None) -> pd.DataFrame:
-    """``table`` with every text cell of ``columns`` (default: all) that starts with ``= + - @``,
-    a tab or a carriage return prefixed with an apostrophe, as spreadsheet tools expect (OWASP
-    "CSV injection"): a trial named ``=HYPERLINK(...).c3d`` stays text in Excel."""
-    out = table.copy()
-    for col in (columns if columns is not None else out.columns):
-        if col in out.columns and (out[col].dtype == object or pd.api.types.is_string_dtype(out[col])):
-            out[col] = out[col].map(lambda v: f"'{v}" if isinstance(v, str) and v.startswith(FORMULA_START) else v)
-    return out
 
 
 def default_budget(jobs: int, memory: int | None = None, seconds: float | None = DEFAULT_TIME_LIMIT_S) -> Budget:
@@ -255,21 +242,6 @@ def _tables_task(todo: list[Job], summary: pd.DataFrame, outdir: Path, parquet: 
     return []
 
 
-def _stamp_of(job: Job) -> str:
-    """A digest of the trial's run record (changes whenever its outputs are rewritten)."""
-    try:
-        return hashlib.sha1((job.outdir / "gaitid-run.json").read_bytes()).hexdigest()
-    except OSError:
-        return ""
-
-
-def _up_to_date(stamp_path: Path, digest: dict, outputs: list[Path]) -> bool:
-    try:
-        return json.loads(stamp_path.read_text()) == digest and all(p.exists() for p in outputs)
-    except (OSError, ValueError):
-        return False
-
-
 def _session_tasks(todo: list[Job], summary: pd.DataFrame, outdir: Path, force: bool = False) -> list[tuple]:
     """The session reports due (arguments of :func:`session_report`): one per session (a subject
     in a folder) of two trials or more processed, unless its trials are unchanged since it was
@@ -284,9 +256,9 @@ def _session_tasks(todo: list[Job], summary: pd.DataFrame, outdir: Path, force: 
         if len(jobs) < 2:
             continue
         name = f"session_{jobs[0].session_label}"
-        digest = {"trials": [[str(j.path), _stamp_of(j)] for j in jobs], "gaitid": gaitid.__version__}
+        digest = {"trials": [[str(j.path), trial_stamp(j)] for j in jobs], "gaitid": gaitid.__version__}
         outputs = [outdir / f"{name}_report.pdf", outdir / f"{name}_report.html"]
-        if not force and _up_to_date(outdir / f"{name}_report.json", digest, outputs):
+        if not force and up_to_date(outdir / f"{name}_report.json", digest, outputs):
             continue
         tasks.append((jobs, outdir, name, digest))
     return tasks
@@ -316,60 +288,3 @@ def session_report(jobs: list[Job], outdir: Path, name: str, digest: dict) -> li
     except GaitIDError as exc:
         notes.append(f"session report {name}: {exc}")
     return notes
-
-
-def write_combined_tables(todo: list[Job], summary: pd.DataFrame, outdir: Path, *, parquet: bool = False,
-                          force: bool = False) -> list[Path]:
-    """``batch_cycles`` (one row per cycle and variable component, the curve at 0..100 % as
-    columns pct_0..pct_100) and ``batch_parameters`` (one row per cycle and parameter) over
-    every trial processed, with subject, session and trial columns; rebuilt only when a trial
-    changed."""
-    done = summary.loc[summary["status"].isin(["ok", "skipped"]), "path"].tolist()
-    jobs = [j for j in todo if str(j.path) in set(done) and not j.not_a_trial]
-    names = ["batch_cycles", "batch_parameters"]
-    outputs = [outdir / f"{n}.{ext}" for n in names for ext in (("csv", "parquet") if parquet else ("csv",))]
-    digest = {"trials": [[str(j.path), _stamp_of(j)] for j in jobs], "parquet": parquet, "gaitid": gaitid.__version__}
-    stamp = outdir / "batch_tables.json"
-    if not force and _up_to_date(stamp, digest, outputs):
-        return []
-    curves, params = [], []
-    for j in jobs:
-        ident = {"subject": j.subject, "session": j.session_label, "trial": j.path.stem, "path": str(j.path)}
-        c = _read_table(j.outdir / f"{j.path.stem}_curves.csv")
-        if c is not None and not c.empty:
-            wide = c.set_index([*CURVE_KEYS, "percent"])["value"].unstack("percent")
-            wide.columns = [f"pct_{p:g}" for p in wide.columns]
-            wide = wide.reset_index()
-            curves.append(wide.assign(**ident)[[*ident, *wide.columns]])
-        p = _read_table(j.outdir / f"{j.path.stem}_parameters.csv")
-        if p is not None and not p.empty:
-            params.append(p.assign(**ident)[[*ident, *p.columns]])
-    cols_c = ["subject", "session", "trial", "path", "side", "cycle", "kinetic", "variable", "component", "unit"]
-    tables = {"batch_cycles": pd.concat(curves, ignore_index=True) if curves else pd.DataFrame(columns=cols_c),
-              "batch_parameters": pd.concat(params, ignore_index=True) if params else pd.DataFrame(
-                  columns=["subject", "session", "trial", "path"])}
-    written = []
-    outdir.mkdir(parents=True, exist_ok=True)
-    for name, table in tables.items():
-        table = spreadsheet_safe(table, ["subject", "session", "trial", "path"])
-        with atomic_path(outdir / f"{name}.csv") as tmp:
-            write_csv(table, tmp)  # pyarrow's writer, as the trials' own tables
-        written.append(outdir / f"{name}.csv")
-        if parquet:
-            with atomic_path(outdir / f"{name}.parquet") as tmp:
-                table.to_parquet(tmp, index=False)
-            written.append(outdir / f"{name}.parquet")
-    with atomic_path(stamp) as tmp:
-        tmp.write_text(json.dumps(digest, indent=1))
-    return written
-
-
-def _read_table(path: Path) -> pd.DataFrame | None:
-    try:
-        table = pd.read_csv(path, engine="pyarrow")  # the trials' tables, written by pyarrow too
-    except (OSError, ValueError):
-        return None
-    for col in ("component", "unit", "variable", "parameter", "side"):  # '' (a scalar), not NaN
-        if col in table.columns:
-            table[col] = table[col].fillna("").astype(str)
-    return table

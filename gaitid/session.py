@@ -133,6 +133,19 @@ def name_says_static(stem: str) -> bool:
 # ----------------------------------------------------------------------------- content
 
 
+def column_percentiles(a: np.ndarray, q) -> np.ndarray:
+    """``numpy.nanpercentile(a, q, axis=0)`` of a 2-D array, bit for bit, without its loop over
+    the columns: the columns sorted (NaN last) and those with as many values taken together."""
+    q = np.asarray(q, float)
+    counts = np.count_nonzero(~np.isnan(a), axis=0)
+    ordered = np.sort(a, axis=0)
+    out = np.full(q.shape + a.shape[1:], np.nan)
+    for n in np.unique(counts[counts > 0]):
+        cols = counts == n
+        out[..., cols] = np.percentile(ordered[:n, cols], q, axis=0)
+    return out
+
+
 def marker_motion(trial: Trial) -> dict:
     """How much the markers move: ``motion_m``, the 75th percentile over markers of each
     marker's extent (norm of its 97.5 - 2.5 percentile positions over the frames it is seen, m);
@@ -149,10 +162,9 @@ def marker_motion(trial: Trial) -> dict:
     if keep.sum() < 3:
         return out
     Xk = X[:, keep]
+    lo, hi = column_percentiles(Xk.reshape(Xk.shape[0], -1), [2.5, 97.5]).reshape(2, -1, 3)
     with warnings.catch_warnings():  # frames where no marker is seen: NaN, expected
         warnings.simplefilter("ignore", RuntimeWarning)
-        lo = np.nanpercentile(Xk, 2.5, axis=0)
-        hi = np.nanpercentile(Xk, 97.5, axis=0)
         centre = np.nanmedian(Xk, axis=1)
     extent = np.linalg.norm(hi - lo, axis=1)
     ok = np.flatnonzero(np.isfinite(centre[:, 0]))

@@ -113,8 +113,7 @@ def write_tables(result, outdir: str | os.PathLike, fmt: str = "csv") -> list[Pa
 def _csv_options(header: bool = True):
     import pyarrow.csv as pacsv
 
-    return pacsv.WriteOptions(include_header=header)  # pyarrow's default: text quoted, numbers and empty
-    # (NaN) fields not
+    return pacsv.WriteOptions(include_header=header)  # text quoted, numbers and empty (NaN) fields not
 
 
 def write_csv(table: pd.DataFrame, path, header: bool = True) -> None:

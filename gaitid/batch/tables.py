@@ -174,11 +174,7 @@ def write_trial_rows(result, job) -> None:
     as); the parameters, small, read back from the trial's table (its free-text columns read
     back otherwise: an empty note is NaN there). A piece that cannot be written is made again
     when the combined tables are."""
-    if result.curves_built:
-        curves = _text(result.curves) if result.curves is not None and len(result.curves) else None
-        curves = curves_from_table(curves) if curves is not None else None
-    else:
-        curves = curves_from_arrays(result)
+    curves = curves_from_arrays(result) if result.normalised is not None else _rows_from_files(job, "batch_cycles")
     rows = {"batch_cycles": curves, "batch_parameters": _rows_from_files(job, "batch_parameters")}
     try:
         for name in TABLES:

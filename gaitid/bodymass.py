@@ -43,7 +43,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gaitid.butterworth import butter_sections, default_padlen, zero_phase_filter
-from gaitid.contacts import FootContact, ground_points, inside_distance
+from gaitid.contacts import FootContact, ground_points
+from gaitid.contacts.geometry import inside_distances
 from gaitid.errors import DataError
 from gaitid.model.gait_markers import GaitMarkers
 from gaitid.trial import Trial
@@ -191,7 +192,7 @@ def _single_support(trial: Trial, fz: np.ndarray, contacts: list[FootContact], m
                 xy = x[fr, :2]
                 ok = np.isfinite(xy).all(axis=1)
                 if ok.any():
-                    d = np.max([inside_distance(xy[ok], corners[p]) for p in c.plates], axis=0)
+                    d = inside_distances(xy[ok], [corners[p] for p in c.plates]).max(axis=1)
                     out = np.zeros(fr.size, bool)
                     out[ok] = d < -foot_tolerance
                     outside[fr] |= out

@@ -285,11 +285,20 @@ def test_treadmill_spatiotemporal_parameters_come_from_the_belt_speed(synthetic)
 
 
 def test_inside_distances_outlines_at_once_equal_inside_distance_per_outline():
-    """The batched inside distances (ownership, contact checks) are inside_distance's arithmetic for every outline
-    (clockwise or not, NaN points kept NaN), bit for bit; outlines of different corner counts take
-    the per-outline path; a degenerate outline is a gaitid error."""
-    from gaitid.contacts.geometry import inside_distance, inside_distances
+    """The batched inside distances (ownership, contact checks) are one outline's distance
+    arithmetic (below, written out) for every outline (clockwise or not, NaN points kept NaN), bit
+    for bit; outlines of different corner counts too; a degenerate outline is a gaitid error."""
+    from gaitid.contacts.geometry import inside_distances
     from gaitid.errors import DataError
+
+    def inside_distance(p, polygon):  # one outline, edge by edge
+        poly = np.asarray(polygon, float)[:, :2]
+        x, y = poly[:, 0], poly[:, 1]
+        sgn = 1.0 if 0.5 * np.sum(x * np.roll(y, -1) - np.roll(x, -1) * y) > 0 else -1.0
+        e = np.roll(poly, -1, axis=0) - poly
+        rel = p[:, None, :] - poly[None, :, :]
+        d = sgn * (e[None, :, 0] * rel[..., 1] - e[None, :, 1] * rel[..., 0]) / np.linalg.norm(e, axis=1)[None, :]
+        return d.min(axis=1)
 
     rng = np.random.default_rng(0)
     square = np.array([[0, 0, 0], [0.6, 0, 0], [0.6, 0.4, 0], [0, 0.4, 0]], float)

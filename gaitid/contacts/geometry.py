@@ -36,41 +36,32 @@ def distance_to_triangle(p: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndar
 
 
 def inside_distance(p: np.ndarray, polygon: np.ndarray) -> np.ndarray:
-    """Signed distance (n,) of points p (n, 2) inside a convex polygon (m, 2): + inside, - outside.
+    """Signed distance (n,) of points p (n, 2) inside a convex polygon (m, 2 or 3): + inside, -
+    outside, NaN where the point is NaN (:func:`inside_distances` of one outline).
 
     Outside, this is minus the largest distance beyond an edge line (exact except
     beyond a corner, where it is slightly smaller than the true distance).
     """
-    poly = np.asarray(polygon, float)[:, :2]
-    x, y = poly[:, 0], poly[:, 1]
-    area = 0.5 * np.sum(x * np.roll(y, -1) - np.roll(x, -1) * y)
-    if abs(area) < 1e-12:
-        raise DataError("degenerate force-plate outline (zero area corners)")
-    sgn = 1.0 if area > 0 else -1.0
-    e = np.roll(poly, -1, axis=0) - poly  # (m, 2) edges
-    ln = np.linalg.norm(e, axis=1)
-    # left normal of a counter-clockwise polygon points inside
-    rel = p[:, None, :] - poly[None, :, :]  # (n, m, 2)
-    d = sgn * (e[None, :, 0] * rel[..., 1] - e[None, :, 1] * rel[..., 0]) / ln[None, :]
-    return d.min(axis=1)
+    return inside_distances(p, [polygon])[:, 0]
 
 
 def inside_distances(xy: np.ndarray, outlines: list[np.ndarray]) -> np.ndarray:
-    """(n, m) signed distance inside each plate outline (+ inside), NaN where the point is NaN:
-    :func:`inside_distance`'s arithmetic for all outlines at once when they have as many corners
-    (every plate), one outline at a time otherwise."""
+    """(n, m) signed distance of points (n, 2) inside each convex plate outline (+ inside), NaN
+    where the point is NaN: for each edge, sgn (ex (py - cy) - ey (px - cx)) / |e|, the left
+    normal of a counter-clockwise outline pointing inside, and the smallest over the edges. All
+    outlines at once when they have as many corners (every plate), in chunks of points."""
+    xy = np.asarray(xy, float)
+    if len({len(c) for c in outlines}) > 1:
+        return np.concatenate([inside_distances(xy, [c]) for c in outlines], axis=1)
     out = np.full((xy.shape[0], len(outlines)), np.nan)
-    ok = np.all(np.isfinite(xy), axis=1)
-    if len({len(c) for c in outlines}) != 1:
-        for j, c in enumerate(outlines):
-            out[ok, j] = inside_distance(xy[ok], c)
+    if not outlines:
         return out
+    ok = np.all(np.isfinite(xy), axis=1)
     poly = np.stack([np.asarray(c, float)[:, :2] for c in outlines])  # (m, k, 2)
     sgn, ex, ey, ln = _edges(poly.shape, poly.tobytes())
     pts = xy[ok]
     dist = np.empty((pts.shape[0], len(outlines)))
     for a in range(0, pts.shape[0], 65536):  # (chunk, m, k) temporaries: bounded for hour-long trials
-        # sgn (ex (py - cy) - ey (px - cx)) / |e|, each operation as inside_distance does it, in place
         rx = np.subtract(pts[a:a + 65536, 0, None, None], poly[None, ..., 0])
         ry = np.subtract(pts[a:a + 65536, 1, None, None], poly[None, ..., 1])
         ry *= ex

@@ -38,7 +38,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from gaitid.contacts.geometry import distance_to_triangle, inside_distances
-from gaitid.errors import DataError
 from gaitid.model.gait_markers import GaitMarkers
 from gaitid.trial import Trial
 from gaitid.vocabulary import CONTACT_THRESHOLD_N, COP_THRESHOLD_N, SIDES

@@ -7,6 +7,7 @@ from functools import lru_cache
 import numpy as np
 
 from gaitid.errors import DataError
+from gaitid.kinematics import norm
 
 
 def _seg_dist(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -17,8 +18,7 @@ def _seg_dist(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         t = np.clip(np.einsum("...i,...i->...", ap, ab) / np.where(denom > 0, denom, np.nan), 0.0, 1.0)
     t = np.where(denom > 0, t, 0.0)
-    d = ap - t[..., None] * ab
-    return np.sqrt(np.add.reduce(d * d, axis=-1))  # (numpy.linalg.norm's sum, without its overhead)
+    return norm(ap - t[..., None] * ab)
 
 
 def distance_to_triangle(p: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:

@@ -74,6 +74,7 @@ class C3DLayout:
     params: dict[str, dict[str, object]] = field(default_factory=dict)  # GROUP -> PARAM -> flat decoded values
     values: dict[str, dict[str, object]] = field(default_factory=dict)  # GROUP -> PARAM -> shaped (ezc3d-like) value
     names: dict[str, dict[str, str]] = field(default_factory=dict)  # GROUP -> PARAM -> name as stored
+    offsets: dict[str, dict[str, int]] = field(default_factory=dict)  # GROUP -> PARAM -> file offset of its data
 
     @property
     def n_frames(self) -> int:
@@ -149,7 +150,8 @@ def check_c3d(path: str | os.PathLike) -> C3DLayout:
     except OSError as exc:
         raise FileFormatError(f"cannot read the file ({exc.strerror or exc})", path) from exc
     layout = _header(head, processor, path)
-    layout.params, layout.values, layout.names = _parameters(section, processor, path)
+    layout.params, layout.values, layout.names, offsets = _parameters(section, processor, path)
+    layout.offsets = {g: {k: (param_block - 1) * BLOCK + at for k, at in ps.items()} for g, ps in offsets.items()}
     _cross_check(layout, size, param_block, n_blocks, path)
     return layout
 
@@ -177,11 +179,13 @@ _TYPE_SIZE = {-1: 1, 1: 1, 2: 2, 4: 4}
 
 
 def _parameters(section: bytes, processor: int, path: Path):
-    """Walk every group/parameter record with bounds checks; decode the parameters the checks need."""
+    """Walk every group/parameter record with bounds checks; decode the parameters the checks need.
+    Returns the decoded values, the shaped values, the names as stored and where each parameter's
+    data start in ``section``."""
     end = len(section)
     pos = 4
     groups: dict[int, str] = {}
-    raw_params: list[tuple[int, str, int, tuple[int, ...], bytes]] = []
+    raw_params: list[tuple[int, str, int, tuple[int, ...], bytes, str, int]] = []
     n_records = 0
     while pos + 2 <= end:
         n_chars = struct.unpack_from("<b", section, pos)[0]
@@ -231,7 +235,7 @@ def _parameters(section: bytes, processor: int, path: Path):
                 raise FileFormatError(f"parameter '{name}' data ({n_items} values) run past its record", path)
             if data_end + 1 + section[data_end] > min(end, nxt):
                 raise FileFormatError(f"parameter '{name}' description runs past its record", path)
-            raw_params.append((gid, name, dtype, dims, section[data_start:data_end], stored))
+            raw_params.append((gid, name, dtype, dims, section[data_start:data_end], stored, data_start))
         n_records += 1
         if offset == 0:
             break
@@ -243,13 +247,15 @@ def _parameters(section: bytes, processor: int, path: Path):
     params: dict[str, dict[str, object]] = {g: {} for g in groups.values()}
     values: dict[str, dict[str, object]] = {g: {} for g in groups.values()}
     names: dict[str, dict[str, str]] = {g: {} for g in groups.values()}
-    for gid, name, dtype, dims, data, stored in raw_params:
+    offsets: dict[str, dict[str, int]] = {g: {} for g in groups.values()}
+    for gid, name, dtype, dims, data, stored, at in raw_params:
         group = groups.get(gid)
         if group is None:
             raise FileFormatError(f"parameter '{name}' belongs to group {gid}, which is not defined", path)
         params[group][name], values[group][name] = _decode_both(dtype, dims, data, processor)
         names[group][name] = stored
-    return params, values, names
+        offsets[group][name] = at
+    return params, values, names, offsets
 
 
 def _shaped(dtype: int, dims: tuple[int, ...], data: bytes, processor: int):

@@ -50,8 +50,10 @@ vertical axis) are decoded here in one pass over the parsed layout.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import struct
 from pathlib import Path
 
 import numpy as np
@@ -65,6 +67,12 @@ from gaitid.kinematics import cross
 from gaitid.trial import VICON_SUBJECT_FIELDS, Analogs, Event, ForcePlate, ModelOutput, Subject, Trial
 from gaitid.vocabulary import COP_THRESHOLD_N
 
+
+# The C3D copy is written by ezc3d in chunks of frames of at most this many values (4 per point,
+# one per analog sample): ezc3d holds every value it writes as a C++ object, about 26 bytes each
+# (20 kB per frame of the sample walk, whose file takes 3 kB per frame), so a long trial written
+# at once would take several times the memory of processing it.
+WRITE_CHUNK_VALUES = 2_000_000
 
 _DEFAULT_TYPE_GROUPS = [("ANGLES", "ANGLE"), ("FORCES", "FORCE"), ("MOMENTS", "MOMENT"), ("POWERS", "POWER"), ("SCALARS", "SCALAR")]
 _KIND = {"ANGLE": "angle", "FORCE": "force", "MOMENT": "moment", "POWER": "power"}
@@ -521,26 +529,132 @@ def write_c3d(
     The file is verified (header, parameters, size) before it replaces ``path``;
     never replaces a file this process read (:mod:`gaitid.io.atomic`).
     """
-    import ezc3d
-
     path = Path(path)
     if path.suffix.lower() != ".c3d":
         raise FileFormatError("output file name must end in .c3d", path)
     rot = trial.lab_rotation if file_lab else np.eye(3)
-    c = ezc3d.c3d()
-    n_points = _write_points(c, trial, rot, extra_points or {})
-    _write_analogs_and_plates(c, trial, path, rot)
-    _write_events(c, trial)
-    _write_subject(c, trial)
+    extra = extra_points or {}
+    n = trial.n_frames
+    per = max(1, WRITE_CHUNK_VALUES // _values_per_frame(trial, extra))
+    c, n_points = _ezc3d_object(trial, path, rot, extra, slice(0, min(per, n)))
     inputs = (trial.path,) if trial.path is not None else ()
     try:
-        with atomic_path(path, inputs=inputs, verify=verify_c3d(trial.n_frames, n_points)) as tmp:
+        with atomic_path(path, inputs=inputs, verify=verify_c3d(n, n_points)) as tmp:
             c.write(str(tmp))
+            del c
+            if per < n:
+                _append_frames(tmp, n, per, lambda sl: _ezc3d_object(trial, path, rot, extra, sl)[0])
     except GaitIDError:
         raise
     except Exception as exc:
         raise OutputError(f"could not write the C3D file ({type(exc).__name__}: {exc})", path) from exc
     return path
+
+
+def _free_ezc3d_copies() -> None:
+    """ezc3d (up to 1.7.2 at least) converts an array that is not float64 (the boolean camera masks
+    ``write`` always passes) to float64 in C and never frees the copy (pyomeca/ezc3d#404): 56 bytes
+    per point and frame, lost at every write (a batch worker would grow by the results C3D's masks
+    with every trial). Its ``import_numpy_data`` is wrapped once to hand it float64 arrays, which
+    it reads in place: the same values reach ezc3d, and no copy is made there."""
+    from ezc3d import ezc3d as swig
+
+    original = swig.c3d.import_numpy_data
+    if getattr(original, "_gaitid_float64", False):
+        return
+
+    def import_numpy_data(self, *arrays):
+        return original(self, *(a if a is None else np.asarray(a, dtype=np.float64) for a in arrays))
+
+    import_numpy_data._gaitid_float64 = True
+    swig.c3d.import_numpy_data = import_numpy_data
+
+
+def _end_block(start: int, data_bytes: int) -> int:
+    """The last block of an ezc3d file whose data start at byte ``start``: ezc3d follows the data
+    with a partial or an empty block."""
+    return start // 512 + data_bytes // 512 + 1
+
+
+def _int16(value: int) -> int:
+    return (value + 0x8000) % 0x10000 - 0x8000
+
+
+def _ezc3d_object(trial: Trial, path: Path, rot: np.ndarray, extra: dict, frames: slice):
+    """An ezc3d object holding the frames ``frames`` of ``trial`` and the parameters of the
+    whole trial (its events, plates, frame range...); and its number of points."""
+    import ezc3d
+
+    _free_ezc3d_copies()
+    c = ezc3d.c3d()
+    n_points = _write_points(c, trial, rot, extra, frames)
+    _write_analogs_and_plates(c, trial, path, rot, frames)
+    _write_events(c, trial)
+    _write_subject(c, trial)
+    return c, n_points
+
+
+def _values_per_frame(trial: Trial, extra: dict) -> int:
+    """An upper bound of the values ezc3d holds per frame: 4 per point, one per analog sample."""
+    points = len(trial.marker_labels) + len(trial.virtual_labels) + len(trial.model_outputs) + len(extra)
+    channels = 0
+    if trial.analogs is not None:
+        channels = trial.analogs.values.shape[1] * max(1, round(trial.analogs.rate / trial.point_rate))
+    for p in trial.force_plates:
+        channels += 6 * max(1, round(p.analog.rate / trial.point_rate))
+    return max(1, 4 * points + channels)
+
+
+def _append_frames(tmp: Path, n: int, per: int, chunk) -> None:
+    """Complete the C3D file ``tmp``, which ezc3d wrote with the trial's parameters and its first
+    ``per`` frames, up to ``n`` frames: each further chunk of ``per`` frames is written by ezc3d
+    (``chunk(frames)``: its ezc3d object) to a scratch file and its data bytes appended; then the
+    frame count (header, POINT:FRAMES), ROTATION:DATA_START and the end padding are set as ezc3d
+    sets them for ``n`` frames: the file is the one a single ezc3d write of the whole trial gives
+    (tested byte for byte), written with ezc3d's memory for ``per`` frames only."""
+    first = check_c3d(tmp)  # (its frame count: the whole trial's when TRIAL says so; the data hold ``per`` frames)
+    start = (first.data_start_block - 1) * 512
+    frame_bytes = (4 * first.n_points + first.analog_words_per_frame) * first.word_bytes
+    patches = [("POINT", "FRAMES", lambda k: min(k, 0xFFFF)),
+               ("ROTATION", "DATA_START", lambda k: _end_block(start, k * frame_bytes) + 1)]
+    patches = [(g, k, rule) for g, k, rule in patches if k in first.offsets.get(g, {})]
+    with open(tmp, "rb") as fh:  # the int16 words as stored: what is patched below, checked for ``per`` frames
+        stored = []
+        for g, k, _ in patches:
+            fh.seek(first.offsets[g][k])
+            stored.append(struct.unpack("<h", fh.read(2))[0])
+    found = [first.last_frame, *stored]
+    expected = [min(first.first_frame + per - 1, 0xFFFF), *(_int16(rule(per)) for _, _, rule in patches)]
+    if found != expected:  # not the ezc3d this was written for: stop rather than guess
+        raise OutputError(f"ezc3d wrote a frame count or data end this writer does not expect ({found}, "
+                          f"{expected} expected); cannot complete a file of {n} frames", tmp)
+    scratch = tmp.with_name(f"{tmp.stem}-chunk.c3d")  # named as atomic_path's temporaries: a killed run's is cleaned
+    try:
+        with open(tmp, "r+b") as out:
+            out.truncate(start + per * frame_bytes)
+            out.seek(0, os.SEEK_END)
+            for a in range(per, n, per):
+                b = min(a + per, n)
+                c = chunk(slice(a, b))
+                c.write(str(scratch))
+                del c
+                part = check_c3d(scratch)
+                with open(scratch, "rb") as src:
+                    src.seek((part.data_start_block - 1) * 512)
+                    data = src.read((b - a) * frame_bytes)
+                if len(data) != (b - a) * frame_bytes:
+                    raise OutputError(f"ezc3d wrote {len(data)} bytes of data for frames {a + 1}-{b}, "
+                                      f"{(b - a) * frame_bytes} expected", tmp)
+                out.write(data)
+            out.truncate(_end_block(start, n * frame_bytes) * 512)
+            out.seek(8)  # header word 5: the last frame, at most 65535
+            out.write(struct.pack("<H", min(first.first_frame + n - 1, 0xFFFF)))
+            for group, name, rule in patches:  # int16, as ezc3d stores them (wrapping past 32767)
+                out.seek(first.offsets[group][name])
+                out.write(struct.pack("<h", _int16(rule(n))))
+    finally:
+        with contextlib.suppress(OSError):
+            scratch.unlink()
 
 
 def _param(c, group: str, name: str, value, kind: str = "float") -> None:
@@ -566,18 +680,19 @@ def _param(c, group: str, name: str, value, kind: str = "float") -> None:
         groups[group][key] = entry
 
 
-def _write_points(c, trial: Trial, rot: np.ndarray, extra: dict[str, tuple[str, np.ndarray]]) -> int:
+def _write_points(c, trial: Trial, rot: np.ndarray, extra: dict[str, tuple[str, np.ndarray]], frames: slice) -> int:
+    """The points of the frames ``frames`` (the parameters: of the whole trial); returns their number."""
     n = trial.n_frames
-    blocks, labels = [trial.markers @ rot * 1e3], list(trial.marker_labels)
+    blocks, labels = [trial.markers[frames] @ rot * 1e3], list(trial.marker_labels)
     if trial.virtual_points is not None and trial.virtual_labels:
-        blocks.append(trial.virtual_points @ rot * 1e3)
+        blocks.append(trial.virtual_points[frames] @ rot * 1e3)
         labels += trial.virtual_labels
     groups: dict[str, list[str]] = {}
     for out in trial.model_outputs.values():
         if out.label in extra:
             continue  # replaced below
         group, _, _, scale = _OUTPUT_GROUPS.get(out.kind, ("SCALARS", "SCALAR", out.unit, 1.0))
-        blocks.append((out.values * scale)[:, None, :])
+        blocks.append((out.values[frames] * scale)[:, None, :])
         labels.append(out.label)
         groups.setdefault(group, []).append(out.label)
     xyz = np.concatenate(blocks, axis=1)  # (n, n_points, 3)
@@ -585,7 +700,7 @@ def _write_points(c, trial: Trial, rot: np.ndarray, extra: dict[str, tuple[str, 
         index = {lab: i for i, lab in enumerate(labels)}
         new = []
         for label, (group, values) in extra.items():
-            values = np.asarray(values, dtype=float).reshape(n, 3)
+            values = np.asarray(values, dtype=float).reshape(n, 3)[frames]
             if label in index:
                 xyz[:, index[label], :] = values
             else:
@@ -597,7 +712,7 @@ def _write_points(c, trial: Trial, rot: np.ndarray, extra: dict[str, tuple[str, 
         if new:
             xyz = np.concatenate([xyz] + new, axis=1)
     xyz = np.where(np.isfinite(xyz), xyz, np.nan)
-    points = np.ones((4, xyz.shape[1], n))
+    points = np.ones((4, xyz.shape[1], xyz.shape[0]))
     points[:3] = np.transpose(xyz, (2, 1, 0))
     c["data"]["points"] = points
     c["data"]["meta_points"] = {"residuals": np.where(np.isnan(points[:3]).any(axis=0, keepdims=True), -1.0, 0.0)}
@@ -629,7 +744,8 @@ def _write_points(c, trial: Trial, rot: np.ndarray, extra: dict[str, tuple[str, 
     return xyz.shape[1]
 
 
-def _write_analogs_and_plates(c, trial: Trial, path: Path, rot: np.ndarray) -> None:
+def _write_analogs_and_plates(c, trial: Trial, path: Path, rot: np.ndarray, frames: slice) -> None:
+    """The analog samples of the frames ``frames`` (the parameters: of the whole trial)."""
     plates = trial.force_plates
     if trial.analogs is not None:
         rate = trial.analogs.rate
@@ -640,7 +756,9 @@ def _write_analogs_and_plates(c, trial: Trial, path: Path, rot: np.ndarray) -> N
     factor = rate / trial.point_rate
     if abs(factor - round(factor)) > 1e-9 or round(factor) < 1:
         raise DataError(f"analog rate {rate} Hz is not a whole multiple of the point rate {trial.point_rate} Hz", path)
-    n_samples = trial.n_frames * int(round(factor))
+    per_frame = int(round(factor))
+    n_samples = trial.n_frames * per_frame
+    samples = slice(frames.start * per_frame, frames.stop * per_frame)
     plate_channels = {lab for p in plates for lab in p.channels}
     labels, units, cols = [], [], []
     if trial.analogs is not None:
@@ -651,12 +769,12 @@ def _write_analogs_and_plates(c, trial: Trial, path: Path, rot: np.ndarray) -> N
             if lab not in plate_channels:
                 labels.append(lab)
                 units.append(trial.analogs.units[j])
-                cols.append(values[:n_samples, j])
+                cols.append(values[samples, j])
     channel_table = []
     for k, p in enumerate(plates, start=1):
         if p.analog.n_samples != n_samples:
             raise DataError(f"force plate {p.index} has {p.analog.n_samples} samples, expected {n_samples}", path)
-        f_p, m_p = _plate_channels(p)
+        f_p, m_p = _plate_channels(p, samples)
         channel_table.append(list(range(len(cols) + 1, len(cols) + 7)))
         for name, unit, col in zip(("Fx", "Fy", "Fz", "Mx", "My", "Mz"), ("N",) * 3 + ("Nmm",) * 3, np.hstack([f_p, m_p]).T):
             labels.append(f"F{k}{name[1]}" if name[0] == "F" else f"M{k}{name[1]}")
@@ -681,15 +799,16 @@ def _write_analogs_and_plates(c, trial: Trial, path: Path, rot: np.ndarray) -> N
         _param(c, "FORCE_PLATFORM", "CHANNEL", np.array(channel_table).T, "int")
 
 
-def _plate_channels(p: ForcePlate) -> tuple[np.ndarray, np.ndarray]:
-    """Type-2 channels (plate frame, N and N.mm about the sensor origin) reproducing ``p.analog``.
-    The plate frame does not depend on the lab the corners are given in."""
+def _plate_channels(p: ForcePlate, samples: slice) -> tuple[np.ndarray, np.ndarray]:
+    """Type-2 channels (plate frame, N and N.mm about the sensor origin) reproducing ``p.analog``
+    over the analog samples ``samples``. The plate frame does not depend on the lab the corners are given in."""
     rot = fpmod.plate_frame(p.corners)
     centre = p.corners.mean(axis=0)
     w = p.analog
-    m_centre = cross(w.cop - centre, w.force) + w.free_moment  # lab, about the surface centre
+    force = w.force[samples]
+    m_centre = cross(w.cop[samples] - centre, force) + w.free_moment[samples]  # lab, about the surface centre
     m_centre[~np.isfinite(m_centre).all(axis=1)] = 0.0
-    f_p = w.force @ rot
+    f_p = force @ rot
     origin = p.origin * 1e3
     if origin[2] > 0:  # the reader's type-2 rule flips a positive Z
         origin = -origin

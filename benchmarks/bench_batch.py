@@ -18,8 +18,9 @@ per trial (wall time / trials at --jobs 1 and 2) and what a 5,000-trial archive 
     python benchmarks/bench_batch.py --memory
 
 instead measures what one trial's job really takes (peak resident memory of processing, tables
-and results C3D, per frame, on synthetic walkways of 1x, 10x and 40x the sample's 380 frames, each
-in a fresh interpreter) against the batch's estimate (:func:`gaitid.batch.trial_memory`), the
+and results C3D, per frame, on synthetic walkways of 1x, 10x and 40x the sample's 380 frames (8
+plates) and a 6-minute treadmill trial (36,000 frames, 2 plates), each in a fresh interpreter)
+against the batch's estimate (:func:`gaitid.batch.trial_memory`), the
 figure behind ``PROCESS_BYTES_PER_FRAME``.
 """
 
@@ -114,13 +115,15 @@ def memory(code: Path) -> None:
     env = dict(os.environ, PYTHONPATH=str(code))
     print(f"{'frames':>7s} {'peak above imports (MiB)':>25s} {'per frame (kB)':>15s} {'estimate (MiB)':>15s} "
           f"{'estimate/peak':>14s}")
+    cases = [(f"walk{times}", ["walkway", "--times", str(times)]) for times in (1, 10, 40)]
+    cases.append(("treadmill360s", ["treadmill", "--duration", "360"]))  # two plates, 36,000 frames
     with tempfile.TemporaryDirectory() as tmp:
-        for times in (1, 10, 40):
-            path = Path(tmp) / f"walk{times}.c3d"
-            subprocess.run([sys.executable, "-m", "gaitid.synthetic", "walkway", str(path), "--times", str(times),
-                            "--no-truth"], env=env, check=True, capture_output=True)
-            out = subprocess.run([sys.executable, "-c", _MEMORY_PROBE, str(path)], env=env, check=True,
-                                 capture_output=True, text=True).stdout.split()
+        for name, how in cases:
+            path = Path(tmp) / f"{name}.c3d"
+            subprocess.run([sys.executable, "-m", "gaitid.synthetic", how[0], str(path), *how[1:], "--no-truth"],
+                           env=env, check=True, capture_output=True)
+            out = subprocess.run([sys.executable, "-c", _MEMORY_PROBE, str(path)], env=env, check=True, cwd=tmp,
+                                 capture_output=True, text=True).stdout.split()  # (cwd: not a checkout's gaitid)
             n, peak, est = int(out[0]), int(out[1]), int(out[2])
             print(f"{n:7d} {peak / 2**20:25.0f} {peak / n / 1000:15.1f} {est / 2**20:15.0f} {est / peak:14.2f}")
 

@@ -12,11 +12,15 @@ from pathlib import Path
 
 from gaitid.errors import BudgetError
 
-# Peak memory of processing one trial beyond decoding it, per frame (bytes). benchmarks/bench_batch.py
-# --memory measured the whole job (decoding, processing, tables, results C3D) at 82 and 73 kB per
-# frame on synthetic walkways of 3,800 and 15,200 frames; the estimate (decoding + this) is then
-# 1.3-1.5x the real peak. Re-measure when the pipeline's memory per frame changes.
-PROCESS_BYTES_PER_FRAME = 70_000
+# Peak memory of one trial's job beyond decoding it: a fixed part (the modules a job imports on first
+# use, its report) and a part per frame (bytes). benchmarks/bench_batch.py --memory measured the whole
+# job (decoding, processing, tables, results C3D) at 49 MiB for the 380-frame sample walk, 178 and
+# 375 MiB for walkways of 3,800 and 15,200 frames (8 plates at 1 kHz) and 498 MiB for a 36,000-frame
+# treadmill trial (2 plates); the estimate (decoding + these) is then 1.1-2.0x the real peak (for a
+# one-hour treadmill trial 7.0 GiB, against 4.3 GB for `gaitid run` with its report).
+# Re-measure when the pipeline's memory per frame changes.
+PROCESS_BYTES_FIXED = 48 * 2**20
+PROCESS_BYTES_PER_FRAME = 10_000
 
 
 @dataclass(frozen=True)
@@ -33,8 +37,8 @@ class Budget:
 def trial_memory(path: Path) -> int | None:
     """Estimated peak memory (bytes) of processing the trial at ``path``: decoding (what the
     header, parameters and plates promise, :meth:`gaitid.io.c3d_check.C3DLayout.decoded_bytes`)
-    plus :data:`PROCESS_BYTES_PER_FRAME` per frame. Reads only the header and parameters
-    (a bad file raises its gaitid error). None for files that are not C3D."""
+    plus :data:`PROCESS_BYTES_FIXED` and :data:`PROCESS_BYTES_PER_FRAME` per frame. Reads only the
+    header and parameters (a bad file raises its gaitid error). None for files that are not C3D."""
     if Path(path).suffix.lower() != ".c3d":
         return None
     from gaitid.io.c3d_check import check_c3d
@@ -42,7 +46,8 @@ def trial_memory(path: Path) -> int | None:
     layout = check_c3d(path)
     used = layout.params.get("FORCE_PLATFORM", {}).get("USED", [0])
     n_plates = int(used[0]) if isinstance(used, (list, tuple)) and used and isinstance(used[0], (int, float)) else 0
-    return layout.decoded_bytes(max(0, min(n_plates, 255))) + layout.n_frames * PROCESS_BYTES_PER_FRAME
+    decoding = layout.decoded_bytes(max(0, min(n_plates, 255)))
+    return decoding + PROCESS_BYTES_FIXED + layout.n_frames * PROCESS_BYTES_PER_FRAME
 
 
 def check_memory(path: Path, budget: int | None, where: str = "--memory-limit") -> None:

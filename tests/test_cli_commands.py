@@ -83,3 +83,24 @@ def test_validate_json_is_strict_json_with_the_documented_fields(capsys):
     assert {r["mode"] for r in sagittal} == {"pig-segments", "markers"}
     assert {"file", "side", "joint", "plane", "mode", "rms", "r", "n_cycles"} <= set(sagittal[0])
     assert all(r["rms"] < 0.02 and r["r"] > 0.99 for r in sagittal)
+
+
+def test_run_lists_ten_rejected_contacts_and_counts_the_rest():
+    """A long treadmill trial rejects hundreds of contacts (both feet on a belt): ``gaitid run`` lists
+    the first ten with their reasons and counts the others, naming the table that has them all."""
+    from gaitid.cli.trial import LISTED_CONTACTS, rejected_contact_lines
+    from gaitid.contacts import FootContact
+
+    def contact(k: int, valid: bool) -> FootContact:
+        return FootContact((1,), "Left" if k % 2 else "Right", k * 0.5, k * 0.5 + 0.6, valid,
+                           "" if valid else f"plate 1: both feet on plate 1 for 0.{k % 9 + 1}0 s")
+
+    few = [contact(k, k % 3 == 0) for k in range(12)]  # 8 rejected
+    assert rejected_contact_lines(few, "t") == [
+        f"  contact not used for kinetics ({c.side}): {c.reason}" for c in few if not c.valid]
+    many = [contact(k, k % 3 == 0) for k in range(300)]  # 200 rejected
+    lines = rejected_contact_lines(many, "tm")
+    rejected = [c for c in many if not c.valid]
+    assert lines[:-1] == [f"  contact not used for kinetics ({c.side}): {c.reason}" for c in rejected[:LISTED_CONTACTS]]
+    assert lines[-1] == "  ... and 190 more contacts not used for kinetics (200 in all, each with its reason in " \
+                        "tm_contacts.csv)"

@@ -149,12 +149,27 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"  uncertainty note: {note}")
     for w in [*result.warnings, *(norms.warnings if norms is not None else [])]:
         print(f"  warning: {w}")
-    for c in result.foot_contacts:  # why a contact gives no kinetics (its loads are NaN where not measured)
-        if not c.valid:
-            print(f"  contact not used for kinetics ({c.side or 'foot unknown'}): {c.reason}")
+    for line in rejected_contact_lines(result.foot_contacts, result.name):
+        print(line)
     for r in reports:
         print(f"report: {r}")
     return EXIT_OK
+
+
+LISTED_CONTACTS = 10  # rejected contacts listed by ``gaitid run``; the others are counted
+
+
+def rejected_contact_lines(contacts, name: str) -> list[str]:
+    """Why a contact gives no kinetics (its loads are NaN where not measured), a line each for the
+    first :data:`LISTED_CONTACTS`; the rest counted (a long treadmill trial rejects hundreds, every
+    one with its reason in the contacts table)."""
+    rejected = [c for c in contacts if not c.valid]
+    lines = [f"  contact not used for kinetics ({c.side or 'foot unknown'}): {c.reason}"
+             for c in rejected[:LISTED_CONTACTS]]
+    if len(rejected) > LISTED_CONTACTS:
+        lines.append(f"  ... and {len(rejected) - LISTED_CONTACTS} more contacts not used for kinetics "
+                     f"({len(rejected)} in all, each with its reason in {name}_contacts.csv)")
+    return lines
 
 
 def write_uncertainty(result, outdir) -> list:

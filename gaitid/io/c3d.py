@@ -527,7 +527,9 @@ def write_c3d(
     ``file_lab``: write markers, virtual points and plates in the file's own lab
     (``trial.lab_rotation`` undone) instead of gaitid's Z-up lab.
     The file is verified (header, parameters, size) before it replaces ``path``;
-    never replaces a file this process read (:mod:`gaitid.io.atomic`).
+    never replaces a file this process read (:mod:`gaitid.io.atomic`). A trial of more than
+    :data:`WRITE_CHUNK_VALUES` values is handed to ezc3d in chunks of frames spliced into the
+    same file a single write gives (ezc3d's memory per value is several times the file's).
     """
     path = Path(path)
     if path.suffix.lower() != ".c3d":

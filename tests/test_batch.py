@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -214,19 +215,31 @@ def test_combined_tables_from_each_trials_rows_equal_the_tables_concatenated(ses
     assert (out / "walk01" / "gaitid-batch_cycles.part").exists()
 
 
-def test_session_report_input_round_trips_the_curves():
+def test_session_report_input_keeps_what_the_report_draws():
+    """The slim Result a session report is drawn from gives the report's curves, stances, cycles and
+    parameters exactly as the full Result does, and the same cycle curves table, without the
+    trial's analogs, plates and kinematics (so it stays small)."""
     from gaitid.batch import pack_result, unpack_result
     from gaitid.pipeline import process
+    from gaitid.report.data import gather
 
     result = process(sample_data_dir() / "walk_synthetic.c3d", static=sample_data_dir() / "static_synthetic.c3d")
     data = pack_result(result)
+    assert not result.curves_built  # packing did not build the long table
     back = unpack_result(data)
-    keys = ["side", "cycle", "variable", "component", "percent"]
-    a = result.curves.sort_values(keys).reset_index(drop=True)
-    b = back.curves.sort_values(keys).reset_index(drop=True)
-    pd.testing.assert_frame_equal(a, b)
-    assert len(data) < len(__import__("pickle").dumps(result)) / 10
-    assert back.frames["variable"].unique().tolist() == ["GroundReactionForce"]
+    pd.testing.assert_frame_equal(back.curves, result.curves)
+    full, slim = gather([result]), gather([back])
+    for side in ("Left", "Right"):
+        a, b = full.sides[side], slim.sides[side]
+        assert a.columns == b.columns and len(a.columns) > 40  # every output variable, not only the GRF
+        np.testing.assert_array_equal(a.values, b.values)
+        np.testing.assert_array_equal(full.stances[side].values, slim.stances[side].values)
+    pd.testing.assert_frame_equal(full.cycles, slim.cycles)
+    pd.testing.assert_frame_equal(full.parameters, slim.parameters)
+    assert full.units == slim.units
+    assert len(data) < len(__import__("pickle").dumps(result)) / 4
+    with pytest.raises(ValueError, match="older gaitid"):  # a version-1 file: no curves, not drawn from
+        unpack_result(__import__("pickle").dumps({"result": back, "curves": ("long", None)}))
 
 
 # ----------------------------------------------------------------------------- isolation and budgets

@@ -32,9 +32,11 @@ Conventions (documented in the README and docs/sessions.md):
 - One failing trial is recorded with its error and never stops the batch.
 - Session reports: with reports on, the trials of one subject in one folder
   (:func:`gaitid.pairing.session_key`) get ``OUTDIR/session_<subject>_<folder>_report.pdf/.html``
-  pooling their cycles (a session of one trial gets none: its trial report is the same), read from ``OUTDIR/<trial>/gaitid-result.pkl``: the trial's cycles,
-  curves, parameters, contacts, ground reactions and the few markers that give the direction
-  of progression (a few hundred kB; written by the same gaitid version, rebuilt with --force).
+  pooling their cycles (a session of one trial gets none: its trial report is the same), read
+  from ``OUTDIR/<trial>/gaitid-result.pkl``: the trial's cycles, per-frame output curves,
+  normalised cycle curves, parameters, contacts and the few markers that give the direction of
+  progression (about 1 MB for the sample walk; a trial's job of another ``OUTPUTS_VERSION`` is
+  run again, ``--force`` rebuilds them all).
 - Parallel: ``jobs`` worker processes on this machine, or a Dask distributed scheduler
   (``scheduler`` address; workers must see the same paths). Each trial is processed by
   the same function whichever way it runs, so the results are identical.

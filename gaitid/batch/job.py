@@ -11,12 +11,11 @@ import time
 import traceback
 from pathlib import Path
 
-import numpy as np
 
 import gaitid
 from gaitid.batch.budget import Budget, OutOfTime, check_memory, time_limit
 from gaitid.batch.plan import Job, SubjectOptions
-from gaitid.batch.tables import CURVE_KEYS, drop_trial_rows, write_trial_rows
+from gaitid.batch.tables import drop_trial_rows, write_trial_rows
 from gaitid.errors import BudgetError, GaitIDError, ModelError
 from gaitid.io.atomic import atomic_path
 from gaitid.pairing import (
@@ -26,6 +25,12 @@ from gaitid.session import RUN_RECORD, TrialInfo, scan_trial
 from gaitid.settings import Settings
 from gaitid.trial import Subject
 from gaitid.vocabulary import NORMS_ENV
+
+
+# What a trial's job writes; a trial run by a job of another version is run again. 2: the session
+# report's input keeps the per-frame curves (version 1 kept only the ground reaction: a session
+# report drew no joint curve).
+OUTPUTS_VERSION = 2
 
 
 def _file_stats(paths) -> list:
@@ -44,7 +49,7 @@ def _fingerprint(job: Job, settings: Settings, extra: dict, subject: SubjectOpti
     subject_inputs = ([subject.file] if subject.file else []) + subject_files(job.path.parent)
     return {"input": _file_stats(inputs), "subject_files": _file_stats(subject_inputs),
             "subject": {"values": subject.values, "plates": subject.plates}, "settings": settings.as_dict(),
-            "options": extra, "gaitid": gaitid.__version__}
+            "options": extra, "gaitid": gaitid.__version__, "outputs": OUTPUTS_VERSION}
 
 
 def prepare_subject(trial, info: TrialInfo, subject: SubjectOptions) -> tuple[Subject, list[str]]:
@@ -94,11 +99,11 @@ def explain_markers(exc: ModelError, trial, static: bool) -> ModelError:
 
 
 def slim_result(result):
-    """What a session report needs of a Result, to store beside the trial's outputs: cycles,
-    curves, parameters, contacts, ground reactions, and the trial without its analogs,
-    plates, model outputs and all markers but the gait markers (the direction of progression)."""
-    from gaitid.outputs import Outputs
-
+    """What a session report needs of a Result, to store beside the trial's outputs: cycles, the
+    per-frame output curves (the report time-normalises them per cycle), the normalised cycle arrays
+    (``curves`` is built from them when asked, as for the Result), parameters, contacts, and the
+    trial without its analogs, plates, model outputs and all markers but the gait markers (the
+    direction of progression). Never builds the long curves table."""
     t, gm = result.trial, result.markers
     wanted = {gm.left.heel, gm.left.toe, gm.left.ankle, gm.right.heel, gm.right.toe, gm.right.ankle, *gm.pelvis,
               *gm.pelvis_front, *gm.pelvis_back}
@@ -106,43 +111,23 @@ def slim_result(result):
     trial = dataclasses.replace(t, markers=t.markers[:, keep], marker_labels=[t.marker_labels[i] for i in keep],
                                 virtual_labels=[], virtual_points=None, model_outputs={}, analogs=None,
                                 force_plates=[])
-    grf = Outputs({side: {k: v for k, v in curves.items() if k == "GroundReactionForce"}
-                   for side, curves in result.outputs.curves.items()},
-                  {k: v for k, v in result.outputs.units.items() if k == "GroundReactionForce"})
-    return dataclasses.replace(result, trial=trial, outputs=grf, kinematics=None, joint_loads={}, loads={},
+    curves = result.curves if result.curves_built else None  # a table given (uncertainty) is kept as it is
+    return dataclasses.replace(result, trial=trial, kinematics=None, joint_loads={}, loads={}, curves=curves,
                                curves_summary=None, parameters_summary=None)
 
 
 def pack_result(result) -> bytes:
-    """:func:`slim_result` pickled, its cycle curves stored as one row of values per curve
-    (the long table rebuilt by :func:`unpack_result`): a few hundred kB per trial."""
-    slim = slim_result(result)
-    c = slim.curves
-    packed = ("long", c)
-    if c is not None and not c.empty and set(CURVE_KEYS) <= set(c.columns):
-        pct = np.sort(c["percent"].unique())
-        g = c.sort_values([*CURVE_KEYS, "percent"], kind="stable")
-        n = len(pct)
-        if len(g) % n == 0 and (g["percent"].to_numpy().reshape(-1, n) == pct).all():
-            packed = ("wide", list(c.columns), g[CURVE_KEYS].iloc[::n].reset_index(drop=True), pct,
-                      g["value"].to_numpy(float).reshape(-1, n))
-    return pickle.dumps({"result": dataclasses.replace(slim, curves=None, normalised=None), "curves": packed},
-                        protocol=pickle.HIGHEST_PROTOCOL)
+    """:func:`slim_result` pickled (for the sample walk about 1 MB)."""
+    return pickle.dumps(slim_result(result), protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def unpack_result(data: bytes):
-    """The Result stored by :func:`pack_result`."""
+    """The Result stored by :func:`pack_result`; a ValueError for one stored by a gaitid before
+    :data:`OUTPUTS_VERSION` 2 (it lacked the per-frame curves the report draws)."""
     stored = pickle.loads(data)
-    packed = stored["curves"]
-    if packed[0] == "long":
-        curves = packed[1]
-    else:
-        _, columns, index, pct, values = packed
-        curves = index.loc[index.index.repeat(len(pct))].reset_index(drop=True)
-        curves["percent"] = np.tile(pct, len(index))
-        curves["value"] = values.reshape(-1)
-        curves = curves[columns]
-    return dataclasses.replace(stored["result"], curves=curves)
+    if isinstance(stored, dict):
+        raise ValueError("a session report input of an older gaitid, without the trial's curves")
+    return stored
 
 
 def configured_norms() -> str | None:

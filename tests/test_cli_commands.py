@@ -88,8 +88,8 @@ def test_validate_json_is_strict_json_with_the_documented_fields(capsys):
 def test_run_lists_ten_rejected_contacts_and_counts_the_rest():
     """A long treadmill trial rejects hundreds of contacts (both feet on a belt): ``gaitid run`` lists
     the first ten with their reasons and counts the others, naming the table that has them all."""
-    from gaitid.cli.trial import LISTED_CONTACTS, rejected_contact_lines
-    from gaitid.contacts import FootContact
+    from gaitid.cli.trial import rejected_contact_lines
+    from gaitid.contacts import LISTED_REJECTED, FootContact
 
     def contact(k: int, valid: bool) -> FootContact:
         return FootContact((1,), "Left" if k % 2 else "Right", k * 0.5, k * 0.5 + 0.6, valid,
@@ -101,6 +101,6 @@ def test_run_lists_ten_rejected_contacts_and_counts_the_rest():
     many = [contact(k, k % 3 == 0) for k in range(300)]  # 200 rejected
     lines = rejected_contact_lines(many, "tm")
     rejected = [c for c in many if not c.valid]
-    assert lines[:-1] == [f"  contact not used for kinetics ({c.side}): {c.reason}" for c in rejected[:LISTED_CONTACTS]]
+    assert lines[:-1] == [f"  contact not used for kinetics ({c.side}): {c.reason}" for c in rejected[:LISTED_REJECTED]]
     assert lines[-1] == "  ... and 190 more contacts not used for kinetics (200 in all, each with its reason in " \
                         "tm_contacts.csv)"

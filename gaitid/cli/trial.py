@@ -156,19 +156,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-LISTED_CONTACTS = 10  # rejected contacts listed by ``gaitid run``; the others are counted
-
-
 def rejected_contact_lines(contacts, name: str) -> list[str]:
     """Why a contact gives no kinetics (its loads are NaN where not measured), a line each for the
-    first :data:`LISTED_CONTACTS`; the rest counted (a long treadmill trial rejects hundreds, every
-    one with its reason in the contacts table)."""
-    rejected = [c for c in contacts if not c.valid]
-    lines = [f"  contact not used for kinetics ({c.side or 'foot unknown'}): {c.reason}"
-             for c in rejected[:LISTED_CONTACTS]]
-    if len(rejected) > LISTED_CONTACTS:
-        lines.append(f"  ... and {len(rejected) - LISTED_CONTACTS} more contacts not used for kinetics "
-                     f"({len(rejected)} in all, each with its reason in {name}_contacts.csv)")
+    first ones (:func:`gaitid.contacts.listed_rejections`), the rest counted."""
+    from gaitid.contacts import listed_rejections
+
+    listed, more = listed_rejections(contacts)
+    lines = [f"  contact not used for kinetics ({c.side or 'foot unknown'}): {c.reason}" for c in listed]
+    if more:
+        lines.append(f"  ... and {more} more contacts not used for kinetics ({len(listed) + more} in all, "
+                     f"each with its reason in {name}_contacts.csv)")
     return lines
 
 

@@ -17,12 +17,14 @@ from gaitid.contacts.assign import (
     ground_points,
     resolve_plate_overrides,
 )
+from gaitid.contacts.contact import LISTED_REJECTED, listed_rejections
 from gaitid.contacts.geometry import distance_to_triangle, inside_distance
 from gaitid.contacts.ownership import PlateOwnership, plate_ownership
 from gaitid.contacts.intervals import ContactInterval, contact_mask, plate_intervals, trial_intervals
 
 __all__ = [
-    "ContactInterval", "FootContact", "PlateOwnership", "assign_contacts", "contact_mask", "contacts_table",
-    "distance_to_triangle", "ground_points", "inside_distance", "plate_intervals", "plate_ownership",
+    "LISTED_REJECTED", "ContactInterval", "FootContact", "PlateOwnership", "assign_contacts", "contact_mask",
+    "contacts_table", "distance_to_triangle", "ground_points", "inside_distance", "listed_rejections",
+    "plate_intervals", "plate_ownership",
     "resolve_plate_overrides", "trial_intervals",
 ]

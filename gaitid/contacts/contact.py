@@ -39,3 +39,14 @@ class FootContact:
     @property
     def complete(self) -> bool:
         return bool(np.isfinite(self.strike_time) and np.isfinite(self.off_time))
+
+
+LISTED_REJECTED = 10  # rejected contacts a person is shown one by one; the others are counted
+
+
+def listed_rejections(contacts: list[FootContact]) -> tuple[list[FootContact], int]:
+    """The rejected (invalid) contacts to list one by one (the first :data:`LISTED_REJECTED`), and
+    how many more there are: a long treadmill trial rejects hundreds (both feet on a belt), every
+    one of them with its reason in the contacts table."""
+    rejected = [c for c in contacts if not c.valid]
+    return rejected[:LISTED_REJECTED], max(0, len(rejected) - LISTED_REJECTED)

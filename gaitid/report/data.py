@@ -21,6 +21,7 @@ from datetime import datetime, timezone
 import numpy as np
 import pandas as pd
 
+from gaitid.contacts import listed_rejections
 from gaitid.cycles import time_normalise
 from gaitid.errors import DataError, GaitIDError
 from gaitid.parameters import summarise
@@ -268,14 +269,16 @@ def notices(result) -> dict[str, list[str]]:
         plates.append("no force plates in the trial: kinematics only")
     elif not result.foot_contacts:
         plates.append("no foot contact on the force plates: kinematics only")
-    for c in result.foot_contacts:
-        if c.valid:
-            continue
+    listed, more = listed_rejections(result.foot_contacts)
+    for c in listed:
         when = f"{_time(c.strike_time, 'record start')}\u2013{_time(c.off_time, 'record end')}"
         who = f"{c.side} foot" if c.side else "no foot assigned"
         how = " (override)" if c.source == "override" else ""
         plates.append(f"plate {','.join(str(p) for p in c.plates)}, {when}, {who}: rejected{how}: "
                       f"{c.reason or 'no reason recorded'}")
+    if more:
+        plates.append(f"{more:,} more rejected contacts ({len(listed) + more:,} in all), each with its reason in "
+                      f"the trial's _contacts.csv")
     choice = result.event_choice
     events = [w for w in result.warnings if w.startswith(f"{choice.disagreements} detected event(s)")]
     events += event_lines(choice)

@@ -147,7 +147,9 @@ def cycles_table(data: ReportData) -> Table:
         kinetic = f"yes (plate {text(r.plates)})" if r.kinetic else f"no: {text(r.reason) or 'no reason recorded'}"
         rows.append([text(r.trial), text(r.side), str(int(r.cycle) + 1), num(r.start_s), num(r.end_s),
                      num(r.foot_off_pct, 1), kinetic])
-    return _drop_trial(Table(columns, rows, wide=("Kinetic",)), data)
+    table = _first_rows(Table(columns, rows, wide=("Kinetic",)), data, "gait cycles",
+                        "their events are in the trial's _events.csv, their parameters in _parameters.csv")
+    return _drop_trial(table, data)
 
 
 def contacts_table(data: ReportData) -> Table:
@@ -158,7 +160,28 @@ def contacts_table(data: ReportData) -> Table:
         for r in c.itertuples(index=False):
             rows.append([text(r.trial), text(r.plates), text(r.side) or "none", num(r.strike_time_s),
                          num(r.off_time_s), "yes" if bool(r.valid) else "no", text(r.reason), text(r.source)])
-    return _drop_trial(Table(columns, rows, wide=("Reason",)), data)
+    table = _first_rows(Table(columns, rows, wide=("Reason",)), data, "plate contacts",
+                        "every one is in the trial's _contacts.csv with its reason")
+    return _drop_trial(table, data)
+
+
+ROWS_PER_TRIAL = 40  # rows of one trial in the cycles and contacts tables; a long trial's others are counted
+
+
+def _first_rows(table: Table, data: ReportData, noun: str, where: str) -> Table:
+    """The first :data:`ROWS_PER_TRIAL` rows of each trial (column 0), in order, and a note per trial
+    with more (a treadmill trial has thousands of cycles: 340 pages for an hour) counting them and
+    saying where they all are."""
+    count: dict[str, int] = {}
+    rows = []
+    for row in table.rows:
+        count[row[0]] = count.get(row[0], 0) + 1
+        if count[row[0]] <= ROWS_PER_TRIAL:
+            rows.append(row)
+    notes = [f"{trial}: the first" if data.is_session else "The first" for trial in count]
+    notes = [f"{lead} {ROWS_PER_TRIAL} of {n:,} {noun} are listed; {where}."
+             for lead, n in zip(notes, count.values()) if n > ROWS_PER_TRIAL]
+    return Table(table.columns, rows, table.wide, [*table.notes, *notes])
 
 
 def _drop_trial(table: Table, data: ReportData) -> Table:

@@ -176,6 +176,24 @@ def _combined_reference(summary: pd.DataFrame, tmp: Path) -> dict[str, bytes]:
     return out
 
 
+@pytest.mark.parametrize("per_block", [None, 7, 64])
+def test_curve_rows_from_the_arrays_are_those_of_the_curves_table(per_block):
+    """A trial's rows of batch_cycles, gathered from its normalised arrays block by block, are the
+    rows of its curves table reshaped one row per curve (``unstack``'s order), value for value."""
+    from gaitid.batch.tables import curves_from_arrays, curves_from_table
+    from gaitid.pipeline import process
+
+    result = process(sample_data_dir() / "walk_synthetic.c3d", frame="lab", convention="external")
+    blocks = list(curves_from_arrays(result, per_block))
+    step = per_block or 450
+    assert [len(b["side"]) for b in blocks] == [step] * (450 // step) + ([450 % step] if 450 % step else [])
+    got = pd.DataFrame({k: np.concatenate([b[k] for b in blocks]) for k in blocks[0]})
+    text = {k: str for k in ("side", "variable", "component", "unit")}  # as the CSV reads back: text, sorted as text
+    want = curves_from_table(result.curves.astype(text))
+    assert list(got.columns) == list(want.columns) and len(got) == 450
+    pd.testing.assert_frame_equal(got.astype(text), want, check_dtype=False)
+
+
 def test_combined_tables_from_each_trials_rows_equal_the_tables_concatenated(session, tmp_path):
     """Each trial's job writes its rows of the combined tables; the tables are those pieces
     copied one after the other, byte for byte what concatenating the trials' tables gives,

@@ -112,29 +112,69 @@ def curves_from_table(long: pd.DataFrame) -> pd.DataFrame:
     return wide.reset_index()
 
 
-def curves_from_arrays(result) -> dict | None:
-    """The Result's cycle curves one row per curve, as columns (``{name: array}``) from its
-    time-normalised arrays: the rows of :func:`curves_from_table` of its curves table, without
-    building that table. None without curves."""
-    from gaitid.cycles import N_POINTS, curve_rows
+CURVES_PER_BLOCK = 32_768  # rows (curves) of a trial's curves piece gathered and written at a time
 
-    blocks = list(curve_rows(result.normalised, result.cycles, result.outputs.units))  # as the curves CSV
-    if not blocks:
-        return None
-    columns, labels = blocks[0]
-    first = slice(None, None, N_POINTS)  # a curve's N_POINTS rows share its keys
-    keys, rank = {}, {}
-    for k in CURVE_KEYS:
-        if k in labels:  # text: codes into labels, sorted as text
-            names = np.array(labels[k], dtype=object)
-            keys[k] = names[columns[k][first]]
-            rank[k] = np.argsort(np.argsort(names.astype(str), kind="stable"), kind="stable")[columns[k][first]]
-        else:
-            keys[k] = rank[k] = columns[k][first]
+
+def curves_from_arrays(result, per_block: int | None = None):
+    """The Result's cycle curves one row per curve, as columns (``{name: array}``) from its
+    time-normalised arrays: the rows of :func:`curves_from_table` of its curves table (the same
+    keys, order and values), without building that table. Yields blocks of at most ``per_block``
+    rows (None: one block), each gathered from the arrays when it is due, so a long trial's curves
+    never exist twice; nothing without curves."""
+    from gaitid.cycles import COMPONENTS, N_POINTS
+    from gaitid.vocabulary import SIDES
+
+    arrays, units = result.normalised, result.outputs.units
+    names: dict[str, int] = {}  # codes and labels as gaitid.cycles.curve_rows gives them (the curves CSV)
+    unit_names: dict[str, int] = {}
+    layout = {}  # side -> (variable, component, unit codes) of its curves in a cycle, and the arrays
+    for side, by_name in arrays.items():
+        var, comp, unit, sources = [], [], [], []
+        for name, v in by_name.items():
+            k = v.shape[2] if v.ndim == 3 else 1
+            var += [names.setdefault(name, len(names))] * k
+            comp += [0] if v.ndim == 2 else list(range(1, k + 1))
+            unit += [unit_names.setdefault(units.get(name, ""), len(unit_names))] * k
+            sources.append(v)
+        if var:
+            layout[side] = (np.array(var), np.array(comp), np.array(unit), sources)
+    per_cycle, seen = [], {side: 0 for side in layout}
+    for c in result.cycles:  # each cycle's curves, in the order of the cycles (its row in its side's arrays)
+        if c.side in layout:
+            per_cycle.append((c.side, c.index, bool(c.kinetic), seen[c.side]))
+            seen[c.side] += 1
+    if not per_cycle:
+        return
+    size = np.array([layout[side][0].size for side, *_ in per_cycle])
+    side_code = np.repeat([SIDES.index(side) for side, *_ in per_cycle], size)
+    key_codes = {"side": side_code,
+                 "cycle": np.repeat(np.array([c[1] for c in per_cycle], dtype=np.int64), size),
+                 "kinetic": np.repeat(np.array([c[2] for c in per_cycle], dtype=bool), size),
+                 **{k: np.concatenate([layout[side][i] for side, *_ in per_cycle])
+                    for i, k in enumerate(("variable", "component", "unit"))}}
+    row = np.repeat([c[3] for c in per_cycle], size)  # the cycle's row in its side's arrays
+    labels = {"side": list(SIDES), "variable": list(names), "component": ["", *COMPONENTS], "unit": list(unit_names)}
+    rank = {k: np.argsort(np.argsort(np.array(labels[k], dtype=object).astype(str), kind="stable"),
+                          kind="stable")[key_codes[k]] if k in labels else key_codes[k] for k in CURVE_KEYS}
     order = np.lexsort([rank[k] for k in reversed(CURVE_KEYS)])  # (lexsort's last key sorts first)
-    values = columns["value"].reshape(-1, N_POINTS)[order]
-    return {**{k: v[order] for k, v in keys.items()},
-            **{f"pct_{p:g}": values[:, j] for j, p in enumerate(columns["percent"][:N_POINTS])}}
+    # which array holds each curve: its side's variable number (in order) and the component in it
+    source = np.concatenate([np.concatenate([np.full(v.shape[2] if v.ndim == 3 else 1, j)
+                                             for j, v in enumerate(layout[side][3])]) for side, *_ in per_cycle])
+    pct = np.linspace(0.0, 100.0, N_POINTS)
+    step = len(order) if per_block is None else per_block
+    width = int(source.max()) + 1
+    for a in range(0, len(order), step):
+        idx = order[a : a + step]
+        values = np.empty((len(idx), N_POINTS))
+        pair = side_code[idx] * width + source[idx]  # the block's curves grouped by the array holding them
+        for p in np.unique(pair):
+            at = np.flatnonzero(pair == p)
+            arr = layout[SIDES[p // width]][3][p % width]  # (n_cycles, N_POINTS) or (n_cycles, N_POINTS, k)
+            rows, comp = row[idx[at]], key_codes["component"][idx[at]]
+            values[at] = arr[rows] if arr.ndim == 2 else arr[rows, :, comp - 1]
+        block = {k: np.array(labels[k], dtype=object)[key_codes[k][idx]] if k in labels else key_codes[k][idx]
+                 for k in CURVE_KEYS}
+        yield {**block, **{f"pct_{p:g}": values[:, j] for j, p in enumerate(pct)}}
 
 
 def _read_table(path: Path) -> pd.DataFrame | None:
@@ -152,18 +192,21 @@ def _rows_from_files(job, name: str) -> pd.DataFrame | None:
     return curves_from_table(table) if name == "batch_cycles" else table
 
 
-def _write_piece(job, name: str, source_id: list | None, rows: pd.DataFrame | dict | None) -> Path:
-    """``rows``: a table, or columns (:func:`curves_from_arrays`) the identity columns go before."""
+def _write_piece(job, name: str, source_id: list | None, rows) -> Path:
+    """``rows``: a table, or blocks of columns (:func:`curves_from_arrays`) the identity columns go
+    before (written one after the other, the header once)."""
     path = _piece_path(job, name)
     head = json.dumps({"piece": PIECE_VERSION, "source": source_id, "identity": identity(job)}) + "\n"
     with atomic_path(path) as tmp:
         with open(tmp, "wb") as f:
             f.write(head.encode())
-            if isinstance(rows, dict):
-                n = len(next(iter(rows.values())))
-                write_columns({**{k: [safe_cell(v)] * n for k, v in identity(job).items()}, **rows}, f)
-            elif rows is not None:
+            if isinstance(rows, pd.DataFrame):
                 write_csv(_with_identity(rows, job), f)
+            elif rows is not None:
+                for k, block in enumerate(rows):
+                    n = len(next(iter(block.values())))
+                    write_columns({**{c: [safe_cell(v)] * n for c, v in identity(job).items()}, **block}, f,
+                                  header=k == 0)
     return path
 
 
@@ -174,7 +217,8 @@ def write_trial_rows(result, job) -> None:
     as); the parameters, small, read back from the trial's table (its free-text columns read
     back otherwise: an empty note is NaN there). A piece that cannot be written is made again
     when the combined tables are."""
-    curves = curves_from_arrays(result) if result.normalised is not None else _rows_from_files(job, "batch_cycles")
+    curves = (curves_from_arrays(result, CURVES_PER_BLOCK) if result.normalised is not None
+              else _rows_from_files(job, "batch_cycles"))
     rows = {"batch_cycles": curves, "batch_parameters": _rows_from_files(job, "batch_parameters")}
     try:
         for name in TABLES:

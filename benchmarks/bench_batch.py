@@ -17,8 +17,9 @@ per trial (wall time / trials at --jobs 1 and 2) and what a 5,000-trial archive 
 
     python benchmarks/bench_batch.py --memory
 
-instead measures what one trial's job really takes (peak resident memory of processing, tables
-and results C3D, per frame, on synthetic walkways of 1x, 10x and 40x the sample's 380 frames (8
+instead measures what one trial's job really takes (peak resident memory of the whole batch job:
+processing, tables, its rows of the combined tables, results C3D, the session report's input and
+its report; per frame, on synthetic walkways of 1x, 10x and 40x the sample's 380 frames (8
 plates) and a 6-minute treadmill trial (36,000 frames, 2 plates), each in a fresh interpreter)
 against the batch's estimate (:func:`gaitid.batch.trial_memory`), the
 figure behind ``PROCESS_BYTES_PER_FRAME``.
@@ -95,19 +96,20 @@ def run_cli(code: Path, src: Path, out: Path, jobs: int, report: bool) -> tuple[
 
 
 _MEMORY_PROBE = r"""
-import resource, sys, tempfile
+import importlib, resource, sys, tempfile
 from pathlib import Path
-from gaitid.pipeline import load_trial, process
-from gaitid.batch import trial_memory
+from gaitid.batch import run_batch, trial_memory
+from gaitid.batch.workers import _modules
+for name in _modules(True):  # what a batch worker imports before its first trial
+    importlib.import_module(name)
+from gaitid.io.c3d_check import check_c3d
 path = Path(sys.argv[1])
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-trial = load_trial(path)
-result = process(trial, subject={"mass": 70.0} if trial.subject.mass is None else None)
-with tempfile.TemporaryDirectory() as d:
-    result.to_csv(d)
-    result.to_c3d(Path(d) / "x_results.c3d")
+with tempfile.TemporaryDirectory() as d:  # the trial's whole job, as a batch runs it (--jobs 1: in this process)
+    summary = run_batch([path], d, jobs=1, report=True, progress=lambda r: None)
+assert list(summary["status"]) == ["ok"], summary["error"].tolist()
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-print(trial.n_frames, peak - base, trial_memory(path))
+print(check_c3d(path).n_frames, peak - base, trial_memory(path))
 """
 
 

@@ -13,13 +13,13 @@ from pathlib import Path
 from gaitid.errors import BudgetError
 
 # Peak memory of one trial's job beyond decoding it: a fixed part (the modules a job imports on first
-# use, its report) and a part per frame (bytes). benchmarks/bench_batch.py --memory measured the whole
-# job (decoding, processing, tables, results C3D) at 49 MiB for the 380-frame sample walk, 178 and
-# 375 MiB for walkways of 3,800 and 15,200 frames (8 plates at 1 kHz) and 498 MiB for a 36,000-frame
-# treadmill trial (2 plates); the estimate (decoding + these) is then 1.1-2.0x the real peak (for a
-# one-hour treadmill trial 7.0 GiB, against 4.3 GB for `gaitid run` with its report).
-# Re-measure when the pipeline's memory per frame changes.
-PROCESS_BYTES_FIXED = 48 * 2**20
+# use, its report) and a part per frame (bytes). benchmarks/bench_batch.py --memory measured a batch
+# job (processing, tables, its rows of the combined tables, results C3D, the session report's input,
+# its report) at 56 MiB for the 380-frame sample walk, 180 and 427 MiB for walkways of 3,800 and
+# 15,200 frames (8 plates at 1 kHz) and 623 MiB for a 36,000-frame treadmill trial (2 plates); the
+# estimate (decoding + these) is then 1.2-1.8x the real peak. Re-measure when the pipeline's memory
+# per frame changes.
+PROCESS_BYTES_FIXED = 64 * 2**20
 PROCESS_BYTES_PER_FRAME = 10_000
 
 

@@ -11,7 +11,6 @@ import time
 import traceback
 from pathlib import Path
 
-
 import gaitid
 from gaitid.batch.budget import Budget, OutOfTime, check_memory, time_limit
 from gaitid.batch.plan import Job, SubjectOptions

@@ -532,6 +532,24 @@ def test_session_reports_in_the_workers_and_none_for_a_lone_trial(tmp_path):
     assert (out / "batch_cycles.csv").exists()
 
 
+def test_a_task_submitted_first_is_taken_before_the_queued_ones():
+    """A session report is queued before the trials still waiting (it is drawn beside them, not
+    after the last one): one worker takes the tasks in queue order, the ``first`` one first."""
+    import os
+
+    from gaitid.batch.workers import WorkerPool
+
+    pool = WorkerPool(1)
+    for k in range(3):
+        pool.submit(("trial", k), os.getpid, ())
+    pool.submit(("session", 0), os.getpid, (), first=True)
+    order = []
+    while pool.busy:
+        order += [key for key, status, _ in pool.results() if status == "ok"]
+    pool.close()
+    assert order == [("session", 0), ("trial", 0), ("trial", 1), ("trial", 2)]
+
+
 _FIRST_REPORT_IMPORTS = r"""
 import importlib, sys, tempfile
 from gaitid.batch.workers import _modules

@@ -197,8 +197,9 @@ def _warn(notes: list[str]) -> None:
 
 def _run_pool(pool: WorkerPool, todo: list[Job], args: tuple, notify, out: Path, *, report: bool,
               parquet: bool, force: bool) -> pd.DataFrame:
-    """Trials, then each session's report as soon as its trials are done, then the combined
-    tables, all in the worker processes."""
+    """Trials, each session's report as soon as its trials are done (before the trials still
+    queued: it is drawn while the other workers go on with them, and only the last session's
+    report is left after the last trial), then the combined tables, all in the worker processes."""
     budget: Budget = args[-1]
     rows: dict[int, dict] = {}
     waiting: dict[str, set[int]] = {}
@@ -226,8 +227,8 @@ def _run_pool(pool: WorkerPool, todo: list[Job], args: tuple, notify, out: Path,
                 if report and not session:
                     done = _summary(todo, list(rows.values()))
                     members = [j for j in todo if j.session == todo[i].session]
-                    for task in _session_tasks(members, done, out, force):
-                        pool.submit(("session", 0), session_report, task)
+                    for task in _session_tasks(members, done, out, force):  # next, beside the other
+                        pool.submit(("session", 0), session_report, task, first=True)  # sessions' trials
             elif status == "ok" and kind == "session":
                 notes += value
             elif status != "ok":

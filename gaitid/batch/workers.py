@@ -85,8 +85,9 @@ class WorkerPool:
         self.workers: list[_Worker] = []
         self.queue: deque = deque()
 
-    def submit(self, key, fn: Callable, args: tuple, seconds: float | None = None) -> None:
-        self.queue.append((key, fn, args, seconds))
+    def submit(self, key, fn: Callable, args: tuple, seconds: float | None = None, *, first: bool = False) -> None:
+        """Queue a task; ``first``: before the tasks already queued (taken by the next idle worker)."""
+        (self.queue.appendleft if first else self.queue.append)((key, fn, args, seconds))
 
     @property
     def busy(self) -> bool:

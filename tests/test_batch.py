@@ -495,6 +495,23 @@ def test_stale_temporary_files_are_removed_by_the_next_run(session, tmp_path):
 # ----------------------------------------------------------------------------- reports
 
 
+def test_a_trials_warnings_are_in_the_summary_without_reports(tmp_path):
+    """What the pipeline warns about (here: no static trial, so the static foot offsets are 0) is
+    in the summary's warnings column, with or without reports, and again when the trial is up to
+    date; with --no-report it would be nowhere else."""
+    from gaitid.pipeline import process
+
+    (tmp_path / "src").mkdir()
+    walk = tmp_path / "src" / "walk.c3d"
+    shutil.copy(sample_data_dir() / "walk_synthetic.c3d", walk)
+    expected = process(walk).warnings
+    assert any("static_plantar_flexion: no static trial" in w for w in expected)
+    for _ in range(2):  # processed, then up to date
+        summary = run_batch([walk], tmp_path / "out", report=False, progress=lambda r: None)
+        cell = summary.iloc[0]["warnings"]
+        assert all(w in cell for w in expected), cell
+
+
 def test_a_failing_report_is_a_warning_and_the_result_is_saved(session, tmp_path, monkeypatch):
     from gaitid.errors import GaitIDError
     from gaitid.result import Result

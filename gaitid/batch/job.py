@@ -194,6 +194,7 @@ def run_job(job: Job, settings: Settings, mass: float | str | None = None, repor
         with time_limit(budget.seconds):
             check_memory(job.path, budget.memory, budget.memory_source)
             result = _process(job, settings, subject, row)
+            warnings += result.warnings  # (also in its report; with --no-report, only here)
             warnings += _write_outputs(result, job, report)
         row["n_cycles"] = len(result.cycles)
         row["n_kinetic_cycles"] = sum(c.kinetic for c in result.cycles)

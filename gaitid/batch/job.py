@@ -28,7 +28,7 @@ from gaitid.vocabulary import NORMS_ENV
 
 # What a trial's job writes; a trial run by a job of another version is run again. 2: the session
 # report's input keeps the per-frame curves (version 1 kept only the ground reaction: a session
-# report drew no joint curve).
+# report drew no joint curve), and the run record's warnings include the trial's own.
 OUTPUTS_VERSION = 2
 
 

@@ -255,6 +255,7 @@ def test_session_report_input_keeps_what_the_report_draws():
     pd.testing.assert_frame_equal(full.cycles, slim.cycles)
     pd.testing.assert_frame_equal(full.parameters, slim.parameters)
     assert full.units == slim.units
+    assert full.notices == slim.notices  # (it said "no force plates in the trial" when they were dropped)
     assert len(data) < len(__import__("pickle").dumps(result)) / 4
     with pytest.raises(ValueError, match="older gaitid"):  # a version-1 file: no curves, not drawn from
         unpack_result(__import__("pickle").dumps({"result": back, "curves": ("long", None)}))

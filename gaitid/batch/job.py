@@ -11,6 +11,8 @@ import time
 import traceback
 from pathlib import Path
 
+import numpy as np
+
 import gaitid
 from gaitid.batch.budget import Budget, OutOfTime, check_memory, time_limit
 from gaitid.batch.plan import Job, SubjectOptions
@@ -102,14 +104,20 @@ def slim_result(result):
     per-frame output curves (the report time-normalises them per cycle), the normalised cycle arrays
     (``curves`` is built from them when asked, as for the Result), parameters, contacts, and the
     trial without its analogs, plates, model outputs and all markers but the gait markers (the
-    direction of progression). Never builds the long curves table."""
+    direction of progression), its plates without their samples. Never builds the long curves table."""
+    from gaitid.trial import PlateWrench
+
+    def no_samples(w: PlateWrench) -> PlateWrench:
+        return PlateWrench(w.rate, np.empty((0, 3)), np.empty((0, 3)), np.empty((0, 3)))
+
     t, gm = result.trial, result.markers
     wanted = {gm.left.heel, gm.left.toe, gm.left.ankle, gm.right.heel, gm.right.toe, gm.right.ankle, *gm.pelvis,
               *gm.pelvis_front, *gm.pelvis_back}
     keep = [i for i, lab in enumerate(t.marker_labels) if lab in wanted]
+    plates = [dataclasses.replace(p, analog=no_samples(p.analog), point=no_samples(p.point)) for p in t.force_plates]
     trial = dataclasses.replace(t, markers=t.markers[:, keep], marker_labels=[t.marker_labels[i] for i in keep],
                                 virtual_labels=[], virtual_points=None, model_outputs={}, analogs=None,
-                                force_plates=[])
+                                force_plates=plates)  # (the report says whether the trial had plates)
     curves = result.curves if result.curves_built else None  # a table given (uncertainty) is kept as it is
     return dataclasses.replace(result, trial=trial, kinematics=None, joint_loads={}, loads={}, curves=curves,
                                curves_summary=None, parameters_summary=None)

@@ -435,3 +435,18 @@ def test_report_draws_the_bands_and_the_parameter_table(with_unc, nominal, tmp_p
     html_off = with_unc.report(tmp_path / "off", formats=("html",), uncertainty=False)[0].read_text()
     assert 'id="show-uncertainty"' not in html_off and 'class="uncertainty"' not in html_off
     assert 'id="parameter-uncertainty"' not in html_off
+
+
+def test_a_copy_of_the_result_keeps_its_tables_and_the_session_input_too(with_unc):
+    """``dataclasses.replace`` runs the Result's __post_init__ again: the uncertainty columns are
+    joined once, not twice (they came back suffixed _x and _y, in the session report's input too)."""
+    import dataclasses
+
+    from gaitid.batch import pack_result, unpack_result
+
+    for copy in (dataclasses.replace(with_unc), unpack_result(pack_result(with_unc))):
+        pd.testing.assert_frame_equal(copy.curves, with_unc.curves)
+        pd.testing.assert_frame_equal(copy.parameters, with_unc.parameters)
+    copy = dataclasses.replace(with_unc)
+    pd.testing.assert_frame_equal(copy.curves_summary, with_unc.curves_summary)
+    pd.testing.assert_frame_equal(copy.parameters_summary, with_unc.parameters_summary)

@@ -216,7 +216,8 @@ def with_uncertainty(table: pd.DataFrame | None, extra: pd.DataFrame, keys: list
     without: angles, moment contributions, non-kinetic cycles' parameters)."""
     if table is None:
         return None
-    if extra is None or extra.empty:
+    table = table.drop(columns=[c for c in tb.COLUMNS if c in table.columns])  # joined once (dataclasses.replace
+    if extra is None or extra.empty:  # of a Result runs its __post_init__ again on tables that have them)
         return table.assign(**{c: np.nan for c in tb.COLUMNS})
     merged = table.merge(extra[keys + tb.COLUMNS], on=keys, how="left", sort=False)
     merged.attrs = dict(table.attrs)

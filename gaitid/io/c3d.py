@@ -561,8 +561,8 @@ def _free_ezc3d_copies() -> None:
     it reads in place: the same values reach ezc3d, and no copy is made there."""
     from ezc3d import ezc3d as swig
 
-    original = swig.c3d.import_numpy_data
-    if getattr(original, "_gaitid_float64", False):
+    original = getattr(swig.c3d, "import_numpy_data", None)  # (an ezc3d without it: nothing to wrap)
+    if original is None or getattr(original, "_gaitid_float64", False):
         return
 
     def import_numpy_data(self, *arrays):

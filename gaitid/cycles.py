@@ -285,6 +285,31 @@ def normalised_cycles(curves: Mapping[str, Mapping[str, np.ndarray]], time: np.n
     return out
 
 
+def curve_layout(arrays: Mapping[str, Mapping[str, np.ndarray]], units: Mapping[str, str] | None = None):
+    """How :func:`curves_table` codes the curves of :func:`normalised_cycles`' ``arrays``:
+    ``({side: (variable codes, component codes, unit codes, arrays)}, labels)``, the codes one per
+    curve of a cycle of that side (a variable's components in turn; component 0 for a scalar, 1-3
+    for X, Y, Z), the arrays in the same order, ``labels[name]`` the text of each code (side,
+    variable, component, unit). Sides without arrays are left out."""
+    units = units or {}
+    names: dict[str, int] = {}
+    unit_names: dict[str, int] = {}
+    layout = {}
+    for side, by_name in arrays.items():
+        var, comp, unit, sources = [], [], [], []
+        for name, v in by_name.items():
+            k = v.shape[2] if v.ndim == 3 else 1
+            var += [names.setdefault(name, len(names))] * k
+            comp += [0] if v.ndim == 2 else list(range(1, k + 1))
+            unit += [unit_names.setdefault(units.get(name, ""), len(unit_names))] * k
+            sources.append(v)
+        if sources:
+            layout[side] = (np.array(var), np.array(comp), np.array(unit), sources)
+    labels = {"side": list(SIDES), "variable": list(names), "component": ["", *COMPONENTS],
+              "unit": list(unit_names)}
+    return layout, labels
+
+
 def curve_rows(arrays: Mapping[str, Mapping[str, np.ndarray]], cycles: list[Cycle],
                units: Mapping[str, str] | None = None, n_points: int = N_POINTS, max_rows: int | None = None):
     """:func:`curves_table`'s rows, in blocks of whole cycles of about ``max_rows`` rows at most (at
@@ -292,26 +317,12 @@ def curve_rows(arrays: Mapping[str, Mapping[str, np.ndarray]], cycles: list[Cycl
     ``columns`` the table's columns as arrays with the text ones (side, variable, component, unit)
     as integer codes into ``labels[name]`` (the same lists for every block). Nothing when no cycle
     has curves."""
-    units = units or {}
     pct = np.linspace(0.0, 100.0, n_points)
-    names: dict[str, int] = {}
-    unit_names: dict[str, int] = {}
+    layout, labels = curve_layout(arrays, units)
     per_side = {}  # side -> (values (n_c, K*P), variable codes (K,), component codes (K,), unit codes (K,))
-    for side, by_name in arrays.items():
-        blocks, var, comp, unit = [], [], [], []
-        for name, v in by_name.items():
-            v = v if v.ndim == 3 else v[:, :, None]
-            k = v.shape[2]
-            blocks.append(np.moveaxis(v, 2, 1))  # (n_c, k, P)
-            var += [names.setdefault(name, len(names))] * k
-            comp += [0] * k if k == 1 and by_name[name].ndim == 2 else list(range(1, k + 1))
-            unit += [unit_names.setdefault(units.get(name, ""), len(unit_names))] * k
-        if blocks:
-            n_c = blocks[0].shape[0]
-            per_side[side] = (np.concatenate(blocks, axis=1).reshape(n_c, -1), np.array(var), np.array(comp),
-                              np.array(unit))
-    labels = {"side": list(SIDES), "variable": list(names), "component": ["", *COMPONENTS],
-              "unit": list(unit_names)}
+    for side, (var, comp, unit, sources) in layout.items():
+        blocks = [np.moveaxis(v if v.ndim == 3 else v[:, :, None], 2, 1) for v in sources]  # (n_c, k, P)
+        per_side[side] = (np.concatenate(blocks, axis=1).reshape(blocks[0].shape[0], -1), var, comp, unit)
     position = {side: 0 for side in per_side}
     values, meta, rows = [], [], 0
 

@@ -121,23 +121,10 @@ def curves_from_arrays(result, per_block: int | None = None):
     keys, order and values), without building that table. Yields blocks of at most ``per_block``
     rows (None: one block), each gathered from the arrays when it is due, so a long trial's curves
     never exist twice; nothing without curves."""
-    from gaitid.cycles import COMPONENTS, N_POINTS
+    from gaitid.cycles import N_POINTS, curve_layout
     from gaitid.vocabulary import SIDES
 
-    arrays, units = result.normalised, result.outputs.units
-    names: dict[str, int] = {}  # codes and labels as gaitid.cycles.curve_rows gives them (the curves CSV)
-    unit_names: dict[str, int] = {}
-    layout = {}  # side -> (variable, component, unit codes) of its curves in a cycle, and the arrays
-    for side, by_name in arrays.items():
-        var, comp, unit, sources = [], [], [], []
-        for name, v in by_name.items():
-            k = v.shape[2] if v.ndim == 3 else 1
-            var += [names.setdefault(name, len(names))] * k
-            comp += [0] if v.ndim == 2 else list(range(1, k + 1))
-            unit += [unit_names.setdefault(units.get(name, ""), len(unit_names))] * k
-            sources.append(v)
-        if var:
-            layout[side] = (np.array(var), np.array(comp), np.array(unit), sources)
+    layout, labels = curve_layout(result.normalised, result.outputs.units)  # the codes of the curves CSV
     per_cycle, seen = [], {side: 0 for side in layout}
     for c in result.cycles:  # each cycle's curves, in the order of the cycles (its row in its side's arrays)
         if c.side in layout:
@@ -153,7 +140,6 @@ def curves_from_arrays(result, per_block: int | None = None):
                  **{k: np.concatenate([layout[side][i] for side, *_ in per_cycle])
                     for i, k in enumerate(("variable", "component", "unit"))}}
     row = np.repeat([c[3] for c in per_cycle], size)  # the cycle's row in its side's arrays
-    labels = {"side": list(SIDES), "variable": list(names), "component": ["", *COMPONENTS], "unit": list(unit_names)}
     rank = {k: np.argsort(np.argsort(np.array(labels[k], dtype=object).astype(str), kind="stable"),
                           kind="stable")[key_codes[k]] if k in labels else key_codes[k] for k in CURVE_KEYS}
     order = np.lexsort([rank[k] for k in reversed(CURVE_KEYS)])  # (lexsort's last key sorts first)

@@ -286,15 +286,9 @@ def normalised_cycles(curves: Mapping[str, Mapping[str, np.ndarray]], time: np.n
 
 
 def curve_layout(arrays: Mapping[str, Mapping[str, np.ndarray]], units: Mapping[str, str] | None = None):
-    """How :func:`curves_table` codes the curves of :func:`normalised_cycles`' ``arrays``:
-    ``({side: (variable codes, component codes, unit codes, arrays)}, labels)``, the codes one per
-    curve of a cycle of that side (a variable's components in turn; component 0 for a scalar, 1-3
-    for X, Y, Z), the arrays in the same order, ``labels[name]`` the text of each code (side,
-    variable, component, unit). Sides without arrays are left out."""
-    units = units or {}
-    names: dict[str, int] = {}
-    unit_names: dict[str, int] = {}
-    layout = {}
+    """How :func:`curves_table` codes ``arrays``' curves: ``({side: (variable, component, unit codes
+    of its curves in a cycle, its arrays)}, labels)`` (component 0: scalar, 1-3: X-Z; labels: texts)."""
+    units, names, unit_names, layout = units or {}, {}, {}, {}
     for side, by_name in arrays.items():
         var, comp, unit, sources = [], [], [], []
         for name, v in by_name.items():
@@ -305,26 +299,22 @@ def curve_layout(arrays: Mapping[str, Mapping[str, np.ndarray]], units: Mapping[
             sources.append(v)
         if sources:
             layout[side] = (np.array(var), np.array(comp), np.array(unit), sources)
-    labels = {"side": list(SIDES), "variable": list(names), "component": ["", *COMPONENTS],
-              "unit": list(unit_names)}
-    return layout, labels
+    return layout, {"side": list(SIDES), "variable": list(names), "component": ["", *COMPONENTS],
+                    "unit": list(unit_names)}
 
 
 def curve_rows(arrays: Mapping[str, Mapping[str, np.ndarray]], cycles: list[Cycle],
                units: Mapping[str, str] | None = None, n_points: int = N_POINTS, max_rows: int | None = None):
-    """:func:`curves_table`'s rows, in blocks of whole cycles of about ``max_rows`` rows at most (at
-    least one cycle; None: one block), without building the table: yields ``(columns, labels)``,
-    ``columns`` the table's columns as arrays with the text ones (side, variable, component, unit)
-    as integer codes into ``labels[name]`` (the same lists for every block). Nothing when no cycle
-    has curves."""
+    """:func:`curves_table`'s rows in blocks of whole cycles of about ``max_rows`` rows (None: one), without
+    the table: yields ``(columns, labels)``, the text columns as codes into ``labels[name]``
+    (:func:`curve_layout`, the same for every block). Nothing when no cycle has curves."""
     pct = np.linspace(0.0, 100.0, n_points)
     layout, labels = curve_layout(arrays, units)
-    per_side = {}  # side -> (values (n_c, K*P), variable codes (K,), component codes (K,), unit codes (K,))
+    per_side = {}  # side -> (values (n_c, K*P), variable, component, unit codes (K,))
     for side, (var, comp, unit, sources) in layout.items():
         blocks = [np.moveaxis(v if v.ndim == 3 else v[:, :, None], 2, 1) for v in sources]  # (n_c, k, P)
         per_side[side] = (np.concatenate(blocks, axis=1).reshape(blocks[0].shape[0], -1), var, comp, unit)
-    position = {side: 0 for side in per_side}
-    values, meta, rows = [], [], 0
+    position, values, meta, rows = {side: 0 for side in per_side}, [], [], 0
 
     def block():
         reps = np.array([m[3].size * n_points for m in meta])

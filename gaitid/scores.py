@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+
 from gaitid.clinical import curve_matrices
 from gaitid.cycles import interpolate
 from gaitid.errors import DataError

@@ -143,9 +143,10 @@ def curves_from_arrays(result, per_block: int | None = None):
     rank = {k: np.argsort(np.argsort(np.array(labels[k], dtype=object).astype(str), kind="stable"),
                           kind="stable")[key_codes[k]] if k in labels else key_codes[k] for k in CURVE_KEYS}
     order = np.lexsort([rank[k] for k in reversed(CURVE_KEYS)])  # (lexsort's last key sorts first)
-    # which array holds each curve: its side's variable number (in order) and the component in it
-    source = np.concatenate([np.concatenate([np.full(v.shape[2] if v.ndim == 3 else 1, j)
-                                             for j, v in enumerate(layout[side][3])]) for side, *_ in per_cycle])
+    # which of its side's arrays holds each curve (the component in it: its code)
+    source_of = {side: np.concatenate([np.full(v.shape[2] if v.ndim == 3 else 1, j) for j, v in enumerate(arrays)])
+                 for side, (*_, arrays) in layout.items()}
+    source = np.concatenate([source_of[side] for side, *_ in per_cycle])
     pct = np.linspace(0.0, 100.0, N_POINTS)
     step = len(order) if per_block is None else per_block
     width = int(source.max()) + 1

@@ -14,6 +14,10 @@ Prints the wall time per configuration, the --jobs 2 / --jobs 1 speed-up with an
 reports (measured, and what two free cores would give: the gaitid process's own CPU time plus
 its workers' CPU time shared by two, the figure to read when the machine is loaded), the cost
 per trial (wall time / trials at --jobs 1 and 2) and what a 5,000-trial archive would take.
+Each round also times the start-up every batch pays before its first trial (interpreter and
+imports, in a fresh interpreter: serial whatever --jobs says), and prints the speed-up of the
+trials after it, the ceiling that start-up sets on two cores ((S + T) / (S + T / 2)) and from
+how many trials it allows 1.8x.
 
     python benchmarks/bench_batch.py --memory
 
@@ -75,6 +79,25 @@ def compile_once(code: Path) -> None:
     """Import what a batch run imports, so the bytecode exists before anything is timed."""
     subprocess.run([sys.executable, "-c", "import gaitid.cli, gaitid.batch, gaitid.pipeline, gaitid.report"],
                    env=user_env(code), cwd=str(code), check=True, capture_output=True)
+
+
+_STARTUP = """
+import importlib, sys
+import gaitid.cli, gaitid.batch
+from gaitid.batch.workers import _modules
+for name in _modules(sys.argv[1] == "report"):
+    importlib.import_module(name)
+"""
+
+
+def startup(code: Path, report: bool) -> float:
+    """Wall time of what every batch does before its first trial, one process after the other:
+    the interpreter and the imports of the command, the pipeline and (with reports) the report
+    (a worker forked from the batch process shares them; at --jobs 1 they are the same)."""
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-c", _STARTUP, "report" if report else "-"], env=user_env(code),
+                   cwd=str(code), check=True, capture_output=True)
+    return time.perf_counter() - t0
 
 
 def run_cli(code: Path, src: Path, out: Path, jobs: int, report: bool) -> tuple[float, float, float]:
@@ -148,6 +171,7 @@ def main() -> None:
     cpus: dict[tuple, list[float]] = {c: [] for c in configs}
     free: dict[tuple, list[float]] = {c: [] for c in configs}
     owns: dict[tuple, list[float]] = {c: [] for c in configs}
+    starts: dict[tuple, list[float]] = {(code, report): [] for code in codes for report in (False, True)}
     load0 = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -164,6 +188,9 @@ def main() -> None:
                 free[(code, jobs, report)].append(own + workers / jobs)  # on `jobs` free cores
                 owns[(code, jobs, report)].append(own)
                 shutil.rmtree(out, ignore_errors=True)
+            for code in codes:
+                for report in (False, True):
+                    starts[(code, report)].append(startup(code, report))
     med = {c: statistics.median(v) for c, v in times.items()}
     cpu = {c: statistics.median(v) for c, v in cpus.items()}
     print(f"{args.trials} trials in 3 sessions; {args.rounds} rounds (medians); {os.cpu_count()} cores; "
@@ -189,11 +216,23 @@ def main() -> None:
                   f"on 2 free cores {statistics.median(bound):.2f}x (gaitid's own CPU + its workers' CPU / 2); "
                   f"CPU time --jobs 1 / --jobs 2: {work:.2f}")
         for report in (False, True):
-            per = med[(code, 2, report)] / args.trials
+            # Amdahl: the start-up is serial at any --jobs, the trials after it are what workers share
+            start = statistics.median(starts[(code, report)])
+            one, two = med[(code, 1, report)] - start, med[(code, 2, report)] - start
+            per_one = one / args.trials
+            ceiling = (start + one) / (start + one / 2)
+            print(f"{'with' if report else 'without'} reports: start-up before the first trial {start:.2f} s "
+                  f"(interpreter and imports; serial); the trials after it {one:.2f} s at --jobs 1, {two:.2f} s at "
+                  f"--jobs 2 ({one / two:.2f}x); the ceiling with this start-up on 2 cores "
+                  f"{ceiling:.2f}x; 1.8x from about {8 * start / per_one:.0f} trials of "
+                  f"{per_one:.2f} s (n >= 8 x start-up / time per trial)")
+        for report in (False, True):
+            start = statistics.median(starts[(code, report)])
+            per = (med[(code, 2, report)] - start) / args.trials
             per_cpu = cpu[(code, 1, report)] / args.trials
-            print(f"5,000 trials {'with' if report else 'without'} reports: about {5000 * per / 60:.0f} min at "
-                  f"--jobs 2 as measured ({per:.2f} s per trial); {5000 * per_cpu / 2 / 60:.0f} min on 2 free "
-                  f"cores ({per_cpu:.2f} CPU-s per trial at --jobs 1)")
+            print(f"5,000 trials {'with' if report else 'without'} reports: about {(start + 5000 * per) / 60:.0f} "
+                  f"min at --jobs 2 as measured ({per:.2f} s per trial after the start-up); "
+                  f"{5000 * per_cpu / 2 / 60:.0f} min on 2 free cores ({per_cpu:.2f} CPU-s per trial at --jobs 1)")
 
 
 if __name__ == "__main__":

@@ -33,8 +33,9 @@ from gaitid.errors import DataError
 from gaitid.trial import Event, Trial
 from gaitid.vocabulary import CYCLE_POINTS, FOOT_OFF, FOOT_STRIKE, SIDES
 
-
 N_POINTS = CYCLE_POINTS
+PERCENT = np.linspace(0.0, 100.0, N_POINTS)  # % of the cycle at each point (read-only)
+PERCENT.flags.writeable = False
 COMPONENTS = ("X", "Y", "Z")
 
 
@@ -305,9 +306,8 @@ def curve_layout(arrays: Mapping[str, Mapping[str, np.ndarray]], units: Mapping[
 
 def curve_rows(arrays: Mapping[str, Mapping[str, np.ndarray]], cycles: list[Cycle],
                units: Mapping[str, str] | None = None, n_points: int = N_POINTS, max_rows: int | None = None):
-    """:func:`curves_table`'s rows in blocks of whole cycles of about ``max_rows`` rows (None: one), without
-    the table: yields ``(columns, labels)``, the text columns as codes into ``labels[name]``
-    (:func:`curve_layout`, the same for every block). Nothing when no cycle has curves."""
+    """:func:`curves_table`'s rows, without the table, in blocks of whole cycles of about ``max_rows`` rows
+    (None: one): ``(columns, labels)``, text as codes into ``labels`` (:func:`curve_layout`); none without curves."""
     pct = np.linspace(0.0, 100.0, n_points)
     layout, labels = curve_layout(arrays, units)
     per_side = {}  # side -> (values (n_c, K*P), variable, component, unit codes (K,))

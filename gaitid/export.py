@@ -238,7 +238,7 @@ def curves_wide(result) -> pd.DataFrame:
     """Time-normalised cycles, wide: one row per cycle and percent (``side, cycle, kinetic,
     percent``), one column per output variable and component, in the output's unit. Built from the
     per-frame arrays with :func:`gaitid.cycles.time_normalise`, as ``Result.curves`` is."""
-    from gaitid.cycles import time_normalise
+    from gaitid.cycles import PERCENT, time_normalise
     from gaitid.vocabulary import CYCLE_POINTS
 
     units = result.outputs.units
@@ -266,7 +266,7 @@ def curves_wide(result) -> pd.DataFrame:
         "side": [k[0] for k in keys for _ in range(CYCLE_POINTS)],
         "cycle": np.repeat([k[1] for k in keys], CYCLE_POINTS).astype(int),
         "kinetic": np.repeat([k[2] for k in keys], CYCLE_POINTS).astype(bool),
-        "percent": np.tile(np.linspace(0.0, 100.0, CYCLE_POINTS), len(keys)),
+        "percent": np.tile(PERCENT, len(keys)),
     })
     labels = [output_label(v, c, units.get(v, "")) for v, c in order]
     values = pd.DataFrame(np.vstack(rows) if rows else np.empty((0, len(labels))), columns=labels)

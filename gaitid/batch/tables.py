@@ -121,7 +121,7 @@ def curves_from_arrays(result, per_block: int | None = None):
     keys, order and values), without building that table. Yields blocks of at most ``per_block``
     rows (None: one block), each gathered from the arrays when it is due, so a long trial's curves
     never exist twice; nothing without curves."""
-    from gaitid.cycles import N_POINTS, curve_layout
+    from gaitid.cycles import N_POINTS, PERCENT, curve_layout
     from gaitid.vocabulary import SIDES
 
     layout, labels = curve_layout(result.normalised, result.outputs.units)  # the codes of the curves CSV
@@ -147,7 +147,6 @@ def curves_from_arrays(result, per_block: int | None = None):
     source_of = {side: np.concatenate([np.full(v.shape[2] if v.ndim == 3 else 1, j) for j, v in enumerate(arrays)])
                  for side, (*_, arrays) in layout.items()}
     source = np.concatenate([source_of[side] for side, *_ in per_cycle])
-    pct = np.linspace(0.0, 100.0, N_POINTS)
     step = len(order) if per_block is None else per_block
     width = int(source.max()) + 1
     for a in range(0, len(order), step):
@@ -161,7 +160,7 @@ def curves_from_arrays(result, per_block: int | None = None):
             values[at] = arr[rows] if arr.ndim == 2 else arr[rows, :, comp - 1]
         block = {k: np.array(labels[k], dtype=object)[key_codes[k][idx]] if k in labels else key_codes[k][idx]
                  for k in CURVE_KEYS}
-        yield {**block, **{f"pct_{p:g}": values[:, j] for j, p in enumerate(pct)}}
+        yield {**block, **{f"pct_{p:g}": values[:, j] for j, p in enumerate(PERCENT)}}
 
 
 def _read_table(path: Path) -> pd.DataFrame | None:

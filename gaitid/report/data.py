@@ -22,14 +22,13 @@ import numpy as np
 import pandas as pd
 
 from gaitid.contacts import listed_rejections
-from gaitid.cycles import time_normalise
+from gaitid.cycles import PERCENT, time_normalise
 from gaitid.errors import DataError, GaitIDError
 from gaitid.parameters import summarise
 from gaitid.report.labels import is_kinematic
 from gaitid.vocabulary import CYCLE_POINTS, SIDES
 
 MEANING = ("convention", "normalise", "frame")  # settings that change what a curve's numbers mean
-PERCENT = np.linspace(0.0, 100.0, CYCLE_POINTS)
 CYCLE_COLUMNS = ["trial", "side", "cycle", "kinetic", "reason", "start_s", "foot_off_pct", "end_s", "plates"]
 
 

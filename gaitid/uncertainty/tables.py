@@ -16,13 +16,12 @@ import numpy as np
 import pandas as pd
 
 from gaitid.clinical import COMPONENT_INDEX, PARAMETERS, CycleEvents, evaluate, phase_windows
-from gaitid.cycles import N_POINTS, Cycle, components, cycles_table
+from gaitid.cycles import N_POINTS, PERCENT, Cycle, components, cycles_table
 from gaitid.uncertainty.design import Design, with_noise
 from gaitid.uncertainty.errormodel import SOURCES
 from gaitid.uncertainty.stats import column_stats
 
 COLUMNS = ["uncertainty_sd", "uncertainty_low95", "uncertainty_high95", "uncertainty_sd_linear"]
-PCT = np.linspace(0.0, 100.0, N_POINTS)
 
 
 def component_names(k: int) -> list[str]:
@@ -77,7 +76,7 @@ def normalised(curves: dict, time: np.ndarray, cycles: list[Cycle]) -> dict:
 
 def curves_rows(norm: dict, design: Design) -> pd.DataFrame:
     """Per cycle and percent: side, cycle, variable, percent, component, the uncertainty columns."""
-    return _table([({"side": side, "cycle": idx, "variable": var, "percent": PCT}, Y)
+    return _table([({"side": side, "cycle": idx, "variable": var, "percent": PERCENT}, Y)
                    for (side, idx), by in norm.items() for var, Y in by.items()], design)
 
 
@@ -102,7 +101,7 @@ def cycle_means(norm: dict, cycles: list[Cycle], kinetic_only: bool) -> dict:
 def summary_rows(means: list[dict], design: Design) -> list[pd.DataFrame]:
     """Per side, variable, percent and component: the uncertainty of each mean curve of ``means``
     (cycle means, :func:`cycle_means`), one table each, from one statistics call."""
-    blocks = [({"side": side, "variable": var, "percent": PCT, "which": i}, Y)
+    blocks = [({"side": side, "variable": var, "percent": PERCENT, "which": i}, Y)
               for i, m in enumerate(means) for side, by in m.items() for var, Y in by.items()]
     table = _table(blocks, design)
     if table.empty:

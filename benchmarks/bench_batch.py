@@ -145,7 +145,7 @@ def memory(code: Path) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for name, how in cases:
             path = Path(tmp) / f"{name}.c3d"
-            subprocess.run([sys.executable, "-m", "gaitid.synthetic", how[0], str(path), *how[1:], "--no-truth"],
+            subprocess.run([sys.executable, "-m", "gaitid.validation.synthetic", how[0], str(path), *how[1:], "--no-truth"],
                            env=env, check=True, capture_output=True)
             out = subprocess.run([sys.executable, "-c", _MEMORY_PROBE, str(path)], env=env, check=True, cwd=tmp,
                                  capture_output=True, text=True).stdout.split()  # (cwd: not a checkout's gaitid)

@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from gaitid import GaitIDError, read_c3d  # noqa: E402
 from gaitid.dynamics.solve import inverse_dynamics  # noqa: E402
 from gaitid.dynamics.types import ExternalLoad  # noqa: E402
-from gaitid.model.build import build_segments  # noqa: E402
+from gaitid.model.assembly import build_segments  # noqa: E402
 from gaitid.model.frames import frame_from_axis_points  # noqa: E402
 
 REAL = Path(__file__).resolve().parent.parent.parent / "shared" / "realdata"
@@ -71,8 +71,7 @@ def derivative_convergence() -> None:
     """R(t) = R1(t) R2(t) about a fixed lab axis a then a body axis b (the test's closed form)."""
     from scipy.spatial.transform import Rotation
 
-    from gaitid import kinematics as kin
-
+    from gaitid.core import rotation
     a = np.array([0.2, 1.0, 0.1]) / np.linalg.norm([0.2, 1.0, 0.1])
     b = np.array([0.0, 0.3, 1.0]) / np.linalg.norm([0.0, 0.3, 1.0])
     w1, w2 = 2 * np.pi, 4 * np.pi
@@ -88,8 +87,8 @@ def derivative_convergence() -> None:
         R1b = R1 @ b
         w_lab = dq1[:, None] * a + dq2[:, None] * R1b
         al_lab = ddq1[:, None] * a + ddq2[:, None] * R1b + (dq1 * dq2)[:, None] * np.cross(a, R1b)
-        w_seg, _ = kin.angular_velocity(R, rate)
-        al_seg, _ = kin.angular_acceleration(R, w_seg, rate)
+        w_seg, _ = rotation.angular_velocity(R, rate)
+        al_seg, _ = rotation.angular_acceleration(R, w_seg, rate)
         k = int(rate // 10)
         ew = np.abs(np.einsum("nij,nj->ni", R, w_seg) - w_lab)[k:-k].max()
         ea = np.abs(np.einsum("nij,nj->ni", R, al_seg) - al_lab)[k:-k].max()

@@ -1,4 +1,4 @@
-"""Frames per second of the multibody oracles (gaitid.multibody), all frames at once.
+"""Frames per second of the multibody oracles (gaitid.dynamics.multibody), all frames at once.
 
 Prints, for 1e3 .. 1e5 frames: the twist-wrench RNEA (seed 003 9.53-9.57) on a 3-joint
 chain and on a 15-joint leg-like chain (3 prismatic + 12 revolute, as the synthetic trial
@@ -26,7 +26,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import numpy as np  # noqa: E402
 
-from gaitid.multibody import planar, screw  # noqa: E402
+from gaitid.dynamics.multibody import planar, screw  # noqa: E402
 
 
 def chain(n_prismatic: int, n_revolute: int, seed: int = 0) -> screw.ScrewChain:

@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 REALDATA = ROOT.parent / "shared" / "realdata"
 
 from gaitid.io.atomic import atomic_path  # noqa: E402
-from gaitid.crosscheck import opensim_crosscheck, sagittal_moment  # noqa: E402
+from gaitid.validation.crosscheck import opensim_crosscheck, sagittal_moment  # noqa: E402
 from gaitid.io.c3d import read_c3d  # noqa: E402
 from gaitid.pipeline import process  # noqa: E402
 

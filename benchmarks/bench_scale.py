@@ -10,7 +10,7 @@ and peak memory per frame as the trial grows, and the wall time of ``gaitid run 
    ``ezc3d.c3d(path)`` then ``process(path)``, CPU time) in one worker process; the median times and
    the median of the rounds' ratios (a read and a process() back to back share the machine's state);
    the median ratio over the trials (target: 1.5).
-2. Length scaling: the synthetic overground walk (``gaitid.synthetic.write_walkway``, 100 Hz
+2. Length scaling: the synthetic overground walk (``gaitid.validation.synthetic.write_walkway``, 100 Hz
    markers, 1 kHz plates) at 1x, 10x, 100x and 1000x the sample walk's 380 frames, each
    ``process()`` in a fresh process: seconds, microseconds per frame and its ratio to the
    smallest length (target: flat within 2x), and peak memory (resident set above the process's
@@ -119,19 +119,19 @@ def child(code: str, repo: Path, *args: str, timeout: float = 7200) -> dict:
 
 
 def synthetic_trials(data: Path, lengths: list[int], hour: bool) -> list[tuple[str, Path]]:
-    """The long trials, written by this checkout's gaitid.synthetic once and reused."""
+    """The long trials, written by this checkout's gaitid.validation.synthetic once and reused."""
     data.mkdir(parents=True, exist_ok=True)
     out = []
     for m in lengths:
         path = data / f"walk_{m}x.c3d"
         if not path.exists():
-            subprocess.run([sys.executable, "-m", "gaitid.synthetic", "walkway", str(path), "--times", str(m),
+            subprocess.run([sys.executable, "-m", "gaitid.validation.synthetic", "walkway", str(path), "--times", str(m),
                             "--no-truth"], check=True, cwd=str(REPO), capture_output=True)
         out.append((f"walk {m}x", path))
     if hour:
         path = data / "treadmill_1h.c3d"
         if not path.exists():
-            subprocess.run([sys.executable, "-m", "gaitid.synthetic", "treadmill", str(path), "--duration", "3600",
+            subprocess.run([sys.executable, "-m", "gaitid.validation.synthetic", "treadmill", str(path), "--duration", "3600",
                             "--no-truth"], check=True, cwd=str(REPO), capture_output=True)
         out.append(("treadmill 1 h", path))
     return out

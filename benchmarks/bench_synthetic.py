@@ -1,7 +1,7 @@
 """Generation time and peak memory of the long synthetic trials (issue 17).
 
 Each trial is written in a fresh Python process (so its peak resident memory is its own) by
-gaitid.synthetic's block-wise writer: the overground walkway at 1x, 10x, 100x and 1000x the
+gaitid.validation.synthetic's block-wise writer: the overground walkway at 1x, 10x, 100x and 1000x the
 sample walk's 380 frames (100 Hz markers, 1 kHz plates; plate pairs every 4 strides, at most 4
 pairs) and a one-hour split-belt treadmill trial (360,000 frames, 2 x 3.6 M plate samples).
 Printed per trial: frames, plates, seconds generating / writing the C3D (ezc3d) / writing the
@@ -24,8 +24,8 @@ from pathlib import Path
 CHILD = r"""
 import json, resource, sys, time
 from pathlib import Path
-from gaitid.synthetic.files import write_scenario
-from gaitid.synthetic import walkway_scenario, WalkwayParams, treadmill_scenario, TreadmillParams
+from gaitid.validation.synthetic.write import write_scenario
+from gaitid.validation.synthetic import walkway_scenario, WalkwayParams, treadmill_scenario, TreadmillParams
 kind, size, out, truth = sys.argv[1], float(sys.argv[2]), Path(sys.argv[3]), sys.argv[4] == "1"
 t0 = time.perf_counter()
 if kind == "walkway":

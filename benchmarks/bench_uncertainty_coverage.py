@@ -2,7 +2,7 @@
 
 Errors drawn from the error model are injected into the trial's inputs (markers, landmarks and
 widths in both trials, hip centres, segment parameters, plate channels:
-gaitid.synthetic.errors), the trial is processed with ``--samples`` Monte Carlo draws, and the
+gaitid.validation.synthetic.injected), the trial is processed with ``--samples`` Monte Carlo draws, and the
 fraction of stance frames on a plate where the 95 % interval covers the true joint moment is
 printed per side, joint and plane, for unfiltered markers (the propagation alone) and for the
 given cutoffs (the filter's own bias is not an input error). Frames of one replication share its
@@ -27,7 +27,7 @@ import time
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-from gaitid.synthetic.errors import coverage_run  # noqa: E402
+from gaitid.validation.synthetic.injected import coverage_run  # noqa: E402
 
 
 def main(argv=None) -> None:

@@ -21,7 +21,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from gaitid.io.atomic import atomic_path  # noqa: E402
-from gaitid.validate import (  # noqa: E402
+from gaitid.validation.plugin_gait import (  # noqa: E402
     MODES,
     PLANES,
     _stance_mask,
@@ -42,12 +42,12 @@ def overlay(path: Path, out: Path) -> None:
 
     from gaitid.io.c3d import read_c3d
     from gaitid.pipeline import process
-    from gaitid.settings import Settings
+    from gaitid.core.settings import Settings
 
     trial = read_c3d(path)
     settings = Settings.plugin_gait(marker_cutoff_hz=None)
-    from gaitid.pairing import pair_static
-    from gaitid.session import find_trials, scan_trial
+    from gaitid.batch.pairing import pair_static
+    from gaitid.batch.session import find_trials, scan_trial
 
     statics = [i for i in (scan_trial(f) for f in find_trials([path.parent])) if i.kind == "static"]
     static = pair_static(scan_trial(path.resolve()), statics).static

@@ -6,16 +6,16 @@ The public API is small and imported lazily (so ``gaitid --help`` stays fast):
 - :func:`read_opensim_trial` -- an OpenSim ``.trc`` (+ GRF ``.mot``) as a Trial
 - :func:`process` -> :class:`Result`, :class:`Settings` -- the whole job for one trial
 - :func:`run_batch` -- folders and archives (worker processes or a Dask cluster)
-- :class:`Trial` -- one trial in SI units, Z-up lab frame (:mod:`gaitid.trial`)
+- :class:`Trial` -- one trial in SI units, Z-up lab frame (:mod:`gaitid.core.trial`)
 - :func:`inverse_dynamics` -- the block-matrix Newton-Euler solver (:mod:`gaitid.dynamics`)
-- :class:`GaitIDError` and subclasses -- every error gaitid raises on purpose (:mod:`gaitid.errors`)
+- :class:`GaitIDError` and subclasses -- every error gaitid raises on purpose (:mod:`gaitid.core.errors`)
 """
 
 from __future__ import annotations
 
 import importlib
 
-from gaitid.errors import (  # noqa: F401  (re-exported)
+from gaitid.core.errors import (  # noqa: F401  (re-exported)
     DataError,
     FileFormatError,
     GaitIDError,
@@ -32,11 +32,11 @@ _LAZY = {
     "read_opensim_trial": "gaitid.io.opensim",
     "run_batch": "gaitid.batch",
     "write_c3d": "gaitid.io.c3d",
-    "Trial": "gaitid.trial",
+    "Trial": "gaitid.core.trial",
     "inverse_dynamics": "gaitid.dynamics",
     "process": "gaitid.pipeline",
     "Result": "gaitid.pipeline",
-    "Settings": "gaitid.settings",
+    "Settings": "gaitid.core.settings",
 }
 
 __all__ = sorted(

@@ -52,7 +52,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from gaitid.errors import FileFormatError, GaitIDError
+from gaitid.core.errors import FileFormatError, GaitIDError
 from gaitid.io.atomic import atomic_path
 
 TABLES = ("frames", "curves", "curves_summary", "parameters", "parameters_summary", "events", "contacts")
@@ -191,12 +191,12 @@ def write_frames(result, path, fmt: str = "csv") -> None:
 def write_curves(result, path) -> None:
     """The time-normalised long table (``Result.curves``' rows and columns, the same CSV) written
     from the normalised arrays, whole cycles about ``ROWS_PER_BLOCK`` rows at a time
-    (:func:`gaitid.cycles.curve_rows`): the table is never built, so a long trial's hundreds of
+    (:func:`gaitid.cycles.curves.curve_rows`): the table is never built, so a long trial's hundreds of
     cycles cost a block, not the table and its string copies."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
-    from gaitid.cycles import curve_rows
+    from gaitid.cycles.curves import curve_rows
 
     schema = pa.schema([("side", pa.string()), ("cycle", pa.int64()), ("kinetic", pa.bool_()),
                         ("variable", pa.string()), ("component", pa.string()), ("percent", pa.float64()),
@@ -237,9 +237,9 @@ def output_label(variable: str, component: str, unit: str) -> str:
 def curves_wide(result) -> pd.DataFrame:
     """Time-normalised cycles, wide: one row per cycle and percent (``side, cycle, kinetic,
     percent``), one column per output variable and component, in the output's unit. Built from the
-    per-frame arrays with :func:`gaitid.cycles.time_normalise`, as ``Result.curves`` is."""
-    from gaitid.cycles import PERCENT, time_normalise
-    from gaitid.vocabulary import CYCLE_POINTS
+    per-frame arrays with :func:`gaitid.cycles.curves.time_normalise`, as ``Result.curves`` is."""
+    from gaitid.cycles.curves import PERCENT, time_normalise
+    from gaitid.core.vocabulary import CYCLE_POINTS
 
     units = result.outputs.units
     order: dict[tuple[str, str], int] = {}
@@ -276,7 +276,7 @@ def curves_wide(result) -> pd.DataFrame:
 def curves_summary_wide(curves: pd.DataFrame) -> pd.DataFrame:
     """Mean, sample SD and n of the cycles in ``curves`` (:func:`curves_wide`), wide: one row per
     side and percent, three columns per output variable and component ('AnkleMoment X [N.m/kg]
-    mean', '... SD', '... n'); NaN-skipping, as :func:`gaitid.parameters.summarise`."""
+    mean', '... SD', '... n'); NaN-skipping, as :func:`gaitid.cycles.parameters.summarise`."""
     labels = [c for c in curves.columns if c not in ("side", "cycle", "kinetic", "percent")]
     if curves.empty:
         return pd.DataFrame(columns=["side", "percent"])
@@ -322,7 +322,7 @@ def parameters_wide(result) -> pd.DataFrame:
 
 def excel_tables(result) -> dict[str, pd.DataFrame]:
     """The sheets of :func:`write_excel`, in order."""
-    from gaitid.cycles import cycles_table
+    from gaitid.cycles.curves import cycles_table
 
     small = tables_small(result)
     about = pd.DataFrame({"item": ["trial", "file", "written by", "layout", "per-frame data"], "value": [

@@ -574,7 +574,7 @@ warnings.simplefilter("ignore")
 import matplotlib
 matplotlib.use("Agg")
 from c3d_mutations import mutant
-from gaitid.errors import GaitIDError
+from gaitid.core.errors import GaitIDError
 from gaitid.io.c3d import read_c3d
 from gaitid.pipeline import process
 work = tempfile.mkdtemp(prefix="gaitid-fuzz-")

@@ -28,8 +28,8 @@ class Sources:
 
     def synthetic(self, kind: str) -> Path:
         """A synthetic treadmill ('treadmill_split', 'treadmill_tandem') or stair trial
-        ('stairs_ascent', 'stairs_descent') written once (gaitid.synthetic)."""
-        from gaitid import synthetic as S
+        ('stairs_ascent', 'stairs_descent') written once (gaitid.validation.synthetic)."""
+        from gaitid.validation import synthetic as S
 
         path = self.tmp_dir / f"{kind}.c3d"
         if not path.exists():
@@ -46,8 +46,8 @@ class Sources:
     def long_walk(self) -> Path:
         """A 12 s synthetic walk (22 cycles, plates under two of its steps)."""
         if self._long is None:
-            from gaitid.synthetic.files import write_sample
-            from gaitid.synthetic.params import GaitParams
+            from gaitid.validation.synthetic.write import write_sample
+            from gaitid.validation.synthetic.params import GaitParams
 
             self._long = write_sample(self.tmp_dir / "long", GaitParams(n_frames=1200))[0]
         return self._long

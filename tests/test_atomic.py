@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from gaitid.errors import GaitIDError
+from gaitid.core.errors import GaitIDError
 from gaitid.io.atomic import atomic_path
 
 

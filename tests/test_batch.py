@@ -12,7 +12,7 @@ import pytest
 
 from gaitid.batch import plan, run_batch
 from gaitid.model.subject_files import read_subject
-from gaitid.resources import sample_data_dir
+from gaitid.core.resources import sample_data_dir
 
 pytestmark = pytest.mark.slow
 
@@ -180,7 +180,7 @@ def _combined_reference(summary: pd.DataFrame, tmp: Path) -> dict[str, bytes]:
 def test_curve_rows_from_the_arrays_are_those_of_the_curves_table(per_block):
     """A trial's rows of batch_cycles, gathered from its normalised arrays block by block, are the
     rows of its curves table reshaped one row per curve (``unstack``'s order), value for value."""
-    from gaitid.batch.tables import curves_from_arrays, curves_from_table
+    from gaitid.batch.combined import curves_from_arrays, curves_from_table
     from gaitid.pipeline import process
 
     result = process(sample_data_dir() / "walk_synthetic.c3d", frame="lab", convention="external")
@@ -200,7 +200,7 @@ def test_combined_tables_from_each_trials_rows_equal_the_tables_concatenated(ses
     including a kinematic-only trial, a trial name a spreadsheet would run, a failed trial, a
     piece gone and a trial table rewritten since (older columns: laid out on the union)."""
     from gaitid.batch import plan, write_combined_tables
-    from gaitid.synthetic import write_walkway
+    from gaitid.validation.synthetic import write_walkway
 
     shutil.copy(session / "walk01.c3d", session / "=cmd.c3d")
     write_walkway(session / "nokin.c3d", n_frames=380, truth=False, max_plate_pairs=0)
@@ -239,7 +239,7 @@ def test_session_report_input_keeps_what_the_report_draws():
     trial's analogs, plates and kinematics (so it stays small)."""
     from gaitid.batch import pack_result, unpack_result
     from gaitid.pipeline import process
-    from gaitid.report.data import gather
+    from gaitid.report.content import gather
 
     result = process(sample_data_dir() / "walk_synthetic.c3d", static=sample_data_dir() / "static_synthetic.c3d")
     data = pack_result(result)
@@ -514,8 +514,8 @@ def test_a_trials_warnings_are_in_the_summary_without_reports(tmp_path):
 
 
 def test_a_failing_report_is_a_warning_and_the_result_is_saved(session, tmp_path, monkeypatch):
-    from gaitid.errors import GaitIDError
-    from gaitid.result import Result
+    from gaitid.core.errors import GaitIDError
+    from gaitid.pipeline.result import Result
 
     def broken(self, outdir, *args, **kwargs):
         raise GaitIDError("the report cannot be drawn", self.trial.path)

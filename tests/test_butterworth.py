@@ -9,10 +9,11 @@ from scipy.ndimage import binary_dilation, convolve1d
 from scipy.signal import butter, filtfilt, find_peaks, sosfiltfilt
 from scipy.spatial.transform import Rotation
 
-from gaitid import kinematics as kin
-from gaitid.bodymass import _widen
-from gaitid.butterworth import butter_sections, zero_phase_filter
-from gaitid.errors import SettingsError
+from gaitid.core import rotation
+from gaitid.core import signal
+from gaitid.subject.bodymass import _widen
+from gaitid.core.butterworth import butter_sections, zero_phase_filter
+from gaitid.core.errors import SettingsError
 from gaitid.events.zeni import peaks_apart
 from gaitid.io.forceplates import decimate
 
@@ -64,13 +65,13 @@ def test_zero_phase_filter_keeps_shape_handles_no_pad_and_rejects_a_pad_too_long
 
 
 def test_butter_lowpass_matches_scipy_per_finite_run():
-    """kinematics.butter_lowpass through gaitid.butterworth: each finite run of each column
+    """kinematics.butter_lowpass through gaitid.core.butterworth: each finite run of each column
     filtered on its own, as scipy.signal.filtfilt of the Winter-corrected design."""
     rng = np.random.default_rng(3)
     x = np.cumsum(rng.standard_normal((500, 6)), axis=0) * 0.01
     x[100:110, :3] = np.nan
     x[300:302, 4] = np.nan
-    got = kin.butter_lowpass(x, 100.0, 6.0, 4)
+    got = signal.butter_lowpass(x, 100.0, 6.0, 4)
     wc = 6.0 / (2 ** 0.5 - 1) ** (1 / 4)
     b, a = butter(2, wc, fs=100.0)
     for c in range(6):
@@ -124,8 +125,8 @@ def test_cardan_angles_are_scipys_intrinsic_euler_angles(sequence):
     R2n = R2 + np.random.default_rng(0).normal(0, 1e-6, R2.shape)  # slightly non-orthogonal
     for Rd in (R2, R2n):
         ref = Rotation.from_matrix(np.swapaxes(R1, -1, -2) @ Rd).as_euler(sequence)
-        got = kin.cardan_angles(R1, Rd, sequence)
+        got = rotation.cardan_angles(R1, Rd, sequence)
         away = np.abs(ref[:, 1]) < np.radians(85)  # not near gimbal lock, where the split is arbitrary
         np.testing.assert_allclose(np.angle(np.exp(1j * (got - ref)))[away], 0, atol=1e-12)
     with pytest.raises(Exception, match="three axes"):
-        kin.cardan_angles(R1, R2, "YXY")
+        rotation.cardan_angles(R1, R2, "YXY")

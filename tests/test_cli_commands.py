@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from gaitid.cli import main
-from gaitid.resources import sample_data_dir
+from gaitid.core.resources import sample_data_dir
 
 WALK = str(sample_data_dir() / "walk_synthetic.c3d")
 STATIC = str(sample_data_dir() / "static_synthetic.c3d")
@@ -88,7 +88,7 @@ def test_validate_json_is_strict_json_with_the_documented_fields(capsys):
 def test_run_lists_ten_rejected_contacts_and_counts_the_rest():
     """A long treadmill trial rejects hundreds of contacts (both feet on a belt): ``gaitid run`` lists
     the first ten with their reasons and counts the others, naming the table that has them all."""
-    from gaitid.cli.trial import rejected_contact_lines
+    from gaitid.cli.run import rejected_contact_lines
     from gaitid.contacts import LISTED_REJECTED, FootContact
 
     def contact(k: int, valid: bool) -> FootContact:

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from gaitid.cli import main
-from gaitid.resources import sample_data_dir
+from gaitid.core.resources import sample_data_dir
 from tests.conftest import realdata_path
 
 WALK = str(sample_data_dir() / "walk_synthetic.c3d")

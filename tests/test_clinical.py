@@ -1,4 +1,4 @@
-"""Clinical parameters in their phase (gaitid.clinical): windows from the events, each parameter
+"""Clinical parameters in their phase (gaitid.cycles.clinical): windows from the events, each parameter
 against a value computed by hand from a constructed curve, the convention independence of the
 moment parameters, and the signs on a real Plug-in Gait trial."""
 
@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gaitid.clinical import (
+from gaitid.cycles.clinical import (
     PARAMETERS,
     PHASES,
     CycleEvents,
@@ -20,7 +20,7 @@ from gaitid.clinical import (
     phase_windows,
     result_clinical_parameters,
 )
-from gaitid.errors import SettingsError
+from gaitid.core.errors import SettingsError
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "sample_data" / "walk_synthetic.c3d"
@@ -227,7 +227,7 @@ def test_sample_table_kinetic_rows_only_for_kinetic_cycles_and_the_swing_extreme
 
 
 def test_sample_clinical_table_is_the_same_under_the_external_convention(sample):
-    from gaitid.cycles import cycles_table
+    from gaitid.cycles.curves import cycles_table
 
     internal = result_clinical_parameters(sample)
     flipped = sample.curves.copy()
@@ -254,9 +254,9 @@ def test_real_trial_signs_agree_with_plug_in_gait():
     markers) the principal stance peaks are positive (the named moment is there) and of the
     expected size; the early-stance hip extensor peak is lower (no impact artefact,
     docs/conventions.md)."""
-    from gaitid.cycles import cycles_table, model_output_curves, time_normalise as normalise
+    from gaitid.cycles.curves import cycles_table, model_output_curves, time_normalise as normalise
     from gaitid.pipeline import process
-    from gaitid.settings import Settings
+    from gaitid.core.settings import Settings
 
     from conftest import realdata_path
 

@@ -10,11 +10,11 @@ from test_events import _read, make_walk, truth_events
 from conftest import markers_for
 
 from gaitid import contacts as P
-from gaitid import cycles as C
-from gaitid import parameters as PM
-from gaitid.errors import DataError
+from gaitid.cycles import curves as C
+from gaitid.cycles import parameters as PM
+from gaitid.core.errors import DataError
 from gaitid.events import file_events
-from gaitid.trial import Event
+from gaitid.core.trial import Event
 
 
 def _walk_cycles(direction=0.0, plates=()):
@@ -106,7 +106,7 @@ def _bumps(p, spec):
 
 def test_power_bursts_on_constructed_curves():
     # one cycle 0..1 s sampled at 100 Hz: the normalised grid is the sample grid
-    from gaitid.clinical import clinical_table
+    from gaitid.cycles.clinical import clinical_table
 
     t = np.linspace(0.0, 2.0, 201)
     p = 100 * t
@@ -200,7 +200,7 @@ def test_real_kinetic_parameters_from_plug_in_gait_outputs():
     tr = _read("biomechzoo/HC030A05.c3d")
     cyc = C.gait_cycles(file_events(tr), P.assign_contacts(tr, markers_for(tr)))
     assert [(c.side, c.kinetic) for c in cyc] == [("Right", True), ("Left", True)]
-    from gaitid.clinical import clinical_table
+    from gaitid.cycles.clinical import clinical_table
 
     curves, units = C.model_output_curves(tr)
     curves_df = C.cycle_curves(curves, tr.time, cyc, units)

@@ -1,10 +1,10 @@
 """The 3D solver against independent formulations (issue 3, proofs 2 and 3).
 
 - Planar closed forms (seed 001 two-link, seed 002 three-link eqs 24-44 as corrected in
-  :mod:`gaitid.multibody.planar`, and its Jacobian form for any n) embedded in a tilted
+  :mod:`gaitid.dynamics.multibody.planar`, and its Jacobian form for any n) embedded in a tilted
   3D plane, driven by smooth trajectories with analytic derivatives: the moment about the
   plane normal equals tau = M q'' + C + G + E to 1e-9, term by term.
-- Seed 003's twist-wrench recursive Newton-Euler (:func:`gaitid.multibody.screw.rnea`) on
+- Seed 003's twist-wrench recursive Newton-Euler (:func:`gaitid.dynamics.multibody.screw.rnea`) on
   a three-segment chain with six-degree-of-freedom joints (3 prismatic + 3 revolute 1-DOF
   joints joined by massless links), random 3D motion: same joint forces and moments.
 
@@ -31,8 +31,8 @@ from gaitid.dynamics import ExternalLoad, inverse_dynamics
 
 from chain_segments import Seg, split
 
-planar = pytest.importorskip("gaitid.multibody.planar")
-screw = pytest.importorskip("gaitid.multibody.screw")
+planar = pytest.importorskip("gaitid.dynamics.multibody.planar")
+screw = pytest.importorskip("gaitid.dynamics.multibody.screw")
 
 G = 9.81
 T = np.linspace(0.0, 1.3, 61)

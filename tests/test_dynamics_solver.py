@@ -12,7 +12,7 @@ from scipy.spatial.transform import Rotation
 from gaitid.dynamics import CONTRIBUTIONS, ExternalLoad, inverse_dynamics, joint_name, skew
 
 from chain_segments import Seg, split
-from gaitid.errors import DataError, SettingsError
+from gaitid.core.errors import DataError, SettingsError
 
 NAMES = ("foot", "shank", "thigh")
 

@@ -1,4 +1,4 @@
-"""The solver on a realistic walking trial with exact ground truth (gaitid.synthetic).
+"""The solver on a realistic walking trial with exact ground truth (gaitid.validation.synthetic).
 
 The synthetic trial's analytic leg motion (both legs, 3.5 strides) and ground reaction go
 straight into the solver (no markers, no filtering); its truth comes from seed 003's
@@ -15,8 +15,8 @@ from gaitid.dynamics import ExternalLoad, inverse_dynamics
 
 from chain_segments import Seg, split
 
-synthetic_trial = pytest.importorskip("gaitid.synthetic.trial")
-synthetic_params = pytest.importorskip("gaitid.synthetic.params")
+synthetic_trial = pytest.importorskip("gaitid.validation.synthetic.sample_trial")
+synthetic_params = pytest.importorskip("gaitid.validation.synthetic.params")
 
 
 @pytest.fixture(scope="module")

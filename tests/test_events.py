@@ -18,11 +18,11 @@ from conftest import markers_for
 
 from gaitid import events as E
 from gaitid.contacts import assign_contacts, contact_mask, plate_intervals
-from gaitid.kinematics import runs
+from gaitid.core.signal import runs
 from gaitid.model.gait_markers import FootMarkers, GaitMarkers
-from gaitid.progression import progression_direction
-from gaitid.errors import DataError, SettingsError
-from gaitid.trial import Event, ForcePlate, PlateWrench, Trial
+from gaitid.contacts.progression import progression_direction
+from gaitid.core.errors import DataError, SettingsError
+from gaitid.core.trial import Event, ForcePlate, PlateWrench, Trial
 
 # --------------------------------------------------------------------------- synthetic walker
 

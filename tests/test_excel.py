@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gaitid.errors import DataError
+from gaitid.core.errors import DataError
 from gaitid.io import xlsx
 
 from conftest import REPO
@@ -116,8 +116,8 @@ def test_cells_text_and_limits(tmp_path):
 def test_a_long_trial_fits(tmp_path):
     """A 12 s walk: one row per cycle and percent, the per-frame data left to CSV/Parquet."""
     from gaitid.pipeline import process
-    from gaitid.synthetic.files import write_sample
-    from gaitid.synthetic.params import GaitParams
+    from gaitid.validation.synthetic.write import write_sample
+    from gaitid.validation.synthetic.params import GaitParams
 
     walk = write_sample(tmp_path, GaitParams(n_frames=1200))[0]
     r = process(walk)

@@ -39,7 +39,7 @@ FUZZ_SOURCES = ["btkdata/PiG_Calibration3_FF.c3d", "btkdata/Eb015pi.c3d", "btkda
 _WORKER = r"""
 import sys
 sys.path.insert(0, sys.argv[1])
-from gaitid.errors import GaitIDError
+from gaitid.core.errors import GaitIDError
 from gaitid.io.c3d import read_c3d
 for line in sys.stdin:
     path = line.rstrip("\n")

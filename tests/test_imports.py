@@ -1,7 +1,7 @@
 """A lean import (issue 17): ``import gaitid.pipeline`` (what ``gaitid run`` and every batch
 worker load) leaves out the report's, the cluster's and scipy's slow modules, and processing a
 trial imports no scipy at all (the filter, peak finder, decimation and Cardan angles are numpy:
-gaitid/butterworth.py, tests/test_butterworth.py). Checked in a fresh interpreter."""
+gaitid/core/butterworth.py, tests/test_butterworth.py). Checked in a fresh interpreter."""
 
 import json
 import subprocess
@@ -24,14 +24,14 @@ def heavy(modules: set[str]) -> set[str]:
 
 
 def test_importing_the_pipeline_leaves_out_report_cluster_and_scipy_stats():
-    mods = loaded_after("import gaitid.pipeline, gaitid.result, gaitid.export, gaitid.cli")
+    mods = loaded_after("import gaitid.pipeline, gaitid.pipeline.result, gaitid.export, gaitid.cli")
     assert "gaitid.pipeline" in mods and "pandas" in mods  # the probe did import them
     assert heavy(mods) == set()
 
 
 def test_process_imports_what_it_uses_and_no_more():
-    mods = loaded_after("from gaitid.pipeline import process\nfrom gaitid.resources import sample_data_dir\n"
+    mods = loaded_after("from gaitid.pipeline import process\nfrom gaitid.core.resources import sample_data_dir\n"
                         "process(sample_data_dir() / 'walk_synthetic.c3d')")
-    assert "gaitid.butterworth" in mods  # the probe did filter the markers
+    assert "gaitid.core.butterworth" in mods  # the probe did filter the markers
     assert heavy(mods) == set()
     assert not {m for m in mods if m.split(".")[0] == "scipy"}  # scipy only where a gap is filled (CubicSpline)

@@ -12,12 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation
 
-from gaitid.errors import DataError, ModelError
+from gaitid.core.errors import DataError, ModelError
 from gaitid.model import clusters as cl
-from gaitid.model.build import apply_aliases, build_segments
+from gaitid.model.assembly import apply_aliases, build_segments
 from gaitid.model.joint_centres import harrington_hip_centre
 from gaitid.model.markerset import list_models, load_model, required_markers
-from gaitid.trial import Subject
+from gaitid.core.trial import Subject
 
 from tests.conftest import realdata_path
 

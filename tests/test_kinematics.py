@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from gaitid import kinematics as kin
-from gaitid.errors import SettingsError
+from gaitid.core import rotation
+from gaitid.core import signal
+from gaitid.core.errors import SettingsError
 from gaitid.model.frames import rotation_about
 
 
@@ -25,7 +26,7 @@ def test_fill_gaps_reproduces_a_cubic_and_leaves_long_and_end_gaps_nan():
     y[10:15] = np.nan  # 5 frames: filled
     y[30:45] = np.nan  # 15 frames: left NaN
     y[:3] = np.nan  # leading gap: left NaN
-    out = kin.fill_gaps(y, max_gap=10)
+    out = signal.fill_gaps(y, max_gap=10)
     np.testing.assert_allclose(out[10:15], x[10:15], rtol=1e-9)
     assert np.isnan(out[30:45]).all() and np.isnan(out[:3]).all()
     assert np.isnan(y[10:15]).all(), "input must not be modified"
@@ -36,14 +37,14 @@ def test_fill_gaps_works_per_column_of_a_trajectory_array():
     traj = np.stack([np.sin(t / 10), np.cos(t / 10), t / 40], axis=1)[:, None, :].repeat(2, axis=1)  # (n, 2, 3)
     holed = traj.copy()
     holed[20:23, 1, :] = np.nan
-    out = kin.fill_gaps(holed, 10)
+    out = signal.fill_gaps(holed, 10)
     np.testing.assert_allclose(out[20:23, 1], traj[20:23, 1], atol=2e-4)
     np.testing.assert_array_equal(out[:, 0], traj[:, 0])
 
 
 def test_fill_gaps_rejects_negative_length():
     with pytest.raises(SettingsError):
-        kin.fill_gaps(np.zeros((5, 3)), -1)
+        signal.fill_gaps(np.zeros((5, 3)), -1)
 
 
 # ------------------------------------------------------------------ filtering
@@ -53,7 +54,7 @@ def test_butterworth_cutoff_is_minus_3db_of_the_double_pass(order):
     rate, fc = 1000.0, 6.0
     t = np.arange(0, 20, 1 / rate)
     x = np.sin(2 * np.pi * fc * t)
-    y = kin.butter_lowpass(x, rate, fc, order)
+    y = signal.butter_lowpass(x, rate, fc, order)
     mid = slice(len(t) // 4, 3 * len(t) // 4)  # away from the edges
     gain = np.sqrt(2 * np.mean(y[mid] ** 2))
     assert gain == pytest.approx(1 / np.sqrt(2), abs=0.01)
@@ -63,7 +64,7 @@ def test_butterworth_keeps_slow_signals_and_kills_fast_ones():
     rate = 100.0
     t = np.arange(0, 10, 1 / rate)
     slow = 0.3 * np.sin(2 * np.pi * 0.5 * t) + 1.0
-    y = kin.butter_lowpass(slow + 0.01 * np.sin(2 * np.pi * 30 * t), rate, 6.0)
+    y = signal.butter_lowpass(slow + 0.01 * np.sin(2 * np.pi * 30 * t), rate, 6.0)
     np.testing.assert_allclose(y[50:-50], slow[50:-50], atol=1e-3)
 
 
@@ -72,22 +73,22 @@ def test_butterworth_filters_runs_separately_without_smearing_nan():
     t = np.arange(200) / rate
     x = np.sin(2 * np.pi * t)
     x[80:100] = np.nan
-    y = kin.butter_lowpass(x, rate, 6.0)
+    y = signal.butter_lowpass(x, rate, 6.0)
     assert np.isnan(y[80:100]).all() and np.isfinite(y[:80]).all() and np.isfinite(y[100:]).all()
     # each run equals the filter applied to that run alone
-    np.testing.assert_allclose(y[:80], kin.butter_lowpass(x[:80], rate, 6.0))
-    np.testing.assert_allclose(y[100:], kin.butter_lowpass(x[100:], rate, 6.0))
+    np.testing.assert_allclose(y[:80], signal.butter_lowpass(x[:80], rate, 6.0))
+    np.testing.assert_allclose(y[100:], signal.butter_lowpass(x[100:], rate, 6.0))
 
 
 def test_butterworth_none_is_a_copy_and_bad_cutoffs_raise():
     x = np.arange(10.0)
-    y = kin.butter_lowpass(x, 100.0, None)
+    y = signal.butter_lowpass(x, 100.0, None)
     assert y is not x and np.array_equal(y, x)
     for bad in (0.0, -1.0, 45.0):  # 45 Hz corrected is above Nyquist at 100 Hz
         with pytest.raises(SettingsError):
-            kin.butter_lowpass(x, 100.0, bad)
+            signal.butter_lowpass(x, 100.0, bad)
     with pytest.raises(SettingsError):
-        kin.butter_lowpass(x, 100.0, 6.0, order=3)
+        signal.butter_lowpass(x, 100.0, 6.0, order=3)
 
 
 # ------------------------------------------------------------------ derivatives
@@ -96,7 +97,7 @@ def test_central_difference_is_second_order():
     errs = []
     for rate in (50, 100, 200, 400):
         t = np.arange(0, 2, 1 / rate)
-        d = kin.derivative(np.sin(3 * t), rate)
+        d = signal.derivative(np.sin(3 * t), rate)
         errs.append(np.max(np.abs(d[2:-2] - 3 * np.cos(3 * t[2:-2]))))
     slopes = np.log2(np.array(errs[:-1]) / np.array(errs[1:]))
     np.testing.assert_allclose(slopes, 2.0, atol=0.05)
@@ -105,13 +106,13 @@ def test_central_difference_is_second_order():
 def test_second_derivative_is_exact_for_cubics_and_a_quarter_of_the_wide_stencils_error():
     t = np.arange(50) / 100.0
     cubic = np.stack([2 - 3 * t + 4 * t**2 - 5 * t**3, t**2], axis=1)
-    np.testing.assert_allclose(kin.second_derivative(cubic, 100.0),
+    np.testing.assert_allclose(signal.second_derivative(cubic, 100.0),
                                np.stack([8 - 30 * t, np.full_like(t, 2.0)], axis=1), atol=1e-8)
     # on a 6 Hz sine the errors are h^2 w^4 / 12 (compact) and h^2 w^4 / 3 (central of central)
     w, t = 2 * np.pi * 6.0, np.arange(200) / 100.0
     x, exact = np.sin(w * t), -w**2 * np.sin(w * t)
-    compact = kin.second_derivative(x, 100.0)[5:-5] - exact[5:-5]
-    wide = kin.derivative(kin.derivative(x, 100.0), 100.0)[5:-5] - exact[5:-5]
+    compact = signal.second_derivative(x, 100.0)[5:-5] - exact[5:-5]
+    wide = signal.derivative(signal.derivative(x, 100.0), 100.0)[5:-5] - exact[5:-5]
     peak = w**4 / 100.0**2
     assert np.max(np.abs(compact)) == pytest.approx(peak / 12, rel=0.05)
     assert np.max(np.abs(wide)) == pytest.approx(peak / 3, rel=0.05)
@@ -120,16 +121,16 @@ def test_second_derivative_is_exact_for_cubics_and_a_quarter_of_the_wide_stencil
 def test_second_derivative_works_per_finite_run():
     x = np.arange(20.0) ** 2
     x[[5, 12, 13]] = np.nan  # runs: 0-4 (5 frames), 6-11 (6), 14-19 (6)
-    d2 = kin.second_derivative(x, 1.0)
+    d2 = signal.second_derivative(x, 1.0)
     assert np.isnan(d2[[5, 12, 13]]).all()
     np.testing.assert_allclose(d2[np.isfinite(x)], 2.0, atol=1e-9)
-    assert np.isnan(kin.second_derivative(np.array([0.0, 1.0, np.nan, 3.0]), 1.0)).all()  # runs of 1-2
+    assert np.isnan(signal.second_derivative(np.array([0.0, 1.0, np.nan, 3.0]), 1.0)).all()  # runs of 1-2
 
 
 def test_derivative_is_nan_across_gaps_not_zero():
     x = np.arange(20.0) ** 2
     x[8] = np.nan
-    d = kin.derivative(x, 1.0)
+    d = signal.derivative(x, 1.0)
     assert np.isnan(d[8])
     np.testing.assert_allclose(d[2:7], 2 * np.arange(2, 7))
     np.testing.assert_allclose(d[10:18], 2 * np.arange(10, 18))
@@ -161,7 +162,7 @@ def test_angular_velocity_below_0_01_rad_s_at_100_hz_for_a_gait_like_rotation():
     t = np.arange(0, 2, 1 / rate)
     R, w_seg, w_lab, _, _ = _gait_rotation(t)
     assert 5.0 < np.linalg.norm(w_lab, axis=1).max() < 7.0
-    got_seg, got_lab = kin.angular_velocity(R, rate)
+    got_seg, got_lab = rotation.angular_velocity(R, rate)
     inner = slice(1, -1)  # central differences (the two end frames are one-sided)
     assert np.abs(got_seg[inner] - w_seg[inner]).max() < 0.01
     assert np.abs(got_lab[inner] - w_lab[inner]).max() < 0.01
@@ -174,8 +175,8 @@ def test_angular_velocity_and_acceleration_converge_at_second_order():
     for rate in rates:
         t = np.arange(0, 2, 1 / rate)
         R, w_seg, _, a_seg, _ = _gait_rotation(t)
-        got_w, _ = kin.angular_velocity(R, rate)
-        got_a, _ = kin.angular_acceleration(R, got_w, rate)
+        got_w, _ = rotation.angular_velocity(R, rate)
+        got_a, _ = rotation.angular_acceleration(R, got_w, rate)
         k = int(rate // 10)  # compare away from the ends
         errs_w.append(np.abs(got_w[k:-k] - w_seg[k:-k]).max())
         errs_a.append(np.abs(got_a[k:-k] - a_seg[k:-k]).max())
@@ -188,7 +189,7 @@ def test_angular_velocity_nan_frames_stay_nan():
     rate = 100.0
     R, *_ = _gait_rotation(np.arange(0, 1, 1 / rate))
     R[40:45] = np.nan
-    w, _ = kin.angular_velocity(R, rate)
+    w, _ = rotation.angular_velocity(R, rate)
     assert np.isnan(w[40:45]).all() and np.isfinite(w[:40]).all() and np.isfinite(w[45:]).all()
 
 
@@ -198,32 +199,32 @@ def test_cardan_angles_recover_a_yxz_composition():
     q = np.array([[0.3, -0.2, 0.5], [-1.0, 0.4, -0.1]])
     Rp = Rotation.from_euler("z", [[0.7], [-0.3]]).as_matrix()  # arbitrary proximal frames
     Rd = Rp @ np.stack([rotation_about("y", a) @ rotation_about("x", b) @ rotation_about("z", c) for a, b, c in q])
-    np.testing.assert_allclose(kin.cardan_angles(Rp, Rd, "YXZ"), q, atol=1e-12)
+    np.testing.assert_allclose(rotation.cardan_angles(Rp, Rd, "YXZ"), q, atol=1e-12)
 
 
 def test_plug_in_gait_signs_flexion_positive():
     eye = np.eye(3)[None]
     # knee: the shank's distal end swings back (rotation +0.5 rad about the left y axis) = flexion
-    knee = kin.joint_angles(eye, rotation_about("y", 0.5)[None], "YXZ", (1, 2, 3), (1, -1, -1))
+    knee = rotation.joint_angles(eye, rotation_about("y", 0.5)[None], "YXZ", (1, 2, 3), (1, -1, -1))
     assert knee[0, 0] == pytest.approx(np.degrees(0.5))
     # hip: the thigh's distal end swings forward (rotation -0.5 rad about y) = flexion
-    hip = kin.joint_angles(eye, rotation_about("y", -0.5)[None], "YXZ", (1, 2, 3), (-1, -1, -1))
+    hip = rotation.joint_angles(eye, rotation_about("y", -0.5)[None], "YXZ", (1, 2, 3), (-1, -1, -1))
     assert hip[0, 0] == pytest.approx(np.degrees(0.5))
     # left hip adduction: the thigh's distal end moves right (-y): rotation +angle about x
-    add = kin.joint_angles(eye, rotation_about("x", 0.2)[None], "YXZ", (1, 2, 3), (-1, -1, -1))
+    add = rotation.joint_angles(eye, rotation_about("x", 0.2)[None], "YXZ", (1, 2, 3), (-1, -1, -1))
     assert add[0, 1] == pytest.approx(-np.degrees(0.2))  # left side: x rotation of +0.2 is abduction
 
 
 def test_joint_angular_velocity_is_distal_minus_proximal():
     wp, wd = np.array([[1.0, 2.0, 3.0]]), np.array([[0.5, 2.5, -1.0]])
-    np.testing.assert_allclose(kin.joint_angular_velocity(wp, wd), [[-0.5, 0.5, -4.0]])
+    np.testing.assert_allclose(rotation.joint_angular_velocity(wp, wd), [[-0.5, 0.5, -4.0]])
 
 
 def test_orthonormalise_returns_the_nearest_rotation_and_keeps_nan():
     R = rotation_about("z", np.array([0.3, 1.0]))
     noisy = R + 1e-3 * np.array([[[0.5, -0.2, 0.1], [0.3, 0.0, -0.4], [0.2, 0.1, 0.3]]])
     noisy[1] = np.nan
-    out = kin.orthonormalise(noisy)
+    out = rotation.orthonormalise(noisy)
     np.testing.assert_allclose(out[0].T @ out[0], np.eye(3), atol=1e-12)
     assert np.linalg.det(out[0]) == pytest.approx(1.0)
     assert np.abs(out[0] - R[0]).max() < 2e-3 and np.isnan(out[1]).all()
@@ -233,7 +234,8 @@ def test_cross_and_gradient_are_numpys_arithmetic_bit_for_bit():
     """kinematics.cross and the derivative's gradient reproduce numpy.cross and numpy.gradient
     (uniform spacing, edge_order=2) exactly, broadcasting and NaN included: they only skip numpy's
     argument handling."""
-    from gaitid.kinematics import _gradient, cross
+    from gaitid.core.rotation import cross
+    from gaitid.core.signal import _gradient
 
     rng = np.random.default_rng(7)
     for sa, sb in [((500, 3), (500, 3)), ((500, 3), (3,)), ((3,), (3,)), ((4, 5, 3), (5, 3)), ((1, 7, 3), (9, 1, 3))]:

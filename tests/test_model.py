@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gaitid.errors import ModelError
+from gaitid.core.errors import ModelError
 from gaitid.model import frames as fr
 from gaitid.model.bsip import list_tables, load_table, segment_parameters
 from gaitid.model.joint_centres import asis_trochanter_distance, chord_joint_centre, davis_hip_centre, midpoint

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gaitid.errors import DataError, ModelError
-from gaitid.model.build import build_segments, calibrate_static
+from gaitid.core.errors import DataError, ModelError
+from gaitid.model.assembly import build_segments, calibrate_static
 from gaitid.model.frames import frame_from_axis_points
 
 from tests.conftest import realdata_path
@@ -238,7 +238,7 @@ label = "{S}KneeAngles"
 
 def test_an_anatomical_marker_set_is_just_another_model_file(tmp_path):
     """Medial/lateral epicondyle and malleolus markers (opensim-core walking2.c3d), no Python."""
-    from gaitid.trial import Subject
+    from gaitid.core.trial import Subject
 
     path = tmp_path / "lab-epicondyles.toml"
     path.write_text(ISB_STYLE)
@@ -262,7 +262,7 @@ def test_an_anatomical_marker_set_is_just_another_model_file(tmp_path):
 
 
 def test_settings_bsip_choice_and_segment_overrides():
-    from gaitid.settings import Settings
+    from gaitid.core.settings import Settings
 
     trial = _trial("python-gaitalytics/test_small.c3d")
     mk = build_segments(trial, settings=Settings(bsip="de_leva_1996_female", marker_cutoff_hz=8.0))

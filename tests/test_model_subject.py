@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from gaitid.errors import FileFormatError, SettingsError
+from gaitid.core.errors import FileFormatError, SettingsError
 from gaitid.model.markerset import load_model
 from gaitid.model.subject import (
     describe_missing,
@@ -21,7 +21,7 @@ from gaitid.model.subject_files import (
     read_subjects,
     vsk_parameters,
 )
-from gaitid.trial import Subject
+from gaitid.core.trial import Subject
 from tests.conftest import realdata_path
 
 # What Nexus shows for pycgm-cadop/59993_Frame_SM.vsk (Vicon units: kg, mm, rad). Stored
@@ -239,7 +239,7 @@ def test_missing_parameters_name_the_options_that_supply_them():
 
 def test_build_segments_takes_a_subject_file(tmp_path):
     from gaitid import read_c3d
-    from gaitid.model.build import build_segments
+    from gaitid.model.assembly import build_segments
 
     trial = read_c3d(realdata_path("python-gaitalytics/test_small.c3d"))
     p = tmp_path / "s.toml"

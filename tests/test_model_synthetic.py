@@ -1,4 +1,4 @@
-"""Trial -> solver inputs against the synthetic walker's exact kinematics (gaitid.synthetic).
+"""Trial -> solver inputs against the synthetic walker's exact kinematics (gaitid.validation.synthetic).
 
 The synthetic trial places Plug-in Gait markers on analytically moving segments, so the
 joint centres and thigh/shank frames must be reproduced to rounding, and the numerical
@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gaitid.model.build import build_segments
-from gaitid.trial import Subject, Trial
+from gaitid.model.assembly import build_segments
+from gaitid.core.trial import Subject, Trial
 
-synthetic = pytest.importorskip("gaitid.synthetic")
+synthetic = pytest.importorskip("gaitid.validation.synthetic")
 
 
 def _trial(rate: float, duration_frames_100hz: int = 380):

@@ -17,7 +17,7 @@ def test_arm_example_runs_and_ends_in_static_balance(tmp_path):
     # slow movement, last frame: upper arm horizontal, forearm vertical, at rest:
     # shoulder torque = g (m1 d1 + m2 L1), elbow torque = 0 (seed 001's G with q = (0, 90 deg))
     t, dyn = mod["arm_torques"](4.0)
-    from gaitid.multibody.anthropometry import arm_chain
+    from gaitid.dynamics.multibody.anthropometry import arm_chain
 
     chain = arm_chain(1.70, 70.0)
     expected = 9.81 * (chain.mass[0] * chain.com[0] + chain.mass[1] * chain.length[0])

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 from scipy.interpolate import CubicSpline
 
-from gaitid.errors import DataError
-from gaitid.multibody import forward as Fw
-from gaitid.multibody import planar as P
-from gaitid.multibody import screw as S
+from gaitid.core.errors import DataError
+from gaitid.dynamics.multibody import forward as Fw
+from gaitid.dynamics.multibody import planar as P
+from gaitid.dynamics.multibody import screw as S
 
 SEED000 = dict(m1=1.0, m2=1.0, l1=1.0, l2=0.5)  # seed 000 In [139]
 THETA0 = np.array([np.pi / 10, np.pi / 3])

@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gaitid.errors import DataError, ModelError
-from gaitid.multibody import planar as P
+from gaitid.core.errors import DataError, ModelError
+from gaitid.dynamics.multibody import planar as P
 
 RNG = np.random.default_rng(20261121)
 

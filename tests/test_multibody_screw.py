@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from scipy.linalg import expm
 
-from gaitid.errors import DataError, ModelError
-from gaitid.multibody import planar as P
-from gaitid.multibody import screw as S
+from gaitid.core.errors import DataError, ModelError
+from gaitid.dynamics.multibody import planar as P
+from gaitid.dynamics.multibody import screw as S
 
 RNG = np.random.default_rng(314159)
 G_PLANAR = np.array([0.0, -9.81, 0.0])

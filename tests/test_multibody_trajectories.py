@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from scipy.integrate import trapezoid
 
-from gaitid.errors import DataError, ModelError
-from gaitid.multibody.anthropometry import arm_chain, segment_parameters
-from gaitid.multibody.trajectories import minimum_jerk
+from gaitid.core.errors import DataError, ModelError
+from gaitid.dynamics.multibody.anthropometry import arm_chain, segment_parameters
+from gaitid.dynamics.multibody.trajectories import minimum_jerk
 
 
 def test_minimum_jerk_boundary_values_peak_speed_and_derivatives():

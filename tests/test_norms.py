@@ -1,4 +1,4 @@
-"""Normative data (gaitid.norms) and the scores against them (gaitid.scores): GVS/GPS/MAP and the
+"""Normative data (gaitid.norms) and the scores against them (gaitid.cycles.scores): GVS/GPS/MAP and the
 GDI against hand computations on constructed examples, norms built from perturbed copies of the
 synthetic sample, the TOML / CSV / GCD readers, the CLI, and a smoke test on the real trials."""
 
@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gaitid.errors import DataError, FileFormatError, SettingsError
+from gaitid.core.errors import DataError, FileFormatError, SettingsError
 from gaitid.norms import (
     ControlTables,
     Norms,
@@ -22,7 +22,7 @@ from gaitid.norms import (
     read_norms,
     write_norms,
 )
-from gaitid.scores import (
+from gaitid.cycles.scores import (
     GPS_VARIABLES,
     GDIBasis,
     gait_profile_score,
@@ -251,7 +251,7 @@ def test_norms_built_from_perturbed_copies_of_the_sample(sample):
     assert norms.band_for_speed(0.8) == slow and norms.band_for_speed(1.0) == fast
     assert norms.band_for_speed(float("nan")) == ""
     # parameter norms: the clinical parameters of the copies, each shifted by its offset
-    clin = __import__("gaitid.clinical", fromlist=["x"]).result_clinical_parameters(sample)
+    clin = __import__("gaitid.cycles.clinical", fromlist=["x"]).result_clinical_parameters(sample)
     base = clin.loc[clin["parameter"] == "knee flexion, swing, peak", "value"].to_numpy()
     allv = np.concatenate([base + o for o in OFFSETS])
     p = norms.parameters
@@ -323,7 +323,7 @@ def test_controls_processed_differently_are_refused(sample):
 
 
 def test_convention_conversion_and_report_band(sample):
-    from gaitid.report.data import gather
+    from gaitid.report.content import gather
     from gaitid.report.plots import kinetics_page
 
     norms = build_norms(_perturbed(sample))
@@ -481,7 +481,7 @@ def test_real_trials_build_norms_and_score():
     GDI basis (>= 15 strides); each trial scored against them gets finite GPS and GDI."""
     from conftest import realdata_path
 
-    from gaitid.pairing import walking_trials
+    from gaitid.batch.pairing import walking_trials
     from gaitid.pipeline import process_safely
 
     walks, pairing = walking_trials([realdata_path("")])
@@ -500,7 +500,7 @@ def test_real_trials_build_norms_and_score():
 
 
 def test_compare_parameters_with_norms(sample):
-    from gaitid.clinical import result_clinical_parameters
+    from gaitid.cycles.clinical import result_clinical_parameters
     from gaitid.norms import compare_parameters
 
     norms = build_norms(_perturbed(sample))
@@ -545,11 +545,11 @@ def test_run_with_norms_gives_bands_indices_map_and_scores(sample, tmp_path, cap
     norms, and the kinetics page draws the band."""
     from gaitid.cli import main
     from gaitid.norms import write_norms
-    from gaitid.report.data import gather
+    from gaitid.report.content import gather
     from gaitid.report.pages import clinical_table, summary_pages
     from gaitid.report.plots import kinetics_page
     from gaitid.report.profile import map_page
-    from gaitid.scores import gait_scores
+    from gaitid.cycles.scores import gait_scores
 
     norms = build_norms(_perturbed(sample))
     path = write_norms(norms, tmp_path / "lab.toml")
@@ -592,7 +592,7 @@ def test_batch_with_norms_scores_every_trial_and_draws_the_map(sample, tmp_path,
 
     from gaitid.cli import main
     from gaitid.norms import write_norms
-    from gaitid.vocabulary import NORMS_ENV
+    from gaitid.core.vocabulary import NORMS_ENV
 
     monkeypatch.delenv(NORMS_ENV, raising=False)
     path = write_norms(build_norms(_perturbed(sample)), tmp_path / "lab.toml")
@@ -648,7 +648,7 @@ def test_score_resampling_is_scipy_interp1d_bit_for_bit():
     scipy.interpolate) gives interp1d's values exactly: NaN next to a NaN sample and outside."""
     from scipy.interpolate import interp1d
 
-    from gaitid.scores import SCORE_PERCENT, resample
+    from gaitid.cycles.scores import SCORE_PERCENT, resample
 
     rng = np.random.default_rng(7)
     values = rng.normal(size=(4, 9, 101)) * 30.0

@@ -14,7 +14,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from gaitid.errors import DataError, ModelError
+from gaitid.core.errors import DataError, ModelError
 
 from tests.conftest import realdata_path
 
@@ -27,7 +27,7 @@ def _mass(trial, method="auto", plates=None, **kw):
     """The mass estimate with the trial's plate contacts (the pipeline's contacts stage) given."""
     from conftest import markers_for
 
-    from gaitid.bodymass import estimate_mass
+    from gaitid.subject.bodymass import estimate_mass
     from gaitid.contacts import assign_contacts
 
     markers = markers_for(trial)
@@ -36,7 +36,7 @@ def _mass(trial, method="auto", plates=None, **kw):
 
 def _cc():
     if "cc" not in _cache:
-        from gaitid.crosscheck import opensim_crosscheck
+        from gaitid.validation.crosscheck import opensim_crosscheck
 
         folder = realdata_path("opensim-models/InverseDynamicsOutput.sto").parent
         _cache["cc"] = opensim_crosscheck(folder)
@@ -69,7 +69,7 @@ def test_right_stance_peaks():
 
 def _cc_gait2392():
     if "g2392" not in _cache:
-        from gaitid.crosscheck import opensim_crosscheck
+        from gaitid.validation.crosscheck import opensim_crosscheck
 
         folder = realdata_path("opensim-models/InverseDynamicsOutput.sto").parent
         _cache["g2392"] = opensim_crosscheck(folder, geometry="gait2392")
@@ -96,7 +96,7 @@ def test_moments_about_the_ik_placed_knee_match_opensim_within_2_percent():
     """geometry='gait2392-ik': the same loads, with the hip and knee moments taken about the hip
     centre and tibia origin where OpenSim's IK put them (forward kinematics of the IK file). The
     right knee then matches: r 0.999, RMS 1.5 N.m, peaks -54.8/-55.3 and 38.1/38.6 (measured)."""
-    from gaitid.crosscheck import opensim_crosscheck
+    from gaitid.validation.crosscheck import opensim_crosscheck
 
     folder = realdata_path("opensim-models/subject01_walk1_ik.mot").parent
     cc = opensim_crosscheck(folder, geometry="gait2392-ik")
@@ -113,7 +113,7 @@ def test_gait2392_bodies_close_the_late_stance_hip_flexor_peak():
     inertia) moved by the IK coordinates, Gait2392's foot mass, gaitid's foot motion and GRF. The
     late-stance hip flexor peak becomes 40.0 vs 39.5 N.m (from 31.4 with the IK joint points
     only) and the right hip, knee and ankle curves match to r 0.999 (measured)."""
-    from gaitid.crosscheck import opensim_crosscheck
+    from gaitid.validation.crosscheck import opensim_crosscheck
 
     folder = realdata_path("opensim-models/subject01_walk1_ik.mot").parent
     fig = opensim_crosscheck(folder, geometry="gait2392-ik-bodies").figures
@@ -131,8 +131,9 @@ def test_marker_frames_and_ik_give_the_same_angular_motion_but_not_the_same_cent
     rad/s and 1.6 rad/s^2, peak ~31 rad/s^2); the centres of mass do not: the IK model's thigh and
     shank centres of mass accelerate 15-20 % more forward at the hip flexor peak (1.333 s), the
     main part of the 8 N.m gap (docs/opensim-crosscheck.md)."""
-    from gaitid import kinematics as kin
-    from gaitid.crosscheck import gait2392_leg
+    from gaitid.core import rotation
+    from gaitid.core import signal
+    from gaitid.validation.crosscheck import gait2392_leg
     from gaitid.io.mot import read_sto
 
     mk = _cc_gait2392().kinematics
@@ -142,8 +143,8 @@ def test_marker_frames_and_ik_give_the_same_angular_motion_but_not_the_same_cent
     axis = leg["R_pelvis"][:, :, 2]  # OpenSim's hip flexion axis (right)
     thigh, shank = mk.motion["Right"][2], mk.motion["Right"][1]
     R = np.where(np.isfinite(leg["R_femur"]), leg["R_femur"], np.eye(3))
-    w_seg, w_lab = kin.angular_velocity(R, mk.rate)
-    _, a_lab = kin.angular_acceleration(R, w_seg, mk.rate)
+    w_seg, w_lab = rotation.angular_velocity(R, mk.rate)
+    _, a_lab = rotation.angular_acceleration(R, w_seg, mk.rate)
     ours_w = np.einsum("nij,nj,ni->n", thigh.R, thigh.omega_seg, axis)[win]
     ours_a = np.einsum("nij,nj,ni->n", thigh.R, thigh.alpha_seg, axis)[win]
     ik_w, ik_a = np.einsum("ni,ni->n", w_lab, axis)[win], np.einsum("ni,ni->n", a_lab, axis)[win]
@@ -151,7 +152,7 @@ def test_marker_frames_and_ik_give_the_same_angular_motion_but_not_the_same_cent
     assert np.sqrt(np.mean((ours_a - ik_a) ** 2)) < 2.5 and np.max(ik_a) > 25.0
     i = int(np.argmin(np.abs(t - 1.3333)))
     for seg, com in ((thigh, leg["com_femur"]), (shank, leg["com_tibia"])):
-        ik_acc = kin.derivative(kin.derivative(com, mk.rate), mk.rate)[i, 0]  # forward (+x), m/s^2
+        ik_acc = signal.derivative(signal.derivative(com, mk.rate), mk.rate)[i, 0]  # forward (+x), m/s^2
         assert 1.1 < ik_acc / seg.com_acc_lab[i, 0] < 1.3, seg.name  # 6.8/5.7 and 14.8/12.9
 
 
@@ -161,7 +162,7 @@ def test_reference_and_trial_clocks_are_aligned():
     right joint. (The IK file starts at 0.5 s, but that is its first row, not a clock offset.)"""
     from scipy.interpolate import CubicSpline
 
-    from gaitid.crosscheck import opensim_crosscheck
+    from gaitid.validation.crosscheck import opensim_crosscheck
 
     folder = realdata_path("opensim-models/subject01_walk1_ik.mot").parent
     cc = opensim_crosscheck(folder, geometry="gait2392-ik")
@@ -180,7 +181,7 @@ def test_gait2392_forward_kinematics_agrees_with_the_marker_placed_joints():
     of the IK angles) and the one placed from the pelvis markers (gait2392_hip_offsets) agree
     within 1.5 cm (median 8 mm) over the right stance; the tibia origin lies 1-3.5 cm from the
     mid-epicondyles (2 cm distal in the model; IK fits all markers)."""
-    from gaitid.crosscheck import gait2392_joint_positions
+    from gaitid.validation.crosscheck import gait2392_joint_positions
     from gaitid.io.mot import read_sto
 
     cc = _cc_gait2392()
@@ -197,7 +198,7 @@ def test_gait2392_forward_kinematics_agrees_with_the_marker_placed_joints():
 
 
 def test_gait2392_hip_centres_lie_behind_below_and_medial_of_harrington():
-    from gaitid.crosscheck import GAIT2392_PELVIS, gait2392_hip_offsets
+    from gaitid.validation.crosscheck import GAIT2392_PELVIS, gait2392_hip_offsets
 
     off = gait2392_hip_offsets()
     # right/left mirror images within the marker placement asymmetry (a few mm)
@@ -217,7 +218,7 @@ def test_gait2392_knee_moment_equals_the_virtual_work_of_a_load_on_the_tibia():
     angle's rotation about the femur's z and the tibia's translation p(theta))."""
     from scipy.interpolate import CubicSpline
 
-    from gaitid.crosscheck import (GAIT2392_FEMUR_SCALE, GAIT2392_KNEE_X, GAIT2392_KNEE_Y,
+    from gaitid.validation.crosscheck import (GAIT2392_FEMUR_SCALE, GAIT2392_KNEE_X, GAIT2392_KNEE_Y,
                                    GAIT2392_MID_EPICONDYLES, gait2392_knee_moment)
 
     s = GAIT2392_FEMUR_SCALE
@@ -242,14 +243,14 @@ def test_gait2392_knee_moment_equals_the_virtual_work_of_a_load_on_the_tibia():
     got = gait2392_knee_moment(F_k, M_k, K, R, -theta)
     assert np.allclose(got, expected, atol=1e-6)
     # the translation matters: without it (moment about the mid-epicondyles) it differs by N.m
-    from gaitid.crosscheck import sagittal_moment
+    from gaitid.validation.crosscheck import sagittal_moment
 
     assert np.max(np.abs(sagittal_moment(M_k, R) - expected)) > 1.0
 
 
 def test_unknown_crosscheck_geometry_is_a_settings_error(tmp_path):
-    from gaitid.crosscheck import opensim_crosscheck
-    from gaitid.errors import SettingsError
+    from gaitid.validation.crosscheck import opensim_crosscheck
+    from gaitid.core.errors import SettingsError
 
     with pytest.raises(SettingsError, match="geometry must be one of gaitid, gait2392, gait2392-ik, gait2392-ik-b"):
         opensim_crosscheck(tmp_path, geometry="opensim")
@@ -278,7 +279,7 @@ def testcluster_landmarks_reproduce_the_static_landmarks():
     """Calibrated on the static trial and rebuilt on the same trial: each frame's landmark
     within the marker wobble (medians 0.45 and 0.75 mm, maxima 1.3 and 2.2 mm measured) of the measured one."""
     from gaitid.io.opensim import read_opensim_trial
-    from gaitid.model.build import cluster_landmarks, apply_aliases
+    from gaitid.model.assembly import cluster_landmarks, apply_aliases
     from gaitid.model.markerset import load_model
 
     m = load_model("isb-cast")
@@ -293,7 +294,7 @@ def testcluster_landmarks_reproduce_the_static_landmarks():
 
 def test_without_static_the_error_names_markers_model_and_remedy():
     from gaitid.io.opensim import read_opensim_trial
-    from gaitid.model.build import build_segments
+    from gaitid.model.assembly import build_segments
 
     trial = read_opensim_trial(realdata_path("opensim-models/subject01_walk1.trc"), mass=72.6)
     with pytest.raises(ModelError, match=r"LMFC.*needed by model 'isb-cast'.*static") as info:

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from gaitid.errors import DataError, FileFormatError, GaitIDError, SettingsError, UnsupportedError
+from gaitid.core.errors import DataError, FileFormatError, GaitIDError, SettingsError, UnsupportedError
 from gaitid.io.mot import (
     find_external_forces,
     read_external_loads,

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from gaitid.cli import main
-from gaitid.errors import FileFormatError, GaitIDError, OutputError
+from gaitid.core.errors import FileFormatError, GaitIDError, OutputError
 from gaitid.io import atomic
 from gaitid.io.atomic import TMP_PREFIX, atomic_path, clean_stale_temporaries, register_input
 from gaitid.io.c3d import read_c3d, write_c3d
@@ -194,7 +194,7 @@ def test_write_and_read_more_than_255_points_and_events(tmp_path):
     trial = read_c3d(realdata_path("btkdata/PiG_Motion3_FF.c3d"))
     n = trial.n_frames
     extra = {f"EXTRA{i}": ("ANGLES", np.full((n, 3), float(i))) for i in range(400)}
-    from gaitid.trial import Event
+    from gaitid.core.trial import Event
 
     trial.events = [Event("Foot Strike", "Left", 0.01 * k, k + 1, "plate") for k in range(300)]
     out = write_c3d(trial, tmp_path / "many.c3d", extra_points=extra)

@@ -20,13 +20,13 @@ import pandas as pd
 import pytest
 
 from gaitid import process
-from gaitid import synthetic as S
+from gaitid.validation import synthetic as S
 from gaitid.contacts import plate_ownership
 from gaitid.io.c3d import read_c3d
 from gaitid.model.gait_markers import gait_markers
 from gaitid.model.markerset import load_model
-from gaitid.resources import sample_data_dir
-from gaitid.trial import PlateWrench
+from gaitid.core.resources import sample_data_dir
+from gaitid.core.trial import PlateWrench
 from tests.conftest import REALDATA
 
 SAMPLE = sample_data_dir()
@@ -289,7 +289,7 @@ def test_inside_distances_outlines_at_once_equal_inside_distance_per_outline():
     arithmetic (below, written out) for every outline (clockwise or not, NaN points kept NaN), bit
     for bit; outlines of different corner counts too; a degenerate outline is a gaitid error."""
     from gaitid.contacts.geometry import inside_distances
-    from gaitid.errors import DataError
+    from gaitid.core.errors import DataError
 
     def inside_distance(p, polygon):  # one outline, edge by edge
         poly = np.asarray(polygon, float)[:, :2]

@@ -53,7 +53,7 @@ def installed(tmp_path_factory):
 def test_installed_wheel_finds_its_data_folders(installed):
     env, py, outside = installed
     code = (
-        "import json, gaitid, gaitid.resources as r\n"
+        "import json, gaitid, gaitid.core.resources as r\n"
         "print(json.dumps({'pkg': gaitid.__file__, 'models': str(r.models_dir()), 'samples': str(r.sample_data_dir()),"
         " 'model_files': sorted(p.name for p in r.models_dir().iterdir()),"
         " 'sample_files': sorted(p.name for p in r.sample_data_dir().iterdir())}))\n"
@@ -79,7 +79,7 @@ def test_installed_console_script_runs_info_on_sample_data(installed):
     samples = sorted((REPO / "sample_data").glob("*.c3d"))
     if not samples:
         pytest.skip("sample_data/ holds no C3D trial yet")
-    code = "import gaitid.resources as r; print(sorted(r.sample_data_dir().glob('*.c3d'))[0])"
+    code = "import gaitid.core.resources as r; print(sorted(r.sample_data_dir().glob('*.c3d'))[0])"
     installed_sample = subprocess.run([str(py), "-c", code], capture_output=True, text=True, cwd=outside).stdout.strip()
     info = subprocess.run([str(script), "info", installed_sample], capture_output=True, text=True, cwd=outside)
     assert info.returncode == 0, info.stderr[-2000:]

@@ -9,11 +9,11 @@ from test_events import _read, make_walk, truth_events
 from conftest import markers_for
 
 from gaitid import contacts as P
-from gaitid import loads as LD
-from gaitid.vocabulary import parse_plate_overrides
+from gaitid.contacts import foot_loads as LD
+from gaitid.core.vocabulary import parse_plate_overrides
 from gaitid.dynamics.types import ExternalLoad
-from gaitid.errors import SettingsError
-from gaitid.trial import PlateWrench
+from gaitid.core.errors import SettingsError
+from gaitid.core.trial import PlateWrench
 
 # --------------------------------------------------------------------------- geometry
 
@@ -185,7 +185,7 @@ def test_foot_loads_zero_in_swing_nan_when_unknown():
 
 
 def test_stance_intervals_from_events():
-    from gaitid.trial import Event
+    from gaitid.core.trial import Event
 
     ev = [Event("Foot Off", "Left", 0.2, 21), Event("Foot Strike", "Left", 0.6, 61),
           Event("Foot Off", "Left", 1.2, 121)]

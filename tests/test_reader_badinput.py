@@ -16,7 +16,7 @@ import ezc3d
 import numpy as np
 import pytest
 
-from gaitid.errors import DataError, FileFormatError, GaitIDError, UnsupportedError
+from gaitid.core.errors import DataError, FileFormatError, GaitIDError, UnsupportedError
 from gaitid.io.c3d import read_c3d
 from gaitid.io.c3d_check import check_c3d
 from tests.conftest import realdata_path
@@ -120,7 +120,7 @@ def _corrupt(rel: str, tmp_path: Path, edit) -> Path:
 def _read_in_child(paths: list[Path]) -> list[str]:
     """read_c3d each path in one child process (one start-up); one output line per path."""
     code = (
-        "import sys\nfrom gaitid.errors import GaitIDError\nfrom gaitid.io.c3d import read_c3d\n"
+        "import sys\nfrom gaitid.core.errors import GaitIDError\nfrom gaitid.io.c3d import read_c3d\n"
         "for p in sys.argv[1:]:\n"
         "    try:\n        read_c3d(p); print('TRIAL', flush=True)\n"
         "    except GaitIDError as e:\n        print('GAITID', type(e).__name__, e, flush=True)\n"

@@ -11,7 +11,7 @@ import ezc3d
 import numpy as np
 import pytest
 
-from gaitid.errors import FileFormatError, UnsupportedError
+from gaitid.core.errors import FileFormatError, UnsupportedError
 from gaitid.io import forceplates as fpmod
 from gaitid.io.c3d import read_c3d
 from tests.conftest import REAL_C3D

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import gaitid
-from gaitid.errors import FileFormatError, OutputError
+from gaitid.core.errors import FileFormatError, OutputError
 from gaitid.io.c3d import read_c3d, write_c3d
 from tests.conftest import realdata_path
 

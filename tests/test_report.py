@@ -16,16 +16,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gaitid.errors import DataError, FileFormatError, GaitIDError, SettingsError
+from gaitid.core.errors import DataError, FileFormatError, GaitIDError, SettingsError
 from gaitid.report import write_report
 from gaitid.report.canvas import Page, Text, text_width
-from gaitid.report.data import gather
+from gaitid.report.content import gather
 from gaitid.report.labels import INTERNAL_MOMENT_POSITIVE, OPPOSITE, sign_label
 from gaitid.report.layout import Flow
 from gaitid.report.normative import read_normative
 from gaitid.report.pages import report_pages, summary_pages
 from gaitid.report.plots import contributions_page, kinematics_page, kinetics_page
-from gaitid.report.tables import Table
+from gaitid.report.display import Table
 
 from conftest import REPO, realdata_path
 
@@ -357,7 +357,7 @@ def test_trial_without_cycles_still_reports(tmp_path, result):
     data = gather(none)
     p = panel(kinematics_page(data), "Knee flexion/extension")
     assert p.missing == "no complete gait cycle" and not p.get("mean:Left")
-    from gaitid.report.tables import header_lines, parameter_table
+    from gaitid.report.display import header_lines, parameter_table
 
     assert parameter_table(data).empty
     assert "Cycles: no complete cycle" in header_lines(data)
@@ -472,7 +472,7 @@ def test_norm_and_gait_index_slots(tmp_path, result):
     """The first page's slots: a 'Norm' column when the normative data give spatio-temporal norms
     (parameter_band), a gait-index table when GPS/MAP values are given; nothing otherwise."""
     from gaitid.report.pages import clinical_table
-    from gaitid.report.tables import parameter_table
+    from gaitid.report.display import parameter_table
 
     class Norms:  # the interface the norms module provides
         def band(self, variable, component, unit=None):
@@ -502,7 +502,7 @@ def test_norm_and_gait_index_slots(tmp_path, result):
 
 
 def test_grf_without_a_direction_of_progression_is_in_lab_axes(result, monkeypatch):
-    import gaitid.report.data as report_data
+    import gaitid.report.content as report_data
 
     monkeypatch.setattr(report_data, "progression_axes", lambda r: None)
     page = kinetics_page(gather(result))

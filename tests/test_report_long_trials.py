@@ -13,10 +13,10 @@ import html
 import pytest
 
 import gaitid.contacts.contact as contact
-import gaitid.report.tables as tables
-from gaitid import synthetic as S
+import gaitid.report.display as tables
+from gaitid.validation import synthetic as S
 from gaitid.pipeline import process
-from gaitid.report.data import gather
+from gaitid.report.content import gather
 from gaitid.report.html import html_table
 
 

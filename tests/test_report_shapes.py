@@ -9,9 +9,9 @@ import pytest
 
 from gaitid.report import write_report
 from gaitid.report.canvas import Text, text_width
-from gaitid.report.data import gather
+from gaitid.report.content import gather
 from gaitid.report.pages import report_pages
-from gaitid.vocabulary import SIDES
+from gaitid.core.vocabulary import SIDES
 
 from conftest import REALDATA
 from report_shapes import SHAPES, Sources
@@ -104,7 +104,7 @@ def norms(sources):
 def test_report_with_norms_renders(shape, sources, norms, tmp_path):
     """With norms (run/batch --norms): the scores are computed for every shape, the report draws the
     bands and the MAP page when there is a cycle to score, and says why not when there is none."""
-    from gaitid.scores import gait_scores
+    from gaitid.cycles.scores import gait_scores
 
     r = build(shape, sources)
     scores = gait_scores(r, norms.in_convention(r.settings.convention))
@@ -148,7 +148,7 @@ def test_batch_reports_a_trial_with_a_contact_without_a_foot(tmp_path):
     import shutil
 
     from gaitid.batch import run_batch
-    from gaitid.settings import Settings
+    from gaitid.core.settings import Settings
 
     from report_shapes import SAMPLE
 

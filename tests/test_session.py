@@ -13,10 +13,10 @@ import pytest
 from gaitid.batch import describe_plan, plan
 from gaitid.io.c3d import read_c3d, write_c3d
 from gaitid.model.subject import merge_subject
-from gaitid.pairing import pair_statics, session_key, subject_layers
-from gaitid.resources import sample_data_dir
-from gaitid.session import classify_trial, name_words, scan_trial
-from gaitid.trial import Subject
+from gaitid.batch.pairing import pair_statics, session_key, subject_layers
+from gaitid.core.resources import sample_data_dir
+from gaitid.batch.session import classify_trial, name_words, scan_trial
+from gaitid.core.trial import Subject
 from tests.conftest import REAL_C3D, realdata_path
 
 WALK = sample_data_dir() / "walk_synthetic.c3d"
@@ -213,7 +213,7 @@ def test_column_percentiles_are_numpy_nanpercentile_bit_for_bit():
 
     import numpy as np
 
-    from gaitid.session import column_percentiles
+    from gaitid.batch.session import column_percentiles
 
     rng = np.random.default_rng(3)
     for case in range(100):

@@ -1,7 +1,7 @@
 import pytest
 
-from gaitid.errors import SettingsError
-from gaitid.settings import Settings
+from gaitid.core.errors import SettingsError
+from gaitid.core.settings import Settings
 
 
 def test_defaults_are_the_documented_ones():

@@ -1,4 +1,4 @@
-"""The synthetic gait trial (gaitid.synthetic): exact kinematics, file encoding, ground truth.
+"""The synthetic gait trial (gaitid.validation.synthetic): exact kinematics, file encoding, ground truth.
 
 Reference values come from independent derivations: finite differences of the analytic
 positions, a plain Newton-Euler recursion and the block solver against the twist-wrench
@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gaitid import synthetic as S
+from gaitid.validation import synthetic as S
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "sample_data"
@@ -95,7 +95,7 @@ def test_gait_is_plausible(trial):
 
 
 def test_bad_parameters_and_usage_are_reported(capsys):
-    from gaitid.errors import GaitIDError
+    from gaitid.core.errors import GaitIDError
 
     with pytest.raises(GaitIDError, match="mass, height and stride_time must be positive"):
         S.GaitParams(mass=-70.0)
@@ -104,7 +104,7 @@ def test_bad_parameters_and_usage_are_reported(capsys):
     with pytest.raises(GaitIDError, match="stance_fraction"):
         S.GaitParams(stance_fraction=0.5)
     assert S.main([]) == 2
-    assert "usage: python -m gaitid.synthetic OUTDIR" in capsys.readouterr().err
+    assert "usage: python -m gaitid.validation.synthetic OUTDIR" in capsys.readouterr().err
 
 
 def test_davis_hip_centre_matches_model_module():
@@ -386,7 +386,7 @@ def test_heel_strike_has_an_impact(trial, walk_c3d):
     from gaitid.contacts import assign_contacts
     from gaitid.events import gait_events
     from gaitid.io.c3d import read_c3d
-    from gaitid.synthetic.curves import HeelImpact
+    from gaitid.validation.synthetic.fourier import HeelImpact
 
     h = HeelImpact(0.1, 1.0)
     t = np.linspace(-0.3, 2.3, 2601)

@@ -56,10 +56,10 @@ def _rms_table(moments: dict, truth: pd.DataFrame, mass: float) -> dict:
 
 def _modular_pipeline(cutoff_hz):
     """read_c3d -> build_segments (Plug-in Gait) -> plate wrench on the foot -> inverse_dynamics (lab)."""
-    from gaitid import kinematics as kin
+    from gaitid.core import signal
     from gaitid.dynamics import ExternalLoad, inverse_dynamics
     from gaitid.io.c3d import read_c3d
-    from gaitid.model.build import build_segments
+    from gaitid.model.assembly import build_segments
 
     trial = read_c3d(SAMPLE / "walk_synthetic.c3d")
     static = read_c3d(SAMPLE / "static_synthetic.c3d")
@@ -70,8 +70,8 @@ def _modular_pipeline(cutoff_hz):
         w = plate.point
         force, cop, tz = w.force.copy(), w.cop.copy(), w.free_moment.copy()
         if cutoff_hz is not None:
-            force = kin.butter_lowpass(force, trial.point_rate, cutoff_hz)
-            tz = kin.butter_lowpass(tz, trial.point_rate, cutoff_hz)
+            force = signal.butter_lowpass(force, trial.point_rate, cutoff_hz)
+            tz = signal.butter_lowpass(tz, trial.point_rate, cutoff_hz)
         unloaded = ~np.isfinite(cop).all(axis=1)
         force[unloaded], tz[unloaded], cop[unloaded] = 0.0, 0.0, 0.0
         out = inverse_dynamics(mk.chains[side.capitalize()], mk.motion[side.capitalize()], [ExternalLoad(0, force, cop, tz)],

@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gaitid import synthetic as S
-from gaitid.synthetic import loads as L
+from gaitid.validation import synthetic as S
+from gaitid.validation.synthetic import plate_split as L
 
 BW = 72.0 * S.G
 
@@ -370,7 +370,7 @@ def test_stairs_kinematics_are_plausible_and_exact(stair_trial):
     assert sc.path.z.slope == pytest.approx(sp.sign * 2 * sp.riser / p.stride_time)
     assert sc.path.x.slope == pytest.approx(2 * sp.tread / p.stride_time)
     # stance: the front contact point stays where it was put (the Fourier fit of the IK), within 1 mm
-    from gaitid.synthetic.stairs import _foot_pose, _Geometry
+    from gaitid.validation.synthetic.stairs import _foot_pose, _Geometry
 
     tt = p.first_strike + np.arange(0.0, 2 * p.stride_time, 0.004)
     kin = sc.kinematics(tt)
@@ -399,7 +399,7 @@ def test_stairs_ground_reaction_is_stair_like(stair_trial):
 
 
 def test_bad_trial_parameters_are_gaitid_errors(capsys):
-    from gaitid.errors import GaitIDError
+    from gaitid.core.errors import GaitIDError
 
     with pytest.raises(GaitIDError, match="layout"):
         S.TreadmillParams(layout="circular")
@@ -431,7 +431,7 @@ def test_walkway_plates_every_few_metres():
 def test_blockwise_writer_matches_in_memory_generation(tmp_path):
     """Written in blocks of 500 frames, a 20 s treadmill trial has the in-memory trial's markers,
     plate channels and truth."""
-    from gaitid.synthetic.files import write_scenario
+    from gaitid.validation.synthetic.write import write_scenario
 
     scn = S.treadmill_scenario(S.TreadmillParams(duration_s=20.0))
     paths = write_scenario(scn, tmp_path / "t.c3d", block_frames=500)
@@ -450,7 +450,7 @@ def test_blockwise_writer_matches_in_memory_generation(tmp_path):
 def test_long_c3d_frame_count_beyond_16_bits(tmp_path):
     """More than 65535 frames: the header's 16-bit count saturates, so the file carries the true
     count in TRIAL:ACTUAL_END_FIELD (low and high words) and POINT:LONG_FRAMES, and all the frames."""
-    from gaitid.synthetic.files import _c3d, _write_c3d
+    from gaitid.validation.synthetic.write import _c3d, _write_c3d
 
     n = 70_000
     pts = np.ones((4, 2, n))
@@ -475,7 +475,7 @@ def test_gaitid_processes_the_new_trials(kind, tmp_path):
     """A smoke run only: gaitid.process reads each kind and cuts it into the gait cycles of its
     events (the contact and treadmill handling is being rewritten: its kinetics are not asserted)."""
     from gaitid import process
-    from gaitid.resources import sample_data_dir
+    from gaitid.core.resources import sample_data_dir
 
     write = {"treadmill_split": lambda p: S.write_treadmill(p, duration_s=6.0),
              "treadmill_tandem": lambda p: S.write_treadmill(p, duration_s=6.0, layout="tandem"),

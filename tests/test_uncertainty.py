@@ -12,11 +12,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gaitid.errors import ModelError, SettingsError
+from gaitid.core.errors import ModelError, SettingsError
 from gaitid.io.c3d import read_c3d
 from gaitid.model.markerset import load_model
 from gaitid.pipeline import process
-from gaitid.resources import sample_data_dir
+from gaitid.core.resources import sample_data_dir
 from gaitid.uncertainty import (
     SOURCES,
     UncertaintySettings,
@@ -148,7 +148,7 @@ def test_the_nominal_column_is_the_nominal_processing(trials, nominal):
 def _plates_moved(trial, side_plate: int, d=(0.0, 0.0), gain: float = 0.0):
     from dataclasses import replace
 
-    from gaitid.trial import PlateWrench
+    from gaitid.core.trial import PlateWrench
 
     def moved(w):
         return PlateWrench(w.rate, w.force * (1 + gain), w.cop + np.array([d[0], d[1], 0.0]), w.free_moment * (1 + gain))
@@ -170,8 +170,8 @@ def _markers_moved(trial, label: str, offset: np.ndarray):
 def hjc_inputs(trials, tmp_path_factory):
     """The synthetic trials with their (exact) hip centres as virtual points LHJC / RHJC, the model
     reading them, and the nominal processing."""
-    from gaitid.model.build import build_segments
-    from gaitid.synthetic.errors import write_hjc_model
+    from gaitid.model.assembly import build_segments
+    from gaitid.validation.synthetic.injected import write_hjc_model
 
     walk, static = trials
     model = write_hjc_model(tmp_path_factory.mktemp("hjc"), SAMPLE / "plugin-gait-truth-foot.toml")
@@ -184,7 +184,7 @@ def hjc_inputs(trials, tmp_path_factory):
 
 def _direct_vs_batch(case, hjc_inputs):
     """(direct processing of the perturbed inputs, the batch's column for the same error)."""
-    from gaitid.synthetic.errors import with_hjc
+    from gaitid.validation.synthetic.injected import with_hjc
 
     walk, static, model, centres, pelvis = hjc_inputs
     kw = dict(model=str(model), frame="lab", marker_cutoff_hz=None)  # unfiltered: moved markers are not smoothed
@@ -198,7 +198,7 @@ def _direct_vs_batch(case, hjc_inputs):
                  for t in ("w", "s")}
         w2, s2 = with_hjc(walk, moved["w"]), with_hjc(static, moved["s"])
     elif key[0] == "landmark":  # LKNE misplaced 8 mm anteriorly in the thigh, in both trials
-        from gaitid.model.build import build_segments
+        from gaitid.model.assembly import build_segments
 
         R_static = build_segments(s2, model, static=s2, marker_cutoff_hz=None).frames["left.thigh"]
         w2 = _markers_moved(w2, "LKNE", base.kinematics.frames["left.thigh"] @ np.array([value, 0, 0]))
@@ -287,12 +287,12 @@ def test_contributions_split_the_first_order_variance(with_unc):
 
 
 def test_parameters_follow_the_clinical_definitions(with_unc):
-    """The uncertainty's parameters are the parameters table's clinical ones (gaitid.clinical: each
+    """The uncertainty's parameters are the parameters table's clinical ones (gaitid.cycles.clinical: each
     in its phase of the cycle), not whole-cycle extremes: the batch's evaluation of the nominal
     curves reproduces every kinetic clinical value of Result.parameters, and every kinetic
     clinical row with a value gets an SD."""
     import gaitid.uncertainty.tables as tb
-    from gaitid.clinical import PARAMETERS
+    from gaitid.cycles.clinical import PARAMETERS
 
     r = with_unc
     kinetic_names = {d.name for d in PARAMETERS if d.kinetic}
@@ -337,7 +337,7 @@ def test_bands_for_the_report(with_unc):
 
 
 def test_bands_need_uncertainty(nominal):
-    from gaitid.errors import DataError
+    from gaitid.core.errors import DataError
 
     with pytest.raises(DataError, match="without uncertainty"):
         band_curves(nominal)
@@ -390,9 +390,9 @@ def test_report_draws_the_bands_and_the_parameter_table(with_unc, nominal, tmp_p
     """Each kinetic panel of the vector report gets the 95 % band of each side's mean (the
     numbers of band_curves, in data units), the toggle leaves them out, a Result without
     uncertainty gets none; the tables page lists the clinical parameters as value +- SD [95 %]."""
-    from gaitid.report.data import gather
+    from gaitid.report.content import gather
     from gaitid.report.plots import curve_pages
-    from gaitid.report.uncertainty import parameter_uncertainty_table
+    from gaitid.report.uncertainty_pages import parameter_uncertainty_table
 
     data = gather(with_unc)
     pages = {p.kind: p for p in curve_pages(data)}
@@ -413,7 +413,7 @@ def test_report_draws_the_bands_and_the_parameter_table(with_unc, nominal, tmp_p
     assert not any(s.gid.startswith("uncertainty") for p in off[1].panels for s in p.series)
     none = curve_pages(gather(nominal))
     assert not any(s.gid.startswith("uncertainty") for p in none[1].panels for s in p.series)
-    from gaitid.errors import DataError
+    from gaitid.core.errors import DataError
 
     with pytest.raises(DataError, match="without uncertainty"):
         curve_pages(gather(nominal), uncertainty=True)

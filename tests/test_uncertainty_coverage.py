@@ -2,7 +2,7 @@
 
 - Coverage: errors drawn from the error model are injected into the INPUTS (markers, landmark
   placement in both trials, widths, hip centre, segment parameters, plate channels;
-  gaitid.synthetic.errors), the trial is processed with uncertainty, and the 95 % interval must
+  gaitid.validation.synthetic.injected), the trial is processed with uncertainty, and the 95 % interval must
   cover the true joint moment on close to 95 % of the stance frames on a plate. Each
   replication's errors are systematic, so the frames of one replication are strongly correlated:
   the figure's spread is that of about as many draws as replications (+-4 % for 24). With S
@@ -25,8 +25,8 @@ import pytest
 from gaitid.io.c3d import read_c3d
 from gaitid.model.markerset import load_model
 from gaitid.pipeline import process
-from gaitid.resources import sample_data_dir
-from gaitid.synthetic.errors import coverage_run
+from gaitid.core.resources import sample_data_dir
+from gaitid.validation.synthetic.injected import coverage_run
 from gaitid.uncertainty import UncertaintySettings, load_error_model
 from gaitid.uncertainty.design import Design, Parameter
 from gaitid.uncertainty.propagate import column_curves

@@ -1,7 +1,7 @@
 """Validation against Plug-in Gait (issue 7): the targets on the real trials, and the metrics.
 
 The real-data tests read ../shared/realdata in place (skipped when absent). One module-scoped
-run of :func:`gaitid.validate.validate` over the whole folder (both modes, ~10 s) feeds them.
+run of :func:`gaitid.validation.plugin_gait.validate` over the whole folder (both modes, ~10 s) feeds them.
 Figures and their explanation: docs/validation.md.
 """
 
@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from gaitid.model.markerset import load_model
-from gaitid.outputs import output_layout
-from gaitid.validate import compare, find_output, format_table, lowpass_runs, validate
+from gaitid.cycles.outputs import output_layout
+from gaitid.validation.plugin_gait import compare, find_output, format_table, lowpass_runs, validate
 
 from conftest import REALDATA
 
@@ -238,8 +238,8 @@ def test_marker_model_foot_centre_of_mass_is_plug_in_gaits(file, static):
 
     from conftest import realdata_path
     from gaitid.io.c3d import read_c3d
-    from gaitid.model.build import build_segments
-    from gaitid.settings import Settings
+    from gaitid.model.assembly import build_segments
+    from gaitid.core.settings import Settings
 
     trial = read_c3d(realdata_path(file))
     stat = read_c3d(realdata_path(static)) if static else None

@@ -5,7 +5,7 @@ A two-link arm (upper arm, forearm + hand; seed 001's Dempster/Winter parameters
 the side to the upper arm forward and horizontal with the elbow flexed 90 degrees, in 4 s
 (slow), 0.5 s (fast), and 0.5 s in a horizontal plane (no gravity). Joint angles come from
 inverse kinematics, their derivatives from central differences (as in seed 001), and
-tau = M q'' + C + G + E from :mod:`gaitid.multibody.planar`.
+tau = M q'' + C + G + E from :mod:`gaitid.dynamics.multibody.planar`.
 
 Run: ``python docs/examples/arm_minimum_jerk.py`` -> docs/examples/arm_minimum_jerk.png
 """
@@ -21,9 +21,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from gaitid.io.atomic import atomic_path  # noqa: E402
-from gaitid.multibody import planar  # noqa: E402
-from gaitid.multibody.anthropometry import arm_chain  # noqa: E402
-from gaitid.multibody.trajectories import minimum_jerk  # noqa: E402
+from gaitid.dynamics.multibody import planar  # noqa: E402
+from gaitid.dynamics.multibody.anthropometry import arm_chain  # noqa: E402
+from gaitid.dynamics.multibody.trajectories import minimum_jerk  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "arm_minimum_jerk.png"
 

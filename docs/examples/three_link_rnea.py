@@ -4,8 +4,8 @@ A shoulder-elbow-wrist chain (Winter's table 4.1 ratios for a 1.70 m, 70 kg subj
 0.8 s minimum-jerk movement in joint space while a 10 N spring pulls the hand backwards
 (seed 002's F_S, 3 cm beyond the hand's centre of mass). Joint torques from
 - seed 002's eqs 24-44 as printed (M_22 without its factor 2),
-- the same equations corrected (gaitid.multibody.planar.three_link_closed_form),
-- the twist-wrench recursive Newton-Euler of seed 003 (gaitid.multibody.screw.rnea).
+- the same equations corrected (gaitid.dynamics.multibody.planar.three_link_closed_form),
+- the twist-wrench recursive Newton-Euler of seed 003 (gaitid.dynamics.multibody.screw.rnea).
 The corrected closed form and RNEA agree to rounding; the printed M_22 typo shows at the elbow.
 
 Run: ``python docs/examples/three_link_rnea.py`` -> docs/examples/three_link_rnea.png
@@ -22,8 +22,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from gaitid.io.atomic import atomic_path  # noqa: E402
-from gaitid.multibody import planar, screw  # noqa: E402
-from gaitid.multibody.trajectories import minimum_jerk  # noqa: E402
+from gaitid.dynamics.multibody import planar, screw  # noqa: E402
+from gaitid.dynamics.multibody.trajectories import minimum_jerk  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "three_link_rnea.png"
 # Winter (2009) table 4.1: length / H, mass / M, COM / L from proximal, radius of gyration / L

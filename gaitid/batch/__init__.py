@@ -3,15 +3,15 @@
 Conventions (documented in the README and docs/sessions.md):
 
 - Trials: every ``*.c3d`` found under the given folders or glob patterns (recursively for
-  folders). Each is classified by content (:func:`gaitid.session.classify_trial`): static
+  folders). Each is classified by content (:func:`gaitid.batch.session.classify_trial`): static
   trials (markers standing still) calibrate walking trials and are not processed; every other
   trial is processed (a trial that cannot be classified too, so its problem is reported).
-- Each walking trial's static trial: :func:`gaitid.pairing.pair_static`: same subject, then
+- Each walking trial's static trial: :func:`gaitid.batch.pairing.pair_static`: same subject, then
   same folder, then name; a tie or no match is reported per trial (summary column
   ``pairing`` and a warning in the trial's report), never broken by file time. A ``pairing``
   table (columns ``trial`` or ``path``, and ``static``; e.g. an edited ``batch_summary.csv``)
   overrides the automatic choice for the trials it lists.
-- Subject data: :func:`gaitid.pairing.subject_layers` merged by
+- Subject data: :func:`gaitid.batch.pairing.subject_layers` merged by
   :func:`gaitid.model.subject.merge_subject` (command line > ``--subject`` file > C3D
   PROCESSING > ``.vsk``/``.mp`` of the subject beside the trial); which source gave each value
   is in ``OUTDIR/<trial>/<trial>_subject.csv`` and the summary's ``subject_sources``.
@@ -24,14 +24,14 @@ Conventions (documented in the README and docs/sessions.md):
   side, cycle, kinetic, variable, component, unit, pct_0 ... pct_100), and
   ``OUTDIR/batch_parameters.csv`` every discrete parameter of every cycle: each trial's job
   writes its rows beside its outputs (``gaitid-batch_*.part``) and the tables are those pieces
-  copied one after the other (:mod:`gaitid.batch.tables`).
+  copied one after the other (:mod:`gaitid.batch.combined`).
 - Reruns: a trial whose inputs (trial, static, subject files), settings, options and gaitid
   version are those recorded in its ``gaitid-run.json`` is not processed again, whether it
   succeeded (status skipped) or failed (status failed, same error) unless ``force``; session
   reports and the combined tables are rebuilt only when one of their trials changed.
 - One failing trial is recorded with its error and never stops the batch.
 - Session reports: with reports on, the trials of one subject in one folder
-  (:func:`gaitid.pairing.session_key`) get ``OUTDIR/session_<subject>_<folder>_report.pdf/.html``
+  (:func:`gaitid.batch.pairing.session_key`) get ``OUTDIR/session_<subject>_<folder>_report.pdf/.html``
   pooling their cycles (a session of one trial gets none: its trial report is the same), read
   from ``OUTDIR/<trial>/gaitid-result.pkl``: the trial's cycles, per-frame output curves,
   normalised cycle curves, parameters, contacts and the few markers that give the direction of
@@ -53,8 +53,8 @@ from gaitid.batch.job import (
     unpack_result,
 )
 from gaitid.batch.plan import Job, SubjectOptions, plan, read_pairing
-from gaitid.batch.run import SUMMARY_COLUMNS, run_batch
-from gaitid.batch.tables import spreadsheet_safe, write_combined_tables
+from gaitid.batch.runner import SUMMARY_COLUMNS, run_batch
+from gaitid.batch.combined import spreadsheet_safe, write_combined_tables
 from gaitid.batch.workers import WorkerPool
 
 __all__ = ["Budget", "Job", "SUMMARY_COLUMNS", "SubjectOptions", "WorkerPool", "check_subject", "describe_plan",

@@ -10,7 +10,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from gaitid.errors import BudgetError
+from gaitid.core.errors import BudgetError
 
 # Peak memory of one trial's job beyond decoding it: a fixed part (the modules a job imports on first
 # use, its report) and a part per frame (bytes). benchmarks/bench_batch.py --memory measured a batch
@@ -51,7 +51,7 @@ def trial_memory(path: Path) -> int | None:
 
 
 def check_memory(path: Path, budget: int | None, where: str = "--memory-limit") -> None:
-    """A :class:`~gaitid.errors.BudgetError` naming the trial when its estimated peak memory
+    """A :class:`~gaitid.core.errors.BudgetError` naming the trial when its estimated peak memory
     exceeds ``budget`` bytes (checked before anything is allocated)."""
     if budget is None:
         return

@@ -11,9 +11,9 @@ from typing import Callable
 from gaitid.batch.budget import Budget
 from gaitid.batch.job import failed_row, run_job, scan_within_budget
 from gaitid.batch.plan import Job, SubjectOptions
-from gaitid.errors import SettingsError
-from gaitid.session import TrialInfo
-from gaitid.settings import Settings
+from gaitid.core.errors import SettingsError
+from gaitid.batch.session import TrialInfo
+from gaitid.core.settings import Settings
 
 MEMORY_SHARE = 0.8  # of a worker's memory limit (the nanny pauses it at 80 %, kills it at 95 %)
 

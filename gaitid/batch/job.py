@@ -16,16 +16,16 @@ import numpy as np
 import gaitid
 from gaitid.batch.budget import Budget, OutOfTime, check_memory, time_limit
 from gaitid.batch.plan import Job, SubjectOptions
-from gaitid.batch.tables import drop_trial_rows, write_trial_rows
-from gaitid.errors import BudgetError, GaitIDError, ModelError
+from gaitid.batch.combined import drop_trial_rows, write_trial_rows
+from gaitid.core.errors import BudgetError, GaitIDError, ModelError
 from gaitid.io.atomic import atomic_path
-from gaitid.pairing import (
+from gaitid.batch.pairing import (
     subject_files,
 )
-from gaitid.session import RUN_RECORD, TrialInfo, scan_trial
-from gaitid.settings import Settings
-from gaitid.trial import Subject
-from gaitid.vocabulary import NORMS_ENV
+from gaitid.batch.session import RUN_RECORD, TrialInfo, scan_trial
+from gaitid.core.settings import Settings
+from gaitid.core.trial import Subject
+from gaitid.core.vocabulary import NORMS_ENV
 
 
 # What a trial's job writes; a trial run by a job of another version is run again. 2: the session
@@ -57,7 +57,7 @@ def prepare_subject(trial, info: TrialInfo, subject: SubjectOptions) -> tuple[Su
     """The trial's merged Subject (sources recorded) and notes (sources not used, values on
     which sources disagree)."""
     from gaitid.model.subject import merge_subject, subject_disagreements
-    from gaitid.pairing import subject_layers
+    from gaitid.batch.pairing import subject_layers
 
     layers, notes = subject_layers(info, trial.subject, cli=subject.values, subject_file=subject.file)
     merged, _ = merge_subject(layers)
@@ -105,7 +105,7 @@ def slim_result(result):
     (``curves`` is built from them when asked, as for the Result), parameters, contacts, and the
     trial without its analogs, plates, model outputs and all markers but the gait markers (the
     direction of progression), its plates without their samples. Never builds the long curves table."""
-    from gaitid.trial import PlateWrench
+    from gaitid.core.trial import PlateWrench
 
     def no_samples(w: PlateWrench) -> PlateWrench:
         return PlateWrench(w.rate, np.empty((0, 3)), np.empty((0, 3)), np.empty((0, 3)))
@@ -159,7 +159,7 @@ def run_job(job: Job, settings: Settings, mass: float | str | None = None, repor
     """Process one trial and write its outputs; never raises (the error goes in the row).
 
     ``budget``: the trial's memory (checked from its header before it is read) and time
-    (:func:`time_limit`); a trial over budget fails with a :class:`~gaitid.errors.BudgetError`
+    (:func:`time_limit`); a trial over budget fails with a :class:`~gaitid.core.errors.BudgetError`
     and is tried again on the next run. The result is saved (tables, results C3D, the session
     report's input) before the report is rendered; a report that fails is a warning on the
     trial (column ``warnings``), not a failed trial, and is tried again on the next run."""
@@ -243,7 +243,7 @@ REPORT_FAILED = "report not written"
 def _process(job: Job, settings: Settings, subject: SubjectOptions, row: dict):
     """The trial read, its subject merged and checked, and processed (the pipeline's Result)."""
     from gaitid.pipeline import load_trial, process
-    from gaitid.session import trial_info
+    from gaitid.batch.session import trial_info
 
     trial = load_trial(job.path, cop_threshold=settings.cop_threshold_n)
     info = job.info or trial_info(trial, job.path)
@@ -277,7 +277,7 @@ def _write_outputs(result, job: Job, report: bool) -> list[str]:
     norms = read_configured_norms(result.settings.convention)
     scores = None
     if norms is not None:  # GPS, GVS (MAP) and GDI against the norms (docs/clinical.md)
-        from gaitid.scores import gait_scores
+        from gaitid.cycles.scores import gait_scores
 
         scores = gait_scores(result, norms)
         with atomic_path(job.outdir / f"{result.name}_scores.csv") as tmp:
@@ -298,7 +298,7 @@ def _write_outputs(result, job: Job, report: bool) -> list[str]:
 
 
 def scan_within_budget(path: Path, budget: Budget) -> TrialInfo:
-    """The file's TrialInfo (:func:`gaitid.session.scan_trial`) within the trial's budget: a file
+    """The file's TrialInfo (:func:`gaitid.batch.session.scan_trial`) within the trial's budget: a file
     whose header promises more memory than one trial may use is not read (its job fails with
     the reason)."""
     try:

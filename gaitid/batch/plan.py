@@ -13,16 +13,16 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 import gaitid
-from gaitid.errors import GaitIDError, SettingsError
+from gaitid.core.errors import GaitIDError, SettingsError
 from gaitid.io.atomic import atomic_path
-from gaitid.pairing import (
+from gaitid.batch.pairing import (
     Pairing,
     check_static,
     pair_statics,
     session_key,
     subject_label,
 )
-from gaitid.session import RULES_VERSION, RUN_RECORD, TrialInfo, find_sources, scan_trial
+from gaitid.batch.session import RULES_VERSION, RUN_RECORD, TrialInfo, find_sources, scan_trial
 
 SCAN_CACHE = "gaitid-scan.json"
 

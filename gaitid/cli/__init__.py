@@ -4,7 +4,7 @@ Each command is one function ``cmd_<name>(args) -> int`` registered in
 :data:`COMMANDS` with a function that adds its arguments, one module per command family
 (``trial``: info, run; ``archive``: batch; ``models``; ``validate``; ``norms``), with the options
 several share in ``options``; a new command is added without touching the
-others. Exit codes: 0 success, 1 failure (a :class:`~gaitid.errors.GaitIDError`:
+others. Exit codes: 0 success, 1 failure (a :class:`~gaitid.core.errors.GaitIDError`:
 its message on stderr, no traceback), 2 usage error.
 """
 
@@ -18,7 +18,7 @@ from gaitid.cli.archive import add_batch_arguments, cmd_batch
 from gaitid.cli.models import add_models_arguments, cmd_models
 from gaitid.cli.norms import add_norms_arguments, cmd_norms
 from gaitid.cli.options import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
-from gaitid.cli.trial import add_info_arguments, add_run_arguments, cmd_info, cmd_run
+from gaitid.cli.run import add_info_arguments, add_run_arguments, cmd_info, cmd_run
 from gaitid.cli.validate import add_validate_arguments, cmd_validate
 
 # name -> (help, add arguments, run)
@@ -50,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``gaitid`` console script; returns the exit code."""
-    from gaitid.errors import GaitIDError
+    from gaitid.core.errors import GaitIDError
 
     parser = build_parser()
     try:

@@ -62,7 +62,7 @@ def _norms_for_workers(path: str | None, convention: str):
     from pathlib import Path
 
     from gaitid.cli.options import read_norms_option
-    from gaitid.vocabulary import NORMS_ENV
+    from gaitid.core.vocabulary import NORMS_ENV
 
     value = "none" if read_norms_option(path, convention) is None else str(Path(path).resolve())
     previous = os.environ.get(NORMS_ENV)

@@ -51,9 +51,9 @@ def _norm_controls(args: argparse.Namespace, settings, opts) -> list:
     """Results of the control C3D files and ControlTables of the result folders among args.controls."""
     from pathlib import Path
 
-    from gaitid.errors import GaitIDError, SettingsError
+    from gaitid.core.errors import GaitIDError, SettingsError
     from gaitid.norms import control_from_folder
-    from gaitid.pairing import walking_trials
+    from gaitid.batch.pairing import walking_trials
     from gaitid.pipeline import process_safely
 
     controls, c3d_sources = [], []
@@ -100,7 +100,7 @@ def cmd_norms(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     settings, opts = settings_from_args(args), subject_from_args(args)
     if args.norms_action == "build":
-        from gaitid.errors import DataError, SettingsError
+        from gaitid.core.errors import DataError, SettingsError
 
         bands = None
         if args.speed_bands:
@@ -126,7 +126,7 @@ def cmd_norms(args: argparse.Namespace) -> int:
         import pandas as pd
 
         from gaitid.pipeline import process
-        from gaitid.scores import gait_scores, summary_lines
+        from gaitid.cycles.scores import gait_scores, summary_lines
 
         norms = read_norms(args.norms)
         results = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from gaitid.vocabulary import NORMS_ENV
+from gaitid.core.vocabulary import NORMS_ENV
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 _LENGTH = {"m": 1.0, "cm": 1e-2, "mm": 1e-3}
@@ -18,7 +18,7 @@ def _mass(text: str):
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a mass in kg (or 'plates')") from None
-    from gaitid.errors import SettingsError
+    from gaitid.core.errors import SettingsError
     from gaitid.model.subject import check_plausible
 
     try:
@@ -40,7 +40,7 @@ def _lengths(field: str, option: str, sided: bool):
     import re
 
     def parse(text: str):
-        from gaitid.errors import SettingsError
+        from gaitid.core.errors import SettingsError
         from gaitid.model.subject import check_plausible
 
         parts = [p.strip() for p in text.split(",")]
@@ -119,7 +119,7 @@ def trial_with_subject(path, opts, settings):
 
     from gaitid.batch import prepare_subject
     from gaitid.pipeline import load_trial
-    from gaitid.session import trial_info
+    from gaitid.batch.session import trial_info
 
     trial = load_trial(path, cop_threshold=settings.cop_threshold_n)
     info = trial_info(trial, Path(path).resolve())
@@ -129,7 +129,7 @@ def trial_with_subject(path, opts, settings):
 
 
 def add_settings_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options that map onto :class:`gaitid.settings.Settings` (defaults there and in the README)."""
+    """Options that map onto :class:`gaitid.core.settings.Settings` (defaults there and in the README)."""
     g = parser.add_argument_group("processing settings (defaults: see the README)")
     g.add_argument("--model", help="model name (see 'gaitid models') or a model .toml file (default plugin-gait)")
     g.add_argument("--bsip", help="body-segment parameter table (default: the model's; dempster, de_leva_1996_male...)")
@@ -148,8 +148,8 @@ def add_settings_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def settings_from_args(args: argparse.Namespace):
-    from gaitid.settings import Settings
-    from gaitid.vocabulary import parse_plate_overrides
+    from gaitid.core.settings import Settings
+    from gaitid.core.vocabulary import parse_plate_overrides
 
     base = Settings.plugin_gait() if args.plugin_gait else Settings()
     changes: dict = {}
@@ -165,7 +165,7 @@ def settings_from_args(args: argparse.Namespace):
             try:
                 fc = float(fc) or None
             except ValueError:
-                from gaitid.errors import SettingsError
+                from gaitid.core.errors import SettingsError
 
                 raise SettingsError(f"--force-cutoff {fc!r}: give a frequency in Hz, 'markers' or 0") from None
         changes["force_cutoff_hz"] = fc
@@ -211,7 +211,7 @@ def uncertainty_from_args(args: argparse.Namespace):
     """:class:`gaitid.uncertainty.UncertaintySettings` from the options, or None when
     --uncertainty is not given (SettingsError naming the option for a lone --error-model or
     --plate-kind)."""
-    from gaitid.errors import SettingsError
+    from gaitid.core.errors import SettingsError
 
     if args.uncertainty is None:
         if args.error_model or args.plate_kind:
@@ -223,7 +223,7 @@ def uncertainty_from_args(args: argparse.Namespace):
     if args.error_model:
         kw["error_model"] = args.error_model
     if args.plate_kind:
-        from gaitid.errors import GaitIDError
+        from gaitid.core.errors import GaitIDError
         from gaitid.uncertainty import load_error_model
 
         kw["plates"] = args.plate_kind

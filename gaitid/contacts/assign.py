@@ -12,7 +12,7 @@ Contacts are the loaded periods of each plate (:mod:`gaitid.contacts.intervals`,
    frames. One foot must pass; none (COP between the feet, or under no foot) or both
    (feet together) makes the contact invalid.
 2. *Two adjacent plates.* Contacts of the same foot on different plates that overlap
-   in time form one foot contact (their wrenches are summed: :func:`gaitid.loads.sum_wrenches`).
+   in time form one foot contact (their wrenches are summed: :func:`gaitid.contacts.foot_loads.sum_wrenches`).
 3. *Whole foot on the plate(s)* (level walkways; with plates at several heights the per-frame
    rules of :mod:`gaitid.contacts.ownership`, which know each plate's height, apply instead).
    The foot's heel and toe markers, at every frame of the
@@ -49,10 +49,10 @@ from gaitid.contacts.geometry import distance_to_triangle, inside_distances
 from gaitid.contacts.intervals import trial_intervals
 from gaitid.contacts.ownership import PlateOwnership, plate_ownership
 from gaitid.contacts.treadmill import treadmill_contacts, treadmill_mode
-from gaitid.errors import SettingsError
+from gaitid.core.errors import SettingsError
 from gaitid.model.gait_markers import GaitMarkers
-from gaitid.trial import PlateWrench, Trial
-from gaitid.vocabulary import (
+from gaitid.core.trial import PlateWrench, Trial
+from gaitid.core.vocabulary import (
     AUTO,
     CONTACT_THRESHOLD_N,
     INVALID,

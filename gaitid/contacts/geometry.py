@@ -6,8 +6,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from gaitid.errors import DataError
-from gaitid.kinematics import norm
+from gaitid.core.errors import DataError
+from gaitid.core.rotation import norm
 
 
 def _seg_dist(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:

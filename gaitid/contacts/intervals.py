@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gaitid.kinematics import runs
-from gaitid.trial import PlateWrench, Trial
-from gaitid.vocabulary import CONTACT_THRESHOLD_N, MIN_CONTACT_S
+from gaitid.core.signal import runs
+from gaitid.core.trial import PlateWrench, Trial
+from gaitid.core.vocabulary import CONTACT_THRESHOLD_N, MIN_CONTACT_S
 
 
 @dataclass

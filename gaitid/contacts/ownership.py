@@ -39,8 +39,8 @@ import numpy as np
 
 from gaitid.contacts.geometry import distance_to_triangle, inside_distances
 from gaitid.model.gait_markers import GaitMarkers
-from gaitid.trial import Trial
-from gaitid.vocabulary import CONTACT_THRESHOLD_N, COP_THRESHOLD_N, SIDES
+from gaitid.core.trial import Trial
+from gaitid.core.vocabulary import CONTACT_THRESHOLD_N, COP_THRESHOLD_N, SIDES
 
 NONE, BOTH, UNOWNED = 0, 3, -1  # owner codes besides 1 (Left) and 2 (Right)
 OWNER_CODE = {side: k + 1 for k, side in enumerate(SIDES)}

@@ -3,7 +3,7 @@
 A belt over a force plate is loaded nearly all the time (one foot lands before the other leaves
 it), so the plate's loaded periods are not foot placements. :func:`treadmill_mode` calls a trial
 a treadmill walk when the pelvis hardly advances (median horizontal speed over 1 s windows below
-0.3 m/s, :func:`gaitid.progression.progression_direction`), the plates are loaded on at least
+0.3 m/s, :func:`gaitid.contacts.progression.progression_direction`), the plates are loaded on at least
 80 % of the frames, and a plate's surface moves (median velocity of the low foot markers over it
 at least 0.2 m/s: a belt; this keeps quiet standing on plates out). :func:`treadmill_contacts`
 then builds each foot's contacts from the frames it touches a loaded belt
@@ -20,12 +20,12 @@ import numpy as np
 
 from gaitid.contacts.contact import FootContact
 from gaitid.contacts.ownership import PlateOwnership
-from gaitid.errors import DataError
-from gaitid.kinematics import runs
+from gaitid.core.errors import DataError
+from gaitid.core.signal import runs
 from gaitid.model.gait_markers import GaitMarkers
-from gaitid.progression import progression_direction
-from gaitid.trial import Trial
-from gaitid.vocabulary import COP_THRESHOLD_N, MIN_CONTACT_S, SIDES
+from gaitid.contacts.progression import progression_direction
+from gaitid.core.trial import Trial
+from gaitid.core.vocabulary import COP_THRESHOLD_N, MIN_CONTACT_S, SIDES
 
 TREADMILL_LOADED = 0.8  # fraction of frames with a plate loaded
 BELT_SPEED = 0.2  # m/s: a plate surface faster than this is a belt

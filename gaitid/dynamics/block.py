@@ -43,7 +43,7 @@ import numpy as np
 from gaitid.dynamics.recursive import distal_point
 from gaitid.dynamics.skew import skew
 from gaitid.dynamics.types import CONTRIBUTIONS, Chain, ExternalLoad, SegmentMotion
-from gaitid.kinematics import cross
+from gaitid.core.rotation import cross
 
 
 def block_system(

@@ -4,7 +4,7 @@ The solvers compute every joint force and moment in the lab frame under the inte
 convention (the load of the proximal on the distal segment). :func:`express` gives such a
 vector in another frame and convention; :func:`joint_rotations` says which frame each joint
 uses. The solver (:func:`gaitid.dynamics.inverse_dynamics`) and the output tables
-(:mod:`gaitid.outputs`) both use them.
+(:mod:`gaitid.cycles.outputs`) both use them.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from gaitid.dynamics.types import SegmentMotion
-from gaitid.errors import SettingsError
-from gaitid.vocabulary import CONVENTIONS, FRAMES
+from gaitid.core.errors import SettingsError
+from gaitid.core.vocabulary import CONVENTIONS, FRAMES
 
 
 def in_frame(v_lab: np.ndarray, R: np.ndarray | None) -> np.ndarray:

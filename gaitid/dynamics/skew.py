@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gaitid.errors import DataError
+from gaitid.core.errors import DataError
 
 
 def skew(v: np.ndarray) -> np.ndarray:

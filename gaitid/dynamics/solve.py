@@ -14,9 +14,9 @@ from gaitid.dynamics.block import solve_block
 from gaitid.dynamics.express import convention_sign, in_frame, joint_rotations
 from gaitid.dynamics.recursive import recursive_newton_euler
 from gaitid.dynamics.types import CONTRIBUTIONS, Body, Chain, ExternalLoad, JointLoads, SegmentMotion
-from gaitid.errors import DataError, SettingsError
-from gaitid.kinematics import cross
-from gaitid.vocabulary import CONVENTIONS, FRAMES
+from gaitid.core.errors import DataError, SettingsError
+from gaitid.core.rotation import cross
+from gaitid.core.vocabulary import CONVENTIONS, FRAMES
 
 METHODS = ("recursive", "block")
 
@@ -213,8 +213,8 @@ def inverse_dynamics(
     Returns :class:`JointLoads` (forces always lab frame, N; moments N.m, in ``frame`` and
     in the lab). A frame with NaN inputs gives NaN outputs in that frame only (recursive:
     only for the joints that depend on the missing data; block: possibly for every joint
-    of the frame). Raises :class:`~gaitid.errors.DataError` for malformed inputs and
-    :class:`~gaitid.errors.SettingsError` for bad options.
+    of the frame). Raises :class:`~gaitid.core.errors.DataError` for malformed inputs and
+    :class:`~gaitid.core.errors.SettingsError` for bad options.
     """
     chain, motion, loads, g, proximal_R = _validate(
         chain, motion, loads, gravity_lab, frame, convention, method, proximal_R)

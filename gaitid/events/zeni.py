@@ -1,6 +1,6 @@
 """Gait events from kinematics (Zeni, Richards & Higginson 2008, Gait Posture 27:710).
 
-Along the horizontal direction of progression ``d`` (:func:`gaitid.progression.progression_direction`),
+Along the horizontal direction of progression ``d`` (:func:`gaitid.contacts.progression.progression_direction`),
 foot strike is a maximum of ``(heel - pelvis).d`` and foot off a minimum of ``(toe - pelvis).d``.
 The pelvis point is the mean of the pelvis markers present (Zeni used the sacrum; a constant
 offset along ``d`` does not move the extrema). Extrema must be at least 0.35 s apart, drop on one
@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from gaitid.errors import DataError
-from gaitid.events.labels import event_at
-from gaitid.kinematics import bridge_gaps, runs
+from gaitid.core.errors import DataError
+from gaitid.events.file_events import event_at
+from gaitid.core.signal import bridge_gaps, runs
 from gaitid.model.gait_markers import GaitMarkers
-from gaitid.progression import Progression, pelvis_centre, progression_direction
-from gaitid.trial import Event, Trial
-from gaitid.vocabulary import FOOT_OFF, FOOT_STRIKE, SIDES
+from gaitid.contacts.progression import Progression, pelvis_centre, progression_direction
+from gaitid.core.trial import Event, Trial
+from gaitid.core.vocabulary import FOOT_OFF, FOOT_STRIKE, SIDES
 
 
 def zeni_signals(trial: Trial, side: str, markers: GaitMarkers,

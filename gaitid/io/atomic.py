@@ -8,7 +8,7 @@
   disk: every C3D writer passes a ``verify`` that re-reads the temporary file's
   header and checks its size against what the header promises. A failed check,
   or any ``OSError`` on the way (full disk, read-only folder, ``-o`` naming a
-  file), is an :class:`~gaitid.errors.OutputError` naming the file; the target
+  file), is an :class:`~gaitid.core.errors.OutputError` naming the file; the target
   is left untouched.
 * **Inputs are never replaced.** Every reader calls :func:`register_input` on
   the file it reads; :func:`atomic_path` refuses (``OutputError`` naming both
@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 from typing import Callable, Iterator
 
-from gaitid.errors import GaitIDError, OutputError
+from gaitid.core.errors import GaitIDError, OutputError
 
 TMP_PREFIX = ".gaitid-tmp-"
 STALE_AFTER_S = 3600.0  # a temporary file this old is stale even if its process id is in use again

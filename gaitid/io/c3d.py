@@ -1,4 +1,4 @@
-"""Read a C3D trial into a :class:`gaitid.trial.Trial` (SI, Z-up lab) and write one back.
+"""Read a C3D trial into a :class:`gaitid.core.trial.Trial` (SI, Z-up lab) and write one back.
 
 Choices made here (see also :mod:`gaitid.io.forceplates`, :mod:`gaitid.io.vertical`):
 
@@ -58,14 +58,14 @@ from pathlib import Path
 
 import numpy as np
 
-from gaitid.errors import DataError, FileFormatError, GaitIDError, OutputError
+from gaitid.core.errors import DataError, FileFormatError, GaitIDError, OutputError
 from gaitid.io import forceplates as fpmod
 from gaitid.io.atomic import atomic_path, register_input, verify_c3d
 from gaitid.io.c3d_check import C3DData, C3DLayout, check_c3d, read_data
 from gaitid.io.vertical import detect_up, rotation_to_z_up
-from gaitid.kinematics import cross
-from gaitid.trial import VICON_SUBJECT_FIELDS, Analogs, Event, ForcePlate, ModelOutput, Subject, Trial
-from gaitid.vocabulary import COP_THRESHOLD_N
+from gaitid.core.rotation import cross
+from gaitid.core.trial import VICON_SUBJECT_FIELDS, Analogs, Event, ForcePlate, ModelOutput, Subject, Trial
+from gaitid.core.vocabulary import COP_THRESHOLD_N
 
 
 # The C3D copy is written by ezc3d in chunks of frames of at most this many values (4 per point,
@@ -96,7 +96,7 @@ def read_c3d(
     ``plate_offsets``: subtract FORCE_PLATFORM:ZERO and an unloaded plate baseline that reads as a
     load (:func:`gaitid.io.forceplates.plate_offsets`; a warning says what was done); ``'all'``:
     negative baselines too; False: the channels as stored.
-    Raises :class:`gaitid.errors.GaitIDError` subclasses naming the file for any bad input.
+    Raises :class:`gaitid.core.errors.GaitIDError` subclasses naming the file for any bad input.
     """
     path = Path(path)
     register_input(path)

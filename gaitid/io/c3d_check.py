@@ -5,7 +5,7 @@ to half its length without complaint, and its Python wrapper copies data slowly.
 :func:`check_c3d` walks the file the way
 the C3D specification (c3d.org, "The C3D File Format User Guide", ch. 2-3)
 describes it, with every offset and size bounds-checked, and raises a
-:class:`~gaitid.errors.FileFormatError` (or :class:`~gaitid.errors.UnsupportedError`)
+:class:`~gaitid.core.errors.FileFormatError` (or :class:`~gaitid.core.errors.UnsupportedError`)
 naming the file and the problem. It reads only the header and parameter blocks
 (a few kB). :func:`read_data` then decodes the data section of an accepted file
 in a few vectorised numpy operations (no per-frame loop; nothing it reads can
@@ -45,7 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gaitid.errors import FileFormatError, UnsupportedError
+from gaitid.core.errors import FileFormatError, UnsupportedError
 
 BLOCK = 512
 C3D_KEY = 0x50

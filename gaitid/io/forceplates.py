@@ -49,10 +49,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gaitid.errors import FileFormatError, UnsupportedError
-from gaitid.kinematics import cross
-from gaitid.trial import ForcePlate, PlateWrench
-from gaitid.vocabulary import COP_THRESHOLD_N
+from gaitid.core.errors import FileFormatError, UnsupportedError
+from gaitid.core.rotation import cross
+from gaitid.core.trial import ForcePlate, PlateWrench
+from gaitid.core.vocabulary import COP_THRESHOLD_N
 
 SUPPORTED_TYPES = (1, 2, 3, 4, 5, 6, 7)
 _UNSUPPORTED = {

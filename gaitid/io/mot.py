@@ -15,7 +15,7 @@ application (m) and ``<torque_identifier>`` + ``x|y|z`` a torque on the body
 (N.m); all expressed in the OpenSim ground frame (Y up) when
 ``force_expressed_in_body`` and ``point_expressed_in_body`` are ``ground``, the
 only case supported here. Nothing here changes frames: :mod:`gaitid.io.opensim`
-turns these into a Z-up :class:`~gaitid.trial.Trial`.
+turns these into a Z-up :class:`~gaitid.core.trial.Trial`.
 
 Length: one file format and its companion XML, read and written, kept together so the
 round trip is checked in one place.
@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from gaitid.errors import FileFormatError, UnsupportedError
+from gaitid.core.errors import FileFormatError, UnsupportedError
 from gaitid.io.atomic import atomic_path, register_input
 
 __all__ = [

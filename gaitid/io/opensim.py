@@ -6,7 +6,7 @@ Frames: OpenSim ground is Y up; the trial is rotated by
 rotation.
 
 Time: the TRC Time column fixes ``first_frame`` (see :func:`gaitid.io.trc.read_trc`).
-Each external force becomes a :class:`~gaitid.trial.ForcePlate` whose ``analog``
+Each external force becomes a :class:`~gaitid.core.trial.ForcePlate` whose ``analog``
 wrench is the GRF file on its own rate, cropped (or NaN-padded) to the trial:
 analog sample ``j`` is at the time of the first frame plus ``j / rate``, as in
 a C3D file, and there are ``factor = round(grf_rate / point_rate)`` samples per
@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 from gaitid.io.forceplates import decimate
 
-from gaitid.errors import DataError, FileFormatError
+from gaitid.core.errors import DataError, FileFormatError
 from gaitid.io.mot import (
     parse_xml,
     ExternalForce,
@@ -53,8 +53,8 @@ from gaitid.io.mot import (
     write_mot,
 )
 from gaitid.io.trc import Y_UP_TO_Z_UP, read_trc_with_time, up_rotation
-from gaitid.trial import ForcePlate, PlateWrench, Subject, Trial
-from gaitid.vocabulary import COP_THRESHOLD_N
+from gaitid.core.trial import ForcePlate, PlateWrench, Subject, Trial
+from gaitid.core.vocabulary import COP_THRESHOLD_N
 
 __all__ = [
     "read_opensim_trial",

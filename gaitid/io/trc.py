@@ -20,10 +20,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from gaitid.errors import FileFormatError, SettingsError
+from gaitid.core.errors import FileFormatError, SettingsError
 from gaitid.io.atomic import atomic_path, register_input
 from gaitid.io.mot import grid_start
-from gaitid.trial import Trial
+from gaitid.core.trial import Trial
 
 __all__ = ["Y_UP_TO_Z_UP", "UNIT_SCALE", "read_trc", "read_trc_with_time", "write_trc", "up_rotation"]
 
@@ -68,12 +68,12 @@ def _number(path: Path, header: dict[str, str], key: str, kind: type = float):
 
 
 def read_trc(path: str | Path, *, up: str = "y") -> Trial:
-    """Read a TRC file into a :class:`~gaitid.trial.Trial` (see :func:`read_trc_with_time`)."""
+    """Read a TRC file into a :class:`~gaitid.core.trial.Trial` (see :func:`read_trc_with_time`)."""
     return read_trc_with_time(path, up=up)[0]
 
 
 def read_trc_with_time(path: str | Path, *, up: str = "y") -> tuple[Trial, float]:
-    """Read a TRC file into a :class:`~gaitid.trial.Trial` (markers in m, Z-up lab).
+    """Read a TRC file into a :class:`~gaitid.core.trial.Trial` (markers in m, Z-up lab).
 
     ``up``: the file's vertical axis, 'y' for OpenSim files (rotated by
     :data:`Y_UP_TO_Z_UP`) or 'z'. Blank fields, and exact (0, 0, 0) triplets, are

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from gaitid.errors import DataError
+from gaitid.core.errors import DataError
 
 MAX_ROWS = 1_048_576  # per sheet, header included
 MAX_COLUMNS = 16_384

@@ -1,7 +1,7 @@
 """Joint angles and joint angular velocities from the model's ``[joints]`` definitions.
 
 Each joint's angles are a Cardan sequence of the distal segment in the proximal one
-(:func:`gaitid.kinematics.cardan_angles`), reordered and signed per side so they read as Plug-in
+(:func:`gaitid.core.rotation.cardan_angles`), reordered and signed per side so they read as Plug-in
 Gait's (flexion +, adduction +, internal rotation +); :func:`apply_angle_axes` presents a segment
 frame with the axes the angles use.
 """
@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from gaitid import kinematics as kin
+from gaitid.core import rotation
 from gaitid.model import frames as fr
 from gaitid.model.markerset import Model
-from gaitid.vocabulary import SIDES, side_key, side_path
+from gaitid.core.vocabulary import SIDES, side_key, side_path
 
 
 def joint_outputs(m: Model, evaluators: dict, frames_out: dict, omegas_lab: dict) -> tuple[dict, dict]:
@@ -42,14 +42,14 @@ def joint_outputs(m: Model, evaluators: dict, frames_out: dict, omegas_lab: dict
                 angle = ev.param(rot, f"joints.{jname}.proximal_rotate")
                 if angle:
                     R_prox = R_prox @ fr.rotation_about(rot["axis"], angle)
-            q = kin.cardan_angles(R_prox, seg_R(spec["distal"]), spec.get("sequence", "YXZ"))
+            q = rotation.cardan_angles(R_prox, seg_R(spec["distal"]), spec.get("sequence", "YXZ"))
             order = [i - 1 for i in spec.get("outputs", [1, 2, 3])]
             signs = np.asarray(spec.get(side_key(side), [1, 1, 1]), float)
             label = spec.get("label", f"{{S}}{jname}").replace("{S}", m.sides[side])
             angles[label] = np.degrees(q[:, order] * signs) + np.asarray(spec.get("offsets", [0, 0, 0]), float)
             wp, wd = omegas_lab.get(key(spec["proximal"])), omegas_lab.get(key(spec["distal"]))
             if wp is not None and wd is not None:
-                joint_omega[side_path(side, jname)] = kin.joint_angular_velocity(wp, wd)
+                joint_omega[side_path(side, jname)] = rotation.joint_angular_velocity(wp, wd)
     return angles, joint_omega
 
 

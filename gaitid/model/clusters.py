@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gaitid.errors import DataError
+from gaitid.core.errors import DataError
 
 DEFAULT_MAX_RESIDUAL = 0.005  # m: frames whose cluster fit RMS exceeds this are flagged
 

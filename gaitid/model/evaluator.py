@@ -12,11 +12,11 @@ import math
 
 import numpy as np
 
-from gaitid.errors import DataError
+from gaitid.core.errors import DataError
 from gaitid.model import frames as fr
 from gaitid.model.joint_centres import chord_joint_centre, davis_hip_centre, harrington_hip_centre
 from gaitid.model.markerset import Model
-from gaitid.vocabulary import side_key
+from gaitid.core.vocabulary import side_key
 
 
 class PointEvaluator:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gaitid.kinematics import cross, unit
+from gaitid.core.rotation import cross, unit
 from gaitid.model.joint_centres import is_left
 
 _AXIS = {"x": 0, "y": 1, "z": 2}

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gaitid.errors import DataError, SettingsError
+from gaitid.core.errors import DataError, SettingsError
 from gaitid.model.markerset import Model
 from gaitid.model.trial_markers import apply_aliases
-from gaitid.trial import Trial
-from gaitid.vocabulary import SIDES
+from gaitid.core.trial import Trial
+from gaitid.core.vocabulary import SIDES
 
 
 @dataclass(frozen=True)

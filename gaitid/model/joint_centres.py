@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gaitid.kinematics import cross, unit
+from gaitid.core.rotation import cross, unit
 
 # Davis et al. (1991) constants as used by Plug-in Gait (CGM1): theta = 28.4 deg, beta = 18 deg.
 DAVIS_THETA = 0.500000178813934  # rad (28.4 deg in Vicon's implementation)

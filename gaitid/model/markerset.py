@@ -3,7 +3,7 @@
 A model file says which markers a trial needs, which subject parameters it uses, how to
 compute points (joint centres, virtual markers) and segment frames, which body-segment
 parameter table applies, and how joint angles are defined. The format is documented in
-``models/README.md``. Every problem found raises :class:`gaitid.errors.ModelError` naming
+``models/README.md``. Every problem found raises :class:`gaitid.core.errors.ModelError` naming
 the file and the key.
 """
 
@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gaitid.errors import ModelError
-from gaitid.resources import models_dir
-from gaitid.vocabulary import SIDES, side_key
+from gaitid.core.errors import ModelError
+from gaitid.core.resources import models_dir
+from gaitid.core.vocabulary import SIDES, side_key
 
 if sys.version_info >= (3, 11):
     import tomllib

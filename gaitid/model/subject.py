@@ -1,4 +1,4 @@
-"""Subject data from every source a lab has, read into a :class:`gaitid.trial.Subject` (SI),
+"""Subject data from every source a lab has, read into a :class:`gaitid.core.trial.Subject` (SI),
 and merged so that each value comes from the most trusted source that has it.
 
 Readers of subject files (.vsk with expressions, .mp, tables): :mod:`gaitid.model.subject_files`.
@@ -27,8 +27,8 @@ import sys
 from dataclasses import fields, replace
 from pathlib import Path
 
-from gaitid.errors import SettingsError
-from gaitid.trial import VICON_SUBJECT_FIELDS, Subject
+from gaitid.core.errors import SettingsError
+from gaitid.core.trial import VICON_SUBJECT_FIELDS, Subject
 
 if sys.version_info >= (3, 11):
     pass
@@ -312,7 +312,7 @@ def missing_parameters(model, subject: Subject) -> list[tuple[str, str, list[str
     for name, spec in model.parameters.items():
         if not spec.get("required"):
             continue
-        for side in ("left", "right"):  # the model files' per-side keys (gaitid.vocabulary.side_key)
+        for side in ("left", "right"):  # the model files' per-side keys (gaitid.core.vocabulary.side_key)
             prefix = model.sides[side.capitalize()]
             srcs = [s.replace("{side}", side).replace("{S}", prefix) for s in spec.get("from", [])]
             if not any(subject_value(subject, s) is not None for s in srcs):

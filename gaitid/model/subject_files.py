@@ -1,4 +1,4 @@
-"""Subject files, read into a :class:`gaitid.trial.Subject` (SI).
+"""Subject files, read into a :class:`gaitid.core.trial.Subject` (SI).
 
 Sources (each reader returns a Subject in SI: kg, m, rad):
 
@@ -34,7 +34,7 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from gaitid.errors import FileFormatError, SettingsError
+from gaitid.core.errors import FileFormatError, SettingsError
 from gaitid.io.atomic import register_input
 from gaitid.model.subject import (
     SUBJECT_FILE_TYPES,
@@ -42,7 +42,7 @@ from gaitid.model.subject import (
     subject_from_vicon,
     vicon_short_name,
 )
-from gaitid.trial import Subject
+from gaitid.core.trial import Subject
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -11,11 +11,11 @@ from dataclasses import replace
 
 import numpy as np
 
-from gaitid import kinematics as kin
-from gaitid.errors import ModelError
+from gaitid.core import signal
+from gaitid.core.errors import ModelError
 from gaitid.model.markerset import Model
-from gaitid.trial import Trial
-from gaitid.vocabulary import SIDES
+from gaitid.core.trial import Trial
+from gaitid.core.vocabulary import SIDES
 
 
 def apply_aliases(trial: Trial, model: Model) -> Trial:
@@ -82,8 +82,8 @@ def prepare_points(trial: Trial, labels: list[str], cutoff_hz: float | None, max
     if not labels:
         return {}
     stacked = np.stack([trial.point(lab) for lab in labels], axis=1)  # (n, k, 3)
-    stacked = kin.fill_gaps(stacked, max_gap)
-    stacked = kin.butter_lowpass(stacked, trial.point_rate, cutoff_hz, order)
+    stacked = signal.fill_gaps(stacked, max_gap)
+    stacked = signal.butter_lowpass(stacked, trial.point_rate, cutoff_hz, order)
     return {lab: stacked[:, i, :] for i, lab in enumerate(labels)}
 
 

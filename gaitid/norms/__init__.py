@@ -6,7 +6,7 @@ reference) and a GDI basis, with metadata (source, subjects, age range, the mome
 convention and unit normalisation the curves are in).
 
 - :mod:`gaitid.norms.data` -- :class:`Norms`, :func:`compare_parameters`;
-- :mod:`gaitid.norms.build` -- :func:`build_norms` from control trials (:class:`~gaitid.result.Result`
+- :mod:`gaitid.norms.build` -- :func:`build_norms` from control trials (:class:`~gaitid.pipeline.result.Result`
   objects, or result folders of CSV tables written by ``gaitid run`` / ``gaitid batch``);
 - :mod:`gaitid.norms.files` -- :func:`write_norms` / :func:`read_norms` (TOML, layout in
   docs/clinical.md); :func:`read_norms` also reads a simple CSV of curves and Vicon's GCD text format.

@@ -1,4 +1,4 @@
-"""Norms built from a lab's control trials: :class:`~gaitid.result.Result` objects or the result folders
+"""Norms built from a lab's control trials: :class:`~gaitid.pipeline.result.Result` objects or the result folders
 ``gaitid run`` / ``gaitid batch`` write (:func:`build_norms`).
 """
 
@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from gaitid.clinical import curve_matrices
-from gaitid.errors import DataError, FileFormatError, SettingsError
+from gaitid.cycles.clinical import curve_matrices
+from gaitid.core.errors import DataError, FileFormatError, SettingsError
 from gaitid.norms.data import (
     BAND_COLUMNS,
     CURVE_COLUMNS,
@@ -25,7 +25,7 @@ from gaitid.norms.data import (
     SCORE_NORM_COLUMNS,
     Norms,
 )
-from gaitid.scores import (
+from gaitid.cycles.scores import (
     GDI_FEATURES,
     GPS_VARIABLES,
     SCORE_PERCENT,
@@ -55,7 +55,7 @@ class ControlTables:
 
 def control_from_result(result) -> ControlTables:
     """ControlTables of a :class:`gaitid.pipeline.Result`."""
-    from gaitid.cycles import cycles_table
+    from gaitid.cycles.curves import cycles_table
 
     return ControlTables(name=result.name, curves=result.curves, parameters=result.parameters,
                          cycles=cycles_table(result.cycles), settings=result.settings.as_dict(),
@@ -149,10 +149,10 @@ def build_norms(controls, *, speed_bands=None, meta: dict | None = None, n_featu
     age_range, n_subjects... recorded in the file. ``n_features``: GDI features (15); the GDI basis
     is built when the controls give at least that many strides (else ``meta['gdi']`` says why not).
     ``convention``: for result folders that do not record it. The clinical parameters of
-    :mod:`gaitid.clinical` are computed for every control and kept as parameter norms.
+    :mod:`gaitid.cycles.clinical` are computed for every control and kept as parameter norms.
     """
     from gaitid import __version__
-    from gaitid.clinical import clinical_table
+    from gaitid.cycles.clinical import clinical_table
 
     items = _controls(controls, convention)
     if not items:
@@ -273,7 +273,7 @@ def _parameter_norms(params: pd.DataFrame, band: str) -> pd.DataFrame:
 
 def _score_norms(curves: pd.DataFrame, norms: Norms, band: str) -> pd.DataFrame:
     """The controls' own scores against ``norms``, each control trial scored as a subject is
-    (:func:`gaitid.scores.gait_scores`: mean curve per side): mean, SD and n of each GVS (both
+    (:func:`gaitid.cycles.scores.gait_scores`: mean curve per side): mean, SD and n of each GVS (both
     sides), of the side GPS and of the overall GPS."""
     gvs_rows, gps_side, gps_overall = [], [], []
     for _, trial in curves.groupby("trial", sort=False):

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from gaitid.errors import SettingsError
-from gaitid.scores import (
+from gaitid.core.errors import SettingsError
+from gaitid.cycles.scores import (
     GPS_VARIABLES,
     SCORE_PERCENT,
     GDIBasis,
@@ -162,7 +162,7 @@ class Norms:
         """These norms with their moment curves in ``convention`` ('internal'/'external'): moment curves
         and whole-cycle moment parameters ('KneeMoment max' <-> 'min') negated when the norms are in
         the other convention. Norms that state no convention are returned as they are (a warning says
-        so when they hold moments). Clinical parameters (:mod:`gaitid.clinical`) need no change."""
+        so when they hold moments). Clinical parameters (:mod:`gaitid.cycles.clinical`) need no change."""
         if convention not in ("internal", "external"):
             raise SettingsError(f"convention {convention!r}: must be internal or external")
         moments = self.curves["variable"].astype(str).str.endswith("Moment")

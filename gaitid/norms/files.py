@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from gaitid.errors import DataError, FileFormatError, GaitIDError, SettingsError
+from gaitid.core.errors import DataError, FileFormatError, GaitIDError, SettingsError
 from gaitid.io.atomic import register_input
 from gaitid.norms.data import (
     BAND_COLUMNS,
@@ -25,7 +25,7 @@ from gaitid.norms.data import (
     VERSION,
     Norms,
 )
-from gaitid.scores import GPS_VARIABLES, SCORE_PERCENT, GDIBasis
+from gaitid.cycles.scores import GPS_VARIABLES, SCORE_PERCENT, GDIBasis
 
 
 def read_norms(source) -> Norms:

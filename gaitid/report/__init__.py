@@ -1,6 +1,6 @@
 """Per-trial and per-session reports: a PDF and a self-contained HTML page.
 
-:func:`write_report` takes one :class:`gaitid.result.Result` (a trial report) or a list of them
+:func:`write_report` takes one :class:`gaitid.pipeline.result.Result` (a trial report) or a list of them
 (a session report: every cycle of every trial pooled per side) and writes
 ``<name>_report.pdf`` and ``<name>_report.html`` into ``outdir``, atomically. Content: a first
 page with the trial, the warnings that matter, the subject's data and their sources, the
@@ -17,11 +17,11 @@ import os
 import re
 from pathlib import Path
 
-from gaitid.errors import GaitIDError, SettingsError
+from gaitid.core.errors import GaitIDError, SettingsError
 
 FORMATS = ("pdf", "html")
 # every module a report imports on its first call (a batch imports them before its workers fork)
-MODULES = ("gaitid.report.data", "gaitid.report.html", "gaitid.report.normative", "gaitid.report.pages",
+MODULES = ("gaitid.report.content", "gaitid.report.html", "gaitid.report.normative", "gaitid.report.pages",
            "gaitid.report.pdf", "gaitid.report.plots", "gaitid.report.profile", "reportlab.pdfgen.canvas",
            "reportlab.pdfbase.pdfmetrics")
 
@@ -39,19 +39,19 @@ def write_report(result_or_results, outdir: str | os.PathLike, formats=FORMATS, 
     'pdf', 'html'. ``normative``: a CSV path, DataFrame or
     :class:`~gaitid.report.normative.NormativeBands` (format in :mod:`gaitid.report.normative`),
     drawn as a grey band, or any object with its ``band()`` method (and ``parameter_band()`` for
-    spatio-temporal norms, :func:`gaitid.report.tables.parameter_norm`); gaitid norms
+    spatio-temporal norms, :func:`gaitid.report.display.parameter_norm`); gaitid norms
     (:class:`gaitid.norms.Norms`) are turned to the report's moment convention and also give the gait
-    indices (:func:`gaitid.scores.gait_scores`: GPS, GVS drawn as the Movement Analysis Profile, GDI).
+    indices (:func:`gaitid.cycles.scores.gait_scores`: GPS, GVS drawn as the Movement Analysis Profile, GDI).
     ``clinical``: gait indices computed elsewhere (a gait_scores table, or columns measure, side,
     value (, unit)), shown on the first page (:func:`gaitid.report.pages.clinical_table`).
     ``uncertainty``: the toggle of the joint-load uncertainty (Results processed with
     ``uncertainty=...``): None (default) draws the 95 % bands around each kinetic curve and the
     parameters' "value +- SD" table when every Result has it, True requires it (DataError naming
-    a trial without), False leaves it out (:mod:`gaitid.report.uncertainty`).
+    a trial without), False leaves it out (:mod:`gaitid.report.uncertainty_pages`).
     ``name``: file stem (default: the trial's name, or 'session'); ``title``: the heading
     (default: the trial name or 'Session: N trials').
     """
-    from gaitid.report.data import gather
+    from gaitid.report.content import gather
     from gaitid.report.html import write_html
     from gaitid.report.normative import read_normative
     from gaitid.report.pages import report_pages
@@ -70,7 +70,7 @@ def write_report(result_or_results, outdir: str | os.PathLike, formats=FORMATS, 
     if callable(getattr(bands, "in_convention", None)):  # gaitid norms: moments in the report's convention
         bands = bands.in_convention(data.convention)
     if clinical is None and callable(getattr(bands, "score_reference", None)):  # norms: GPS, GVS (MAP), GDI
-        from gaitid.scores import gait_scores
+        from gaitid.cycles.scores import gait_scores
 
         clinical = gait_scores(data.results if data.is_session else data.results[0], bands)
     curves = curve_pages(data, bands, uncertainty)  # drawn once, written to both formats

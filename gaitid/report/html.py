@@ -11,11 +11,11 @@ from html import escape
 from pathlib import Path
 
 from gaitid.io.atomic import atomic_path
-from gaitid.report.data import ReportData
+from gaitid.report.content import ReportData
 from gaitid.report.pages import NO_WARNINGS, clinical_table, notice_groups, subject_heading
 from gaitid.report.svg import page_svg
-from gaitid.report.uncertainty import parameter_uncertainty_table, table_note
-from gaitid.report.tables import (
+from gaitid.report.uncertainty_pages import parameter_uncertainty_table, table_note
+from gaitid.report.display import (
     Table,
     contacts_table,
     cycles_table,

@@ -6,7 +6,7 @@ Z transverse, with the same sign meaning on the left and the right.
 The axis label states what a positive value means (``"Dorsiflexion (+)"``).
 
 Angles: Plug-in Gait's signs (flexion, dorsiflexion, adduction/varus, inversion,
-internal rotation positive; see :func:`gaitid.kinematics.joint_angles`). Pelvis (in the
+internal rotation positive; see :func:`gaitid.core.rotation.joint_angles`). Pelvis (in the
 direction of progression): anterior tilt, that side up (obliquity), that side forward
 (internal rotation) positive; foot progression (foot long axis against the direction of
 progression): internal (in-toeing) positive, so a typical foot is at -5 to -15 deg.

@@ -11,7 +11,7 @@ is too narrow, so no cell runs off the page and nothing is cut.
 from __future__ import annotations
 
 from gaitid.report.canvas import INK, Page, text_width, wrap
-from gaitid.report.tables import Table
+from gaitid.report.display import Table
 
 MARGIN = (22.0, 40.0, 18.0, 30.0)  # left, top, right, bottom (points)
 MUTED = "#595959"

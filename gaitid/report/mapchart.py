@@ -17,7 +17,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from gaitid.report.labels import SIDE_COLOURS
-from gaitid.scores import GPS_VARIABLES
+from gaitid.cycles.scores import GPS_VARIABLES
 
 FONT = {"font.size": 8, "axes.titlesize": 9, "axes.labelsize": 8, "xtick.labelsize": 7, "ytick.labelsize": 7,
         "legend.fontsize": 8, "text.parse_math": False}  # text from files ('$' in a name) is never TeX
@@ -35,7 +35,7 @@ REFERENCE_COLOUR = "0.85"
 
 
 def map_figure(scores: pd.DataFrame, title: str = "Movement Analysis Profile", size=(8.27, 4.6)) -> Figure:
-    """The MAP bar chart of a :func:`gaitid.scores.gait_scores` table (GVS and GPS in degrees)."""
+    """The MAP bar chart of a :func:`gaitid.cycles.scores.gait_scores` table (GVS and GPS in degrees)."""
     names = [name for _, _, name in GPS_VARIABLES] + ["GPS"]
     width = 0.36
 

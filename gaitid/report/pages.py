@@ -14,12 +14,12 @@ import numpy as np
 import pandas as pd
 
 from gaitid.report.canvas import Page
-from gaitid.report.data import ReportData
+from gaitid.report.content import ReportData
 from gaitid.report.labels import moment_convention
 from gaitid.report.layout import WARN, Flow
 from gaitid.report.plots import curve_pages
-from gaitid.report.uncertainty import parameter_uncertainty_table, table_note
-from gaitid.report.tables import (
+from gaitid.report.uncertainty_pages import parameter_uncertainty_table, table_note
+from gaitid.report.display import (
     Table,
     contacts_table,
     cycles_table,
@@ -29,7 +29,7 @@ from gaitid.report.tables import (
     subject_table,
     trials_table,
 )
-from gaitid.vocabulary import SIDES
+from gaitid.core.vocabulary import SIDES
 
 GROUPS = (("plates", "Force plates"), ("events", "Gait events"), ("subject", "Subject data"), ("other", "Other"))
 NO_WARNINGS = ("No warnings: every plate contact was assigned to a foot, the file's events agree with the "
@@ -58,7 +58,7 @@ def subject_heading(data: ReportData) -> str:
 
 def clinical_table(data: ReportData, clinical=None) -> Table | None:
     """Gait indices per side when the call (``clinical``) or the Result (an attribute ``clinical``)
-    supplies them: a :func:`gaitid.scores.gait_scores` table (GPS, GDI, then each GVS, with the
+    supplies them: a :func:`gaitid.cycles.scores.gait_scores` table (GPS, GDI, then each GVS, with the
     controls' mean +- SD when the norms hold it), or any table with columns ``measure``, ``side``
     ('Left', 'Right' or 'Overall'), ``value`` and optionally ``unit``; None (nothing drawn) otherwise."""
     source = clinical if clinical is not None else getattr(data.results[0], "clinical", None)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gaitid.report.canvas import INK, Page
-from gaitid.report.data import ReportData, mean_sd_of
+from gaitid.report.content import ReportData, mean_sd_of
 from gaitid.report.layout import MARGIN, MUTED, page_frame
 from gaitid.report.labels import (
     ANGLE_CONVENTION,
@@ -35,8 +35,8 @@ from gaitid.report.labels import (
     is_kinematic,
     moment_convention,
 )
-from gaitid.report.uncertainty import BAND_ALPHA, band_of, legend_entry, uncertainty_bands
-from gaitid.vocabulary import SIDES
+from gaitid.report.uncertainty_pages import BAND_ALPHA, band_of, legend_entry, uncertainty_bands
+from gaitid.core.vocabulary import SIDES
 
 GRID = "#e6e6e6"
 FRAME = "#666666"
@@ -207,7 +207,7 @@ def grid_boxes(page: Page, n_rows: int, footer_top: float, n_cols: int = 3):
 def cycle_panel(panel: Panel, data: ReportData, variable: str, component: str, normative=None,
                 show_cycles: bool = True, uncertainty=None) -> bool:
     """Cycles, mean +- SD per side, foot-off lines, normative band; with ``uncertainty`` (the
-    bands of :func:`gaitid.report.uncertainty.uncertainty_bands`) the 95 % band of each side's
+    bands of :func:`gaitid.report.uncertainty_pages.uncertainty_bands`) the 95 % band of each side's
     mean from the input errors. False if nothing drawn."""
     kinetic = not is_kinematic(variable)
     unit = data.units.get(variable, "")
@@ -298,7 +298,7 @@ def kinematics_page(data: ReportData, normative=None, show_cycles: bool = True) 
 
 def kinetics_page(data: ReportData, normative=None, show_cycles: bool = True, uncertainty=None) -> Page:
     """Hip, knee, ankle moments (three planes), joint powers, GRF in % stance; ``uncertainty``:
-    the bands of :func:`gaitid.report.uncertainty.uncertainty_bands` (None: none drawn)."""
+    the bands of :func:`gaitid.report.uncertainty_pages.uncertainty_bands` (None: none drawn)."""
     page = Page("kinetics", "Kinetics")
     s = data.settings
     n = int(sum(side.kinetic.sum() for side in data.sides.values()))
@@ -358,7 +358,7 @@ def contributions_page(data: ReportData) -> Page:
 def curve_pages(data: ReportData, normative=None, uncertainty: bool | None = None) -> list[Page]:
     """The curve pages in report order. A session with many cycles draws the means and SD bands
     without the single cycles. ``uncertainty``: the toggle of the kinetic curves' uncertainty
-    bands (None: drawn when every Result has an uncertainty; :mod:`gaitid.report.uncertainty`)."""
+    bands (None: drawn when every Result has an uncertainty; :mod:`gaitid.report.uncertainty_pages`)."""
     show_cycles = sum(len(s.cycle) for s in data.sides.values()) <= 40
     bands = uncertainty_bands(data, uncertainty)
     return [kinematics_page(data, normative, show_cycles), kinetics_page(data, normative, show_cycles, bands),

@@ -1,6 +1,6 @@
 """The Movement Analysis Profile page (Baker et al. 2009): one bar per Gait Variable Score and side,
 the Gait Profile Scores at the right, the controls' mean and +-1 SD behind each group when the norms
-hold them. Drawn on the report's vector canvas from a :func:`gaitid.scores.gait_scores` table; the
+hold them. Drawn on the report's vector canvas from a :func:`gaitid.cycles.scores.gait_scores` table; the
 page keeps what it drew in one :class:`~gaitid.report.plots.Panel` (bars as 'band' series with
 gid 'gvs:Left', 'gps:Overall'..., x = the bar's edges, y2 = its height)."""
 
@@ -10,12 +10,12 @@ import numpy as np
 import pandas as pd
 
 from gaitid.report.canvas import Page
-from gaitid.report.data import ReportData
+from gaitid.report.content import ReportData
 from gaitid.report.labels import SIDE_COLOURS
 from gaitid.report.layout import MARGIN, MUTED, page_frame
 from gaitid.report.plots import FRAME, GRID, Panel, nice_ticks
-from gaitid.scores import GPS_VARIABLES
-from gaitid.vocabulary import SIDES
+from gaitid.cycles.scores import GPS_VARIABLES
+from gaitid.core.vocabulary import SIDES
 
 OVERALL = "#404040"
 REFERENCE = "#d9d9d9"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from gaitid.errors import DataError
+from gaitid.core.errors import DataError
 from gaitid.uncertainty.stats import coverage_interval
 
 BAND_COLUMNS = ["side", "variable", "component", "percent", "unit", "mean", "sd", "low95", "high95"]

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import numpy as np
 
-from gaitid.errors import ModelError
+from gaitid.core.errors import ModelError
 from gaitid.model.markerset import read_toml, resolve_path
-from gaitid.resources import models_dir
+from gaitid.core.resources import models_dir
 
 PLATE_KINDS = ("floor", "floor_uncorrected", "treadmill")
 SOURCES = ("joint_centres", "bsip", "plates", "markers")  # the error sources, in report order

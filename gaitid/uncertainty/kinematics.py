@@ -7,7 +7,7 @@ the masses renormalised to body mass (:func:`segment_samples`), and the chain's 
 centre-of-mass accelerations, angular velocities and accelerations.
 
 Derivatives run along the frame axis for all columns at once (:func:`derivative`, the stencil of
-:func:`gaitid.kinematics.derivative`, and :func:`gaitid.kinematics.second_derivative` for the
+:func:`gaitid.core.signal.derivative`, and :func:`gaitid.core.signal.second_derivative` for the
 centres of mass, on (n, C...) arrays), so nothing is ever differentiated across two columns.
 """
 
@@ -17,17 +17,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gaitid import kinematics as kin
+from gaitid.core import rotation
+from gaitid.core import signal
 from gaitid.dynamics.types import Body, Chain, SegmentMotion
 from gaitid.model.bsip import load_table, segment_parameters
-from gaitid.model.build import FrameMotion, ModelKinematics
+from gaitid.model.assembly import FrameMotion, ModelKinematics
 from gaitid.model.evaluator import PointEvaluator
 from gaitid.model.markerset import Model, read_toml
-from gaitid.trial import Trial
+from gaitid.core.trial import Trial
 from gaitid.uncertainty.design import Design
 from gaitid.uncertainty.points import PerturbedEvaluator, column_offsets, joint_geometry, model_points, stacked
 from gaitid.uncertainty.static import static_corrections
-from gaitid.vocabulary import SIDES, side_path
+from gaitid.core.vocabulary import SIDES, side_path
 
 
 def bsip_groups(table_name: str) -> tuple[list[str], list[str]]:
@@ -78,7 +79,7 @@ def segment_samples(model: Model, design: Design, side: str, ev: PerturbedEvalua
             scale = scale * (lengths / lengths0[name]) ** 2
         inertia = nominal.inertia_seg[None] * scale[:, None, None]
         com_lab = (e0 + np.tile(com, n)[:, None] * (e1 - e0)).reshape(n, C, 3)
-        com_acc = kin.second_derivative(com_lab, rate).reshape(-1, 3)
+        com_acc = signal.second_derivative(com_lab, rate).reshape(-1, 3)
         Rn = R.reshape(n, C, 3, 3)
         omega_seg, omega_lab, alpha_seg = angular_motion(Rn, rate)
         bodies.append(Body(name, np.tile(mass, n), np.tile(inertia, (n, 1, 1))))
@@ -89,7 +90,7 @@ def segment_samples(model: Model, design: Design, side: str, ev: PerturbedEvalua
 
 
 def derivative(x: np.ndarray, rate: float) -> np.ndarray:
-    """d/dt along axis 0 of (n, ...) samples at ``rate`` Hz: :func:`gaitid.kinematics.derivative`'s
+    """d/dt along axis 0 of (n, ...) samples at ``rate`` Hz: :func:`gaitid.core.signal.derivative`'s
     stencil and arithmetic (numpy.gradient, edge_order 2, on each run of frames finite in every
     column; runs of 1-2 frames NaN), written out: numpy.gradient costs about ten times more on
     the batch's wide (n, C ...) arrays. Bit-identical results."""
@@ -97,7 +98,7 @@ def derivative(x: np.ndarray, rate: float) -> np.ndarray:
     flat = x.reshape(x.shape[0], -1)
     out = np.full_like(flat, np.nan)
     dx = 1.0 / rate
-    for s, e in kin.nan_runs(np.isfinite(flat).all(axis=1)):
+    for s, e in signal.nan_runs(np.isfinite(flat).all(axis=1)):
         if e - s < 3:
             continue
         f, o = flat[s:e], out[s:e]
@@ -111,7 +112,7 @@ def derivative(x: np.ndarray, rate: float) -> np.ndarray:
 def angular_motion(R: np.ndarray, rate: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(omega_seg, omega_lab, alpha_seg), each (n C, 3), of frames R (n, C, 3, 3): omega_seg =
     vee(R^T dR/dt), omega_lab = R omega_seg, alpha_seg = R^T d(omega_lab)/dt, as
-    :func:`gaitid.kinematics.angular_velocity` and ``angular_acceleration`` compute them, with
+    :func:`gaitid.core.rotation.angular_velocity` and ``angular_acceleration`` compute them, with
     the derivatives along the frame axis only; the 3 x 3 products are written out on
     component-first arrays (batched 3 x 3 matmuls cost several times more)."""
     Rt = np.ascontiguousarray(np.moveaxis(R, (-2, -1), (0, 1)))  # (3, 3, n, C): Rt[k, i] = R[..., k, i]
@@ -141,7 +142,7 @@ class Prepared:
 
 
 def nominal_lengths(model: Model, points: dict, params: dict, side: str, trial: Trial) -> dict[str, float]:
-    """Each chain segment's length (m) as :func:`gaitid.model.build.build_segments` takes it: the
+    """Each chain segment's length (m) as :func:`gaitid.model.assembly.build_segments` takes it: the
     median over the trial of its BSIP endpoints' distance."""
     ev = PointEvaluator(model, points, params, side, {}, trial)
     out = {}
@@ -197,5 +198,5 @@ def perturbed_kinematics(trial: Trial, model: Model, nominal: ModelKinematics, d
             key = {s: (s if s == model.root else side_path(side, s)) for s in (spec["proximal"], spec["distal"])}
             wp, wd = omegas.get(key[spec["proximal"]]), omegas.get(key[spec["distal"]])
             if wp is not None and wd is not None:
-                joint_omega[side_path(side, jname)] = kin.joint_angular_velocity(wp, wd)
+                joint_omega[side_path(side, jname)] = rotation.joint_angular_velocity(wp, wd)
     return ModelKinematics(model.name, rate, chains, motions, root, {}, {}, {}, joint_omega, nominal.parameters)

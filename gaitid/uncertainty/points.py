@@ -23,14 +23,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from gaitid import kinematics as kin
-from gaitid.model.build import cluster_landmarks
+from gaitid.core import signal
+from gaitid.model.assembly import cluster_landmarks
 from gaitid.model.evaluator import PointEvaluator
 from gaitid.model.markerset import Model
 from gaitid.model.trial_markers import apply_aliases, needed_labels, prepare_points
-from gaitid.trial import Trial
+from gaitid.core.trial import Trial
 from gaitid.uncertainty.design import Design
-from gaitid.vocabulary import JOINTS, SIDES
+from gaitid.core.vocabulary import JOINTS, SIDES
 
 
 class PerturbedEvaluator(PointEvaluator):
@@ -61,7 +61,7 @@ class PerturbedEvaluator(PointEvaluator):
 
 def model_points(trial: Trial, model: Model, static: Trial | None, settings) -> tuple[dict, dict | None]:
     """(walking trial's filtered points, static trial's unfiltered points or None) by label, as
-    :func:`gaitid.model.build.build_segments` and the static calibration read them."""
+    :func:`gaitid.model.assembly.build_segments` and the static calibration read them."""
     trial = apply_aliases(trial, model)
     static_pts = None
     if static is not None:
@@ -88,7 +88,7 @@ def filtered_noise(pts: dict, columns: np.ndarray, sd: float, rng: np.random.Gen
     base = np.stack([pts[lab] for lab in labels], axis=1)  # (n, L, 3)
     raw = rng.standard_normal((n, len(labels), k, 3)) * sd
     raw[~np.isfinite(base).all(axis=2)] = np.nan
-    out = kin.butter_lowpass(raw.reshape(n, -1), rate, settings.marker_cutoff_hz, settings.filter_order)
+    out = signal.butter_lowpass(raw.reshape(n, -1), rate, settings.marker_cutoff_hz, settings.filter_order)
     out = out.reshape(n, len(labels), k, 3)
     return {lab: out[:, i] for i, lab in enumerate(labels)}
 

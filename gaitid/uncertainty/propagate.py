@@ -3,9 +3,9 @@
 :func:`joint_load_uncertainty` builds the design (Monte Carlo draws, the nominal, one column
 per input error, noise-only columns; :mod:`gaitid.uncertainty.design`), rebuilds the model for
 all columns at once (:mod:`gaitid.uncertainty.kinematics`), perturbs the feet's loads
-(:mod:`gaitid.uncertainty.loads`), solves each leg ONCE for all columns (per-frame masses and
+(:mod:`gaitid.uncertainty.foot_load_errors`), solves each leg ONCE for all columns (per-frame masses and
 inertias, :class:`gaitid.dynamics.Body`), names the outputs as the nominal ones
-(:func:`gaitid.outputs.output_curves`) and gathers the statistics (:mod:`gaitid.uncertainty.tables`).
+(:func:`gaitid.cycles.outputs.output_curves`) and gathers the statistics (:mod:`gaitid.uncertainty.tables`).
 """
 
 from __future__ import annotations
@@ -17,23 +17,23 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from gaitid.cycles import Cycle
+from gaitid.cycles.curves import Cycle
 from gaitid.dynamics import inverse_dynamics
-from gaitid.errors import SettingsError
-from gaitid.loads import FootLoad
-from gaitid.model.build import ModelKinematics
+from gaitid.core.errors import SettingsError
+from gaitid.contacts.foot_loads import FootLoad
+from gaitid.model.assembly import ModelKinematics
 from gaitid.model.markerset import Model
-from gaitid.outputs import Outputs, output_curves
-from gaitid.settings import Settings
-from gaitid.trial import Subject, Trial
+from gaitid.cycles.outputs import Outputs, output_curves
+from gaitid.core.settings import Settings
+from gaitid.core.trial import Subject, Trial
 import gaitid.uncertainty.tables as tb
 from gaitid.uncertainty.design import Design, Parameter, make_design
 from gaitid.uncertainty.errormodel import PLATE_KINDS, SOURCES, ErrorModel, load_error_model
 from gaitid.uncertainty.inputs import error_parameters
 from gaitid.uncertainty.kinematics import perturbed_kinematics, prepare
 from gaitid.uncertainty.points import filtered_noise, model_points
-from gaitid.uncertainty.loads import perturbed_loads
-from gaitid.vocabulary import SIDES
+from gaitid.uncertainty.foot_load_errors import perturbed_loads
+from gaitid.core.vocabulary import SIDES
 
 KINETIC_SUFFIXES = ("Force", "Moment", "Power")  # joint forces, moments, powers and the ground reaction
 
@@ -106,7 +106,7 @@ class Uncertainty:
     reactions). Tables (units in their ``unit`` column, see :mod:`gaitid.uncertainty.tables`):
     ``frames`` (per frame), ``curves`` (per cycle and percent), ``curves_summary`` (mean curve
     over cycles), ``parameters`` / ``parameters_summary`` (the kinetic clinical parameters of
-    :mod:`gaitid.clinical`, each in its phase of the cycle, per cycle / their mean),
+    :mod:`gaitid.cycles.clinical`, each in its phase of the cycle, per cycle / their mean),
     ``contributions`` (per error source, its share of the first-order variance of each
     parameter's mean), ``bands`` (the mean curve over kinetic cycles with its
     95 % band: what the report draws). ``mean_samples``: {(side, variable, component): (S, 101)

@@ -1,5 +1,5 @@
 """The uncertainty as tables: per frame, per cycle and percent, per clinical parameter (the
-definitions of :mod:`gaitid.clinical`), the contribution of each error source to each clinical
+definitions of :mod:`gaitid.cycles.clinical`), the contribution of each error source to each clinical
 parameter, and the band of the mean kinetic curve.
 
 Inputs are the per-column output curves ``{side: {variable: (n, C, k)}}`` of the batched solve
@@ -15,8 +15,8 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from gaitid.clinical import COMPONENT_INDEX, PARAMETERS, CycleEvents, evaluate, phase_windows
-from gaitid.cycles import N_POINTS, PERCENT, Cycle, components, cycles_table
+from gaitid.cycles.clinical import COMPONENT_INDEX, PARAMETERS, CycleEvents, evaluate, phase_windows
+from gaitid.cycles.curves import N_POINTS, PERCENT, Cycle, components, cycles_table
 from gaitid.uncertainty.design import Design, with_noise
 from gaitid.uncertainty.errormodel import SOURCES
 from gaitid.uncertainty.stats import column_stats
@@ -58,7 +58,7 @@ def frames_rows(curves: dict, frames: np.ndarray, design: Design) -> pd.DataFram
 def normalised(curves: dict, time: np.ndarray, cycles: list[Cycle]) -> dict:
     """{(side, cycle index): {variable: (101, C, k)}}: every column's curves on 0-100 % of each
     cycle, linearly interpolated in time between the same two frames as
-    :func:`gaitid.cycles.time_normalise` (scipy's interp1d): NaN outside the data or next to a
+    :func:`gaitid.cycles.curves.time_normalise` (scipy's interp1d): NaN outside the data or next to a
     NaN sample; an index and a weight per instant instead of interp1d on (n, C k) arrays."""
     out = {}
     for c in cycles:
@@ -125,10 +125,10 @@ def monte_carlo_means(means: dict, design: Design) -> dict:
 
 def parameter_values(norm: dict, cycles: list[Cycle], convention: str = "internal", frame: str = "distal") -> dict:
     """{(side, cycle, parameter, variable, component): (C,)}: every column's kinetic clinical
-    parameters, defined as the parameters table defines them (:data:`gaitid.clinical.PARAMETERS`:
+    parameters, defined as the parameters table defines them (:data:`gaitid.cycles.clinical.PARAMETERS`:
     each taken in its phase window of the cycle, from that cycle's own events, positive in its
     named direction under ``convention``; power bursts), kinetic cycles only. One
-    :func:`gaitid.clinical.evaluate` call per definition for every cycle and column at once.
+    :func:`gaitid.cycles.clinical.evaluate` call per definition for every cycle and column at once.
     Moment parameters in the lab frame are NaN in the parameters table and absent here."""
     kinetic = [c for c in cycles if c.kinetic and (c.side, c.index) in norm]
     if not kinetic:
@@ -155,7 +155,7 @@ def parameter_values(norm: dict, cycles: list[Cycle], convention: str = "interna
 
 def _component(Y: np.ndarray, component: str) -> np.ndarray:
     """(101, C) of one component of (101, C, k) curves; a power ('') summed over its components
-    (NaN where all are NaN), as :func:`gaitid.clinical.clinical_parameters` takes it."""
+    (NaN where all are NaN), as :func:`gaitid.cycles.clinical.clinical_parameters` takes it."""
     if component:
         return Y[:, :, COMPONENT_INDEX[component]]
     return np.where(np.isnan(Y).all(axis=2), np.nan, np.nansum(Y, axis=2))

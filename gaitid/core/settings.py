@@ -1,0 +1,126 @@
+"""Processing settings: one validated dataclass, defaults chosen as a gait lab would.
+
+The defaults (stated in the README too):
+
+- markers low-pass filtered at 6 Hz, zero-lag 4th-order Butterworth;
+- force plates filtered at the same cutoff as the markers (``force_cutoff_hz="markers"``),
+  because filtering kinematics and forces at different cutoffs creates artefacts in
+  the knee moment at impact (Bisseling & Hof 2006; Kristianslund et al. 2012);
+  ``None`` leaves the plates unfiltered, as Plug-in Gait does;
+- gaps up to 10 frames filled by cubic interpolation, longer ones left NaN;
+- moments reported in the distal segment's frame, internal convention
+  (the moment the proximal segment's muscles exert on the distal segment;
+  'external' is its negative, Plug-in Gait's description);
+- kinetics normalised by body mass (N/kg, N.m/kg, W/kg);
+- plate contact threshold 20 N, minimum contact 50 ms; centre of pressure
+  undefined (NaN) below 10 N;
+- events from the file when it has them, else detected from the plates and, for
+  steps off the plates, from kinematics (Zeni 2008); disagreements are reported.
+- normalisation 'mass': N/kg, N.m/kg, W/kg; 'bw-height': forces in body weights,
+  moments in body weight x height, powers in body weight x sqrt(g x height)
+  (dimensionless, Hof 1996); 'none': N, N.m, W.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from gaitid.core.errors import SettingsError
+from gaitid.core.vocabulary import (
+    CONTACT_THRESHOLD_N,
+    CONVENTIONS,
+    COP_THRESHOLD_N,
+    EVENT_SOURCES,
+    FRAMES,
+    GRAVITY_M_S2,
+    KINETIC_NORMALISATIONS,
+    MIN_CONTACT_S,
+    parse_plate_override,
+)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything that changes gaitid's numbers. Units in the field names."""
+
+    model: str = "plugin-gait"
+    bsip: str | None = None  # None: the model's own table (Dempster for Plug-in Gait)
+    marker_cutoff_hz: float | None = 6.0
+    force_cutoff_hz: float | str | None = "markers"
+    filter_order: int = 4  # zero-lag overall order (a 2nd-order Butterworth run forward and back)
+    max_gap_frames: int = 10
+    frame: str = "distal"
+    convention: str = "internal"
+    normalise: str = "mass"
+    gravity_m_s2: float = GRAVITY_M_S2
+    contact_threshold_n: float = CONTACT_THRESHOLD_N
+    min_contact_s: float = MIN_CONTACT_S
+    cop_threshold_n: float = COP_THRESHOLD_N
+    events: str = "file"  # file events when the file has any, else detected; or "detected", "merge"
+    plates: dict[int, str] = field(default_factory=dict)  # plate index (1-based) -> Auto/Left/Right/Invalid
+
+    def __post_init__(self) -> None:
+        def bad(name: str, value: Any, why: str) -> SettingsError:
+            return SettingsError(f"setting {name}={value!r}: {why}")
+
+        for name, allowed in (
+            ("frame", FRAMES),
+            ("convention", CONVENTIONS),
+            ("normalise", KINETIC_NORMALISATIONS),
+            ("events", EVENT_SOURCES),
+        ):
+            if getattr(self, name) not in allowed:
+                raise bad(name, getattr(self, name), f"must be one of {', '.join(allowed)}")
+        if self.marker_cutoff_hz is not None and not self.marker_cutoff_hz > 0:
+            raise bad("marker_cutoff_hz", self.marker_cutoff_hz, "must be a positive frequency or None")
+        fc = self.force_cutoff_hz
+        if not (fc is None or fc == "markers" or (isinstance(fc, (int, float)) and fc > 0)):
+            raise bad("force_cutoff_hz", fc, "must be a positive frequency, 'markers' or None")
+        if self.filter_order < 2 or self.filter_order % 2:
+            raise bad("filter_order", self.filter_order, "must be an even number >= 2 (zero-lag filtering doubles the order)")
+        if self.max_gap_frames < 0:
+            raise bad("max_gap_frames", self.max_gap_frames, "must be >= 0")
+        for name in ("gravity_m_s2", "contact_threshold_n", "cop_threshold_n"):
+            if not getattr(self, name) > 0:
+                raise bad(name, getattr(self, name), "must be > 0")
+        if self.min_contact_s < 0:
+            raise bad("min_contact_s", self.min_contact_s, "must be >= 0")
+        plates = {}
+        for key, value in dict(self.plates).items():
+            try:
+                index = int(key)
+            except (TypeError, ValueError):
+                raise bad("plates", self.plates, f"plate key {key!r} is not a plate number") from None
+            if index < 1:
+                raise bad("plates", self.plates, f"plate {key!r} is not a plate number (1, 2, ...)")
+            try:
+                plates[index] = parse_plate_override(value)
+            except SettingsError as err:
+                raise bad("plates", self.plates, err.reason) from None
+        object.__setattr__(self, "plates", plates)
+
+    @property
+    def force_cutoff(self) -> float | None:
+        """The force-plate cutoff in Hz after resolving 'markers'."""
+        return self.marker_cutoff_hz if self.force_cutoff_hz == "markers" else self.force_cutoff_hz
+
+    def replace(self, **changes: Any) -> "Settings":
+        """A copy with some fields changed (validated); unknown names raise SettingsError."""
+        known = {f.name for f in dataclasses.fields(self)}
+        unknown = sorted(set(changes) - known)
+        if unknown:
+            raise SettingsError(f"unknown setting(s): {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        return dataclasses.replace(self, **changes)
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def plugin_gait(cls, **changes: Any) -> "Settings":
+        """Settings that mirror Vicon Plug-in Gait: distal frame, external convention,
+        Dempster parameters as Plug-in Gait applies them (models/bsip/plugin-gait.toml),
+        unfiltered plates, mass-normalised output."""
+        base = cls(frame="distal", convention="external", bsip="plugin-gait", force_cutoff_hz=None)
+        return base.replace(**changes) if changes else base

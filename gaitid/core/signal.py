@@ -1,0 +1,173 @@
+"""Per-frame signals, batch-first over frames: gaps, zero-lag filtering and derivatives.
+
+- :func:`fill_gaps` -- cubic interpolation of short NaN gaps (scipy.interpolate);
+  :func:`bridge_gaps` -- linear, for event-detection signals.
+- :func:`butter_lowpass` -- zero-lag 4th-order Butterworth (2nd-order design, run forward and
+  back as scipy.signal.filtfilt does; :mod:`gaitid.core.butterworth`), each contiguous non-NaN run
+  filtered on its own.
+- :func:`derivative` -- central differences (2nd order; one-sided 2nd order at run ends).
+- :func:`second_derivative` -- the compact second difference (centre-of-mass accelerations).
+- :func:`runs`, :func:`nan_runs` -- the runs of a mask.
+
+Times in s; ``rate`` in Hz.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gaitid.core.butterworth import butter_sections, default_padlen, zero_phase_filter
+from gaitid.core.errors import SettingsError
+
+__all__ = ["fill_gaps", "butter_lowpass", "nan_runs", "runs", "bridge_gaps", "derivative", "second_derivative"]
+
+
+def nan_runs(valid: np.ndarray) -> list[tuple[int, int]]:
+    """Contiguous runs [start, stop) where ``valid`` (n,) bool is True."""
+    v = np.concatenate([[False], np.asarray(valid, bool), [False]])
+    edges = np.flatnonzero(np.diff(v.astype(np.int8)))
+    return list(zip(edges[::2].tolist(), edges[1::2].tolist()))
+
+
+def runs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Start and stop (exclusive) indices of the runs of True in a 1-D boolean array."""
+    d = np.diff(np.concatenate([[0], mask.astype(np.int8), [0]]))
+    return np.flatnonzero(d == 1), np.flatnonzero(d == -1)
+
+
+def bridge_gaps(x: np.ndarray, max_gap: int) -> np.ndarray:
+    """Linear interpolation over interior NaN runs of at most ``max_gap`` samples, along axis 0."""
+    x = np.array(x, float, copy=True)
+    flat = x.reshape(x.shape[0], -1)
+    for k in range(flat.shape[1]):
+        col = flat[:, k]
+        bad = ~np.isfinite(col)
+        if not bad.any() or bad.all():
+            continue
+        good = np.flatnonzero(~bad)
+        starts, stops = runs(bad)
+        for a, b in zip(starts, stops):
+            if a > 0 and b < col.size and b - a <= max_gap:
+                col[a:b] = np.interp(np.arange(a, b), good, col[good])
+    return flat.reshape(x.shape)
+
+
+def _as_2d(x: np.ndarray) -> tuple[np.ndarray, tuple]:
+    x = np.asarray(x, float)
+    return x.reshape(x.shape[0], -1), x.shape
+
+
+def fill_gaps(x: np.ndarray, max_gap: int = 10) -> np.ndarray:
+    """Fill interior NaN gaps of at most ``max_gap`` frames by cubic-spline interpolation.
+
+    ``x`` (n, ...) is treated column by column; a frame counts as missing in a column when
+    that column is NaN. Longer gaps and gaps at the ends stay NaN. Returns a new array."""
+    if max_gap < 0:
+        raise SettingsError(f"max_gap must be >= 0 frames, not {max_gap}")
+    flat, shape = _as_2d(x)
+    out = flat.copy()
+    t = np.arange(flat.shape[0])
+    for c in range(flat.shape[1]):
+        col = flat[:, c]
+        ok = np.isfinite(col)
+        if ok.all() or ok.sum() < 4 or max_gap == 0:
+            continue
+        runs = nan_runs(~ok)
+        fill = [(a, b) for a, b in runs if a > 0 and b < len(col) and b - a <= max_gap]
+        if not fill:
+            continue
+        from scipy.interpolate import CubicSpline  # imported when a gap is filled (scipy imports slowly)
+
+        spline = CubicSpline(t[ok], col[ok])
+        for a, b in fill:
+            out[a:b, c] = spline(t[a:b])
+    return out.reshape(shape)
+
+
+def butter_lowpass(x: np.ndarray, rate: float, cutoff: float | None = 6.0, order: int = 4) -> np.ndarray:
+    """Zero-lag low-pass Butterworth of overall order ``order`` (default 4) at ``cutoff`` Hz.
+
+    Design: the Butterworth of order N = order // 2 at cutoff_c (scipy.signal.butter) run forward
+    and backward (scipy.signal.filtfilt's odd padding and start states; computed by
+    gaitid.butterworth as second-order sections), so the result has zero lag and order
+    ``order``. ``cutoff`` is the -3 dB
+    frequency of the *double-pass* filter: the single-pass design cutoff is corrected by
+    Winter's factor, cutoff_c = cutoff / (2**(1/2) - 1)**(1/(2 N)) for two passes of an
+    N-th order design, N = order / 2 (Winter 2009, sec. 3.4.4.3): 1.247 x cutoff for N = 2.
+    Each contiguous run of finite frames of each column is filtered separately (NaN stays NaN,
+    never smeared); runs shorter than filtfilt's padding are filtered with a shorter pad.
+    ``cutoff=None`` returns a copy unchanged.
+    """
+    if cutoff is None:
+        return np.array(x, float, copy=True)
+    if rate <= 0:
+        raise SettingsError(f"sampling rate must be positive, not {rate}")
+    if order < 2 or order % 2:
+        raise SettingsError(f"zero-lag Butterworth order must be an even number >= 2, not {order}")
+    correction = (2 ** (1 / 2) - 1) ** (1 / (2 * (order // 2)))  # Winter: C = (2^(1/passes) - 1)^(1/(2 n))
+    wc = cutoff / correction
+    if not 0 < wc < rate / 2:
+        raise SettingsError(
+            f"cutoff {cutoff} Hz (corrected {wc:.2f} Hz) must lie between 0 and the Nyquist frequency {rate / 2} Hz"
+        )
+    sections = butter_sections(order // 2, wc, rate)
+    flat, shape = _as_2d(x)
+    out = np.full_like(flat, np.nan)
+    default_pad = default_padlen(order // 2)
+    finite = np.isfinite(flat)
+    # columns sharing a missing-data pattern (x, y, z of a marker; markers seen together) go together
+    patterns: dict[bytes, list[int]] = {}
+    for c in range(flat.shape[1]):
+        patterns.setdefault(np.packbits(finite[:, c]).tobytes(), []).append(c)
+    for cols in patterns.values():
+        for s, e in nan_runs(finite[:, cols[0]]):
+            n = e - s
+            block = flat[s:e][:, cols]
+            out[s:e, cols] = block if n < 2 else zero_phase_filter(sections, block, min(default_pad, n - 1))
+    return out.reshape(shape)
+
+
+def derivative(x: np.ndarray, rate: float) -> np.ndarray:
+    """Time derivative (n, ...) of samples at ``rate`` Hz: central differences inside each finite
+    run (O(h^2)), 2nd-order one-sided differences at run ends (numpy.gradient, edge_order=2).
+    Runs of 1-2 frames give NaN."""
+    flat, shape = _as_2d(x)
+    out = np.full_like(flat, np.nan)
+    finite = np.isfinite(flat).all(axis=1)
+    dt = 1.0 / rate
+    for s, e in nan_runs(finite):
+        if e - s >= 3:
+            out[s:e] = _gradient(flat[s:e], dt)
+    return out.reshape(shape)
+
+
+def _gradient(f: np.ndarray, dx: float) -> np.ndarray:
+    """numpy.gradient(f, dx, axis=0, edge_order=2) for uniform spacing, its arithmetic term by term
+    (bit for bit, tested), without its argument handling; f has at least 3 rows."""
+    out = np.empty_like(f)
+    out[1:-1] = (f[2:] - f[:-2]) / (2. * dx)
+    out[0] = (-1.5 / dx) * f[0] + (2. / dx) * f[1] + (-0.5 / dx) * f[2]
+    out[-1] = (0.5 / dx) * f[-3] + (-2. / dx) * f[-2] + (1.5 / dx) * f[-1]
+    return out
+
+
+def second_derivative(x: np.ndarray, rate: float) -> np.ndarray:
+    """Second time derivative (n, ...) of samples at ``rate`` Hz inside each finite run: the compact
+    central difference (x[i+1] - 2 x[i] + x[i-1]) / h^2 (error h^2 x^(4) / 12, a quarter of that of
+    the central difference of central differences, whose stencil is twice as wide; Plug-in Gait's
+    stencil, docs/validation.md), 2nd-order one-sided (2 x0 - 5 x1 + 4 x2 - x3) / h^2 at run ends.
+    A run of 3 frames gets the central difference of central differences; of 1-2 frames, NaN."""
+    flat, shape = _as_2d(x)
+    out = np.full_like(flat, np.nan)
+    finite = np.isfinite(flat).all(axis=1)
+    h2 = rate * rate
+    for s, e in nan_runs(finite):
+        if e - s == 3:
+            out[s:e] = np.gradient(np.gradient(flat[s:e], axis=0, edge_order=2), axis=0, edge_order=2) * h2
+        elif e - s >= 4:
+            r, o = flat[s:e], out[s:e]
+            o[1:-1] = (r[2:] - 2 * r[1:-1] + r[:-2]) * h2
+            o[0] = (2 * r[0] - 5 * r[1] + 4 * r[2] - r[3]) * h2
+            o[-1] = (2 * r[-1] - 5 * r[-2] + 4 * r[-3] - r[-4]) * h2
+    return out.reshape(shape)
+

@@ -1,0 +1,92 @@
+"""gaitid's words: side names, event labels, plate overrides, frames, conventions and thresholds.
+
+The single source for the vocabulary every stage shares. Data values are spelt as C3D files
+and Plug-in Gait spell them: sides ``'Left'``/``'Right'`` (EVENT:CONTEXTS), events
+``'Foot Strike'``/``'Foot Off'``. Model files (``models/*.toml``) key per-side values by
+``left``/``right``, and the model layer names per-side items ``'left.hip'``,
+``'right.thigh'``: :func:`side_key` and :func:`side_path` are the one translation. Words typed by a user (settings,
+command-line options) are accepted in any case and stored canonically by :func:`parse_side`
+and :func:`parse_plate_override`.
+
+"Normalise" means one thing in gaitid: dividing kinetics by body mass (or weight and height),
+:data:`KINETIC_NORMALISATIONS`. Resampling a gait cycle to 0-100 % is *time normalisation*.
+"""
+
+from __future__ import annotations
+
+from gaitid.core.errors import SettingsError
+
+SIDES = ("Left", "Right")
+JOINTS = ("Ankle", "Knee", "Hip")  # the foot-shank-thigh chain's joints, distal to proximal
+
+FOOT_STRIKE = "Foot Strike"
+FOOT_OFF = "Foot Off"
+GAIT_EVENTS = (FOOT_STRIKE, FOOT_OFF)
+
+# plate-to-foot override words (Plug-in Gait / pyCGM2): a side, 'Invalid' or 'Auto' (the rules)
+AUTO, INVALID = "Auto", "Invalid"
+PLATE_OVERRIDES = (AUTO, *SIDES, INVALID)
+
+FRAMES = ("distal", "proximal", "lab")  # the frame joint moments are expressed in
+CONVENTIONS = ("internal", "external")  # moment of the proximal on the distal segment, or its negative
+KINETIC_NORMALISATIONS = ("mass", "bw-height", "none")
+EVENT_SOURCES = ("file", "detected", "merge")
+
+# thresholds (defaults of Settings; the reader's and the contact detection's)
+COP_THRESHOLD_N = 10.0  # |Fz| below this: the centre of pressure is undefined (NaN)
+CONTACT_THRESHOLD_N = 20.0  # Fz above this on a plate: a contact
+MIN_CONTACT_S = 0.05  # shorter contacts are noise
+GRAVITY_M_S2 = 9.81
+CYCLE_POINTS = 101  # 0, 1, ..., 100 % of a gait cycle
+
+# the environment variable naming a lab's normative data file (run / batch use it when --norms is not
+# given; docs/report.md)
+NORMS_ENV = "GAITID_NORMS"
+
+
+def parse_side(word: str) -> str:
+    """'Left' or 'Right' from any spelling ('left', 'L', 'RIGHT'); SettingsError otherwise."""
+    low = str(word).strip().lower()
+    for side in SIDES:
+        if low in (side.lower(), side[0].lower()):
+            return side
+    raise SettingsError(f"side {word!r} is not one of {', '.join(SIDES)}")
+
+
+def other_side(side: str) -> str:
+    """The other foot: 'Left' <-> 'Right'."""
+    return SIDES[1 - SIDES.index(side)]
+
+
+def side_key(side: str) -> str:
+    """The key a model file uses for a side: 'Left' -> 'left' (``sides = { left = "L" }``)."""
+    return parse_side(side).lower()
+
+
+def side_path(side: str, name: str) -> str:
+    """A per-side item's key in the model layer's dicts: ('Left', 'hip') -> 'left.hip'
+    (``ModelKinematics.joint_centres``, ``frames``, per-segment parameter overrides)."""
+    return f"{side_key(side)}.{name}"
+
+
+def parse_plate_override(word: str) -> str:
+    """'Auto', 'Left', 'Right' or 'Invalid' from any case; SettingsError otherwise."""
+    low = str(word).strip().lower()
+    for choice in PLATE_OVERRIDES:
+        if low == choice.lower():
+            return choice
+    raise SettingsError(f"plate override {word!r} is not one of {', '.join(PLATE_OVERRIDES)}")
+
+
+def parse_plate_overrides(text: str) -> dict[int, str]:
+    """``"1=Left,2=Invalid,3=Auto"`` (any case) -> ``{1: 'Left', 2: 'Invalid', 3: 'Auto'}``."""
+    out = {}
+    for item in filter(None, (s.strip() for s in text.split(","))):
+        if "=" not in item:
+            raise SettingsError(f"plate override {item!r} is not of the form PLATE={'|'.join(PLATE_OVERRIDES[1:])}"
+                                f"|{AUTO}")
+        k, v = (s.strip() for s in item.split("=", 1))
+        if not k.isdigit():
+            raise SettingsError(f"plate override {item!r}: {k!r} is not a plate number")
+        out[int(k)] = parse_plate_override(v)
+    return out

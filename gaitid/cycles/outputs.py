@@ -1,0 +1,160 @@
+"""The output variables: joint loads, powers, ground reactions and angles per side, Plug-in Gait named.
+
+Output variables are named as Plug-in Gait names them, without the side prefix (``AnkleMoment``,
+``KneeAngles``, ``HipPower``...), plus gaitid's own ``AnkleMomentInertial`` / ``Velocity`` /
+``Gravity`` / ``External`` and ``GroundReactionForce``. Joint forces and moments are expressed
+in the frame ``Settings.frame`` (distal segment by default) under ``Settings.convention``, by
+the solver for moments and by :func:`gaitid.dynamics.express.in_frame` for forces, and
+reported as Plug-in Gait reports them: X sagittal, Y frontal, Z transverse, with the per-joint,
+per-side axes and signs the model file gives (``moment_axes``/``force_axes``, table in
+docs/conventions.md); ``convention='external'`` with the distal frame equals Plug-in Gait's
+outputs sign by sign, 'internal' is their plain negation. ``frame='lab'`` is not mapped (lab X,
+Y, Z). Ground reaction forces are in the lab frame. Joint power is the internal moment times
+the joint angular velocity (distal minus proximal segment): positive when generated. Units
+follow ``Settings.normalise`` (:func:`kinetics_scale`).
+
+:class:`Outputs` keeps the curves as arrays; :func:`frames_table` gives their tidy long table.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from gaitid.dynamics.express import convention_sign, in_frame, joint_rotations
+from gaitid.dynamics.types import CONTRIBUTIONS, JointLoads
+from gaitid.core.errors import SettingsError
+from gaitid.contacts.foot_loads import FootLoad
+from gaitid.model.assembly import ModelKinematics
+from gaitid.model.markerset import Model
+from gaitid.core.settings import Settings
+from gaitid.core.trial import Subject, Trial
+from gaitid.core.vocabulary import JOINTS, SIDES, side_key, side_path
+
+PART_NAMES = {c: c.capitalize() for c in CONTRIBUTIONS}  # 'inertial' -> 'AnkleMomentInertial'
+FRAME_COLUMNS = ["frame", "time_s", "side", "variable", "component", "value", "unit"]
+_AXIS = {"x": 0, "y": 1, "z": 2}
+
+
+@dataclass
+class Outputs:
+    """Per-frame output curves ``{side: {variable: (n,) or (n, 3)}}`` and ``{variable: unit}``."""
+
+    curves: dict[str, dict[str, np.ndarray]]
+    units: dict[str, str]
+
+
+def kinetics_scale(settings: Settings, subject: Subject) -> dict[str, tuple[float, str]]:
+    """Divisor and unit per quantity ('force', 'moment', 'power') for ``Settings.normalise``:
+    'mass' N/kg, N.m/kg, W/kg; 'bw-height' BW, BW.H, BW.sqrt(g.H) (Hof 1996); 'none' N, N.m, W."""
+    g = settings.gravity_m_s2
+    if settings.normalise == "none":
+        return {"force": (1.0, "N"), "moment": (1.0, "N.m"), "power": (1.0, "W")}
+    m = subject.mass
+    if settings.normalise == "mass":
+        return {"force": (m, "N/kg"), "moment": (m, "N.m/kg"), "power": (m, "W/kg")}
+    h = subject.height
+    if h is None or not h > 0:
+        raise SettingsError("normalise='bw-height' needs the subject's height (m)")
+    return {"force": (m * g, "BW"), "moment": (m * g * h, "BW.H"), "power": (m * g * math.sqrt(g * h), "BW.sqrt(g.H)")}
+
+
+def output_layout(model: Model, joint: str, quantity: str, frame: str, side: str) -> tuple[list[int], np.ndarray] | None:
+    """Which frame components become the reported X, Y, Z and their signs.
+
+    Read from the model's ``[joints.<joint>]`` ``moment_axes`` / ``force_axes`` (distal frame)
+    or ``moment_axes_proximal`` / ``force_axes_proximal``: per side, three signed axes
+    (``["-y", "z", "-x"]``: X = -y component, Y = +z, Z = -x). None for ``frame='lab'``
+    (lab X, Y, Z unmapped) or when the model gives no layout (segment axes as they are).
+    See docs/conventions.md.
+    """
+    if frame == "lab":
+        return None
+    spec = model.joints.get(joint.lower(), {})
+    key = f"{quantity}_axes" + ("_proximal" if frame == "proximal" else "")
+    axes = spec.get(key, {}).get(side_key(side)) if isinstance(spec.get(key), dict) else None
+    if axes is None:
+        return None
+    if not (isinstance(axes, list) and len(axes) == 3 and sorted(a.lstrip("-") for a in axes) == ["x", "y", "z"]):
+        raise SettingsError(f"model '{model.name}' joints.{joint.lower()}.{key}.{side_key(side)}: {axes!r} must "
+                            "list the three axes with optional '-', e.g. ['-y', 'z', '-x']")
+    return [_AXIS[a.lstrip("-")] for a in axes], np.array([-1.0 if a.startswith("-") else 1.0 for a in axes])
+
+
+def reported(v: np.ndarray, layout) -> np.ndarray:
+    """Frame components (n, 3) -> reported X, Y, Z (the model's order and signs)."""
+    if layout is None:
+        return v
+    order, signs = layout
+    return v[:, order] * signs
+
+
+def output_curves(kinematics: ModelKinematics, joint_loads: dict[str, JointLoads], loads: dict[str, FootLoad],
+                  model: Model, settings: Settings, subject: Subject) -> Outputs:
+    """The output variables of every side (the output stage; see the module docstring)."""
+    scale = kinetics_scale(settings, subject)
+    root_R = kinematics.root.R if kinematics.root is not None else None
+    curves: dict[str, dict[str, np.ndarray]] = {s: {} for s in SIDES}
+    units: dict[str, str] = {}
+    for side in SIDES:
+        jl, out = joint_loads[side], curves[side]
+        rotations = joint_rotations(kinematics.motion[side], settings.frame, root_R)
+        for j, joint in enumerate(JOINTS[: len(jl.joints)]):
+            (f_div, f_unit), (m_div, m_unit), (p_div, p_unit) = scale["force"], scale["moment"], scale["power"]
+            f_lay = output_layout(model, joint, "force", settings.frame, side)
+            m_lay = output_layout(model, joint, "moment", settings.frame, side)
+            out[f"{joint}Force"] = reported(in_frame(jl.force_lab[j], rotations[j]), f_lay) / f_div
+            out[f"{joint}Moment"] = reported(jl.moment[j], m_lay) / m_div
+            for part in CONTRIBUTIONS if jl.moment_parts else ():  # solved without contributions: none
+                out[f"{joint}Moment{PART_NAMES[part]}"] = reported(jl.moment_parts[part][j], m_lay) / m_div
+                units[f"{joint}Moment{PART_NAMES[part]}"] = m_unit
+            w = kinematics.joint_omega_lab.get(side_path(side, joint.lower()))
+            if w is not None:  # internal moment . (omega_distal - omega_proximal): + generation
+                internal = convention_sign(jl.convention) * jl.moment_lab[j]
+                out[f"{joint}Power"] = np.einsum("ni,ni->n", internal, w) / p_div
+                units[f"{joint}Power"] = p_unit
+            units[f"{joint}Force"], units[f"{joint}Moment"] = f_unit, m_unit
+        out["GroundReactionForce"] = loads[side].force_lab / scale["force"][0]
+        units["GroundReactionForce"] = scale["force"][1]
+    prefix = {model.sides[s]: s for s in SIDES}
+    for label, values in kinematics.angles_deg.items():
+        side = prefix.get(label[:1])
+        if side is not None:
+            curves[side][label[1:]] = values
+            units[label[1:]] = "deg"
+    return Outputs(curves, units)
+
+
+def frames_table(trial: Trial, outputs: Outputs) -> pd.DataFrame:
+    """Per-frame curves as the tidy long table ``frame, time_s, side, variable, component, value,
+    unit`` (``component`` 'X', 'Y', 'Z', or '' for a scalar; text columns categorical). Built in
+    one piece (one column block per curve component) rather than one DataFrame per curve."""
+    n = trial.n_frames
+    blocks, keys = [], []
+    for side, by_name in outputs.curves.items():
+        for name, arr in by_name.items():
+            a = np.asarray(arr, float).reshape(n, -1)
+            comps = ("X", "Y", "Z")[: a.shape[1]] if a.shape[1] > 1 else ("",)
+            blocks.append(a)
+            keys += [(side, name, comp, outputs.units.get(name, "")) for comp in comps]
+    if not blocks:
+        table = pd.DataFrame(columns=FRAME_COLUMNS)
+    else:
+        values = np.hstack(blocks)  # (n, k): one column per (side, variable, component)
+        k = values.shape[1]
+
+        def category(labels):  # one byte a row (categorical), not one string per row
+            names = list(dict.fromkeys(labels))
+            return pd.Categorical.from_codes(np.repeat([names.index(x) for x in labels], n), categories=names)
+
+        side, variable, component, unit = zip(*keys)
+        table = pd.DataFrame({
+            "frame": np.tile(trial.frames, k), "time_s": np.tile(trial.time, k),
+            "side": category(side), "variable": category(variable),
+            "component": category(component), "value": values.T.reshape(-1), "unit": category(unit),
+        })
+    table.attrs["units"] = dict(outputs.units)
+    return table[FRAME_COLUMNS]

@@ -1,0 +1,237 @@
+"""Subject parameters a model uses, resolved per side, and the static calibration.
+
+:func:`resolve_parameters` reads the model's ``[parameters]`` from the subject (its fields and
+PROCESSING values) and the caller's overrides (SI, rad); :func:`calibrate_static` derives the
+static-calibrated ones (Plug-in Gait's foot offsets, the inter-ASIS distance) from a static
+trial; :func:`static_parameters` puts them in place for a walking trial.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import fields, replace
+from pathlib import Path
+
+import numpy as np
+
+from gaitid.core.errors import DataError, ModelError, SettingsError
+from gaitid.model import frames as fr
+from gaitid.model.evaluator import PointEvaluator
+from gaitid.model.markerset import Model, load_model
+from gaitid.model.trial_markers import apply_aliases, needed_labels, prepare_points
+from gaitid.core.trial import Subject, Trial
+from gaitid.core.vocabulary import SIDES, parse_side, side_key
+
+
+def split_sides(overrides: dict | None) -> tuple[dict, dict[str, dict]]:
+    """Parameter overrides split into those for both sides and those per side:
+    ``{'knee_width': 0.1, 'left': {'leg_length': 0.9}}`` -> ``({'knee_width': 0.1},
+    {'Left': {'leg_length': 0.9}, 'Right': {}})``; side keys in any case."""
+    common, per_side = {}, {s: {} for s in SIDES}
+    for key, value in (overrides or {}).items():
+        try:
+            side = parse_side(key) if isinstance(value, dict) else None
+        except SettingsError:
+            side = None
+        if side is None:
+            common[key] = value
+        else:
+            per_side[side].update(value)
+    return common, per_side
+
+
+_SUBJECT_FIELDS = frozenset(f.name for f in fields(Subject))
+
+
+def lower_keys(extra: dict) -> dict:
+    """``extra`` keyed by lower-case name, the first of names differing only in case kept."""
+    out: dict = {}
+    for k, val in extra.items():
+        out.setdefault(k.lower(), val)
+    return out
+
+
+def subject_value(subject: Subject, key: str, extra_lower: dict | None = None) -> float | None:
+    """A value by Subject field name or ``extra`` name (case-insensitive; ``extra_lower``:
+    :func:`lower_keys` of ``subject.extra`` when the caller looks up many); None when unset."""
+    v = getattr(subject, key) if key in _SUBJECT_FIELDS else None
+    if v is None:
+        v = (extra_lower if extra_lower is not None else lower_keys(subject.extra)).get(key.lower())
+    try:
+        v = float(v) if v is not None else None
+    except (TypeError, ValueError):
+        return None
+    return v if v is not None and math.isfinite(v) else None
+
+
+def resolve_parameters(
+    model: Model, subject: Subject, overrides: dict | None = None, trial: Trial | None = None
+) -> dict[str, dict[str, object]]:
+    """Subject parameters per side from the model's [parameters] table (SI, rad).
+
+    ``overrides``: {name: value} for both sides, and/or per side {'left': {...}, 'right': {...}}
+    (or 'Left'/'Right').
+    A parameter whose default is ``'markers:A,B'`` stays the string (measured later)."""
+    ov, per_side = split_sides(overrides)
+    unknown = set(ov) | set().union(*per_side.values())
+    unknown -= set(model.parameters)
+    if unknown:
+        raise ModelError(
+            f"unknown subject parameter(s) {', '.join(sorted(unknown))} for model '{model.name}' "
+            f"(known: {', '.join(sorted(model.parameters))})",
+            model.path,
+        )
+    software = (trial.software or "") if trial is not None else ""
+    in_degrees = any(name.lower() in software.lower() for name in model.degrees_from_software)
+    out: dict[str, dict[str, object]] = {}
+    extra = lower_keys(subject.extra)
+    for side in SIDES:
+        prefix = model.sides[side]
+        vals: dict[str, object] = {}
+        for name, spec in model.parameters.items():
+            given = per_side[side].get(name, ov.get(name))
+            if given is not None:
+                try:
+                    vals[name] = float(given)
+                except (TypeError, ValueError):
+                    raise ModelError(f"subject parameter '{name}' must be a number (SI units, rad), not {given!r}",
+                                     model.path) from None
+                continue
+            found = []
+            for src in spec.get("from", []):
+                v = subject_value(subject, src.replace("{side}", side_key(side)).replace("{S}", prefix), extra)
+                if v is not None:
+                    if spec.get("angle") and in_degrees:
+                        v = math.radians(v)
+                    found.append(v * float(spec.get("scale", 1.0)))
+                    if not spec.get("mean"):
+                        break
+            if found:
+                # (the mean of a few sources: numpy's sum, in order, for fewer than 8 values)
+                vals[name] = float(sum(found) / len(found) if len(found) < 8 else np.mean(found))
+            elif "default" in spec:
+                vals[name] = spec["default"]
+            elif spec.get("required"):
+                raise ModelError(
+                    f"model '{model.name}' needs the subject parameter '{name}' ({side.lower()}), looked for "
+                    f"{', '.join(s.replace('{side}', side_key(side)).replace('{S}', prefix) for s in spec.get('from', []))}"
+                    f"; give it in the trial's PROCESSING group or as subject={{'{name}': ...}}",
+                    trial.path if trial is not None else model.path,
+                )
+            else:
+                vals[name] = None
+        out[side] = vals
+    return out
+
+
+def measure_defaults(params: dict, pts: dict, model: Model, trial: Trial) -> None:
+    for side in SIDES:
+        for name, v in params[side].items():
+            if isinstance(v, str) and v.startswith("markers:"):
+                a, b = v.split(":", 1)[1].split(",")
+                if a not in pts or b not in pts:
+                    raise ModelError(f"parameter '{name}' is measured from {a} and {b}, absent", trial.path)
+                d = float(np.nanmedian(np.linalg.norm(pts[a] - pts[b], axis=1)))
+                if not math.isfinite(d):
+                    raise DataError(f"parameter '{name}': {a} and {b} are never both visible", trial.path)
+                params[side][name] = d
+
+
+def split_subject(subject: Subject | dict | None, trial: Trial) -> tuple[Subject, dict | None]:
+    """(Subject, model-parameter overrides): a dict may also carry ``mass`` (kg) and ``height`` (m);
+    a path is a subject file (``.vsk`` or ``.toml``, :func:`gaitid.model.subject_files.read_subject`)."""
+    if isinstance(subject, (str, Path)):
+        from gaitid.model.subject_files import read_subject
+
+        subject = read_subject(subject)
+    if isinstance(subject, Subject):
+        return subject, None
+    if subject is None:
+        return trial.subject, None
+    if not isinstance(subject, dict):
+        raise ModelError(f"subject must be a Subject or a dict of parameters, not {type(subject).__name__}", trial.path)
+    rest = dict(subject)
+    body = {k: rest.pop(k) for k in ("mass", "height") if k in rest}
+    for k, v in body.items():
+        if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+            raise ModelError(f"subject {k}={v!r} must be a positive number (kg, m)", trial.path)
+    subj = replace(trial.subject, **body) if body else trial.subject
+    return subj, (rest or None)
+
+
+def calibrate_static(
+    static: Trial, model: str | Model = "plugin-gait", subject: Subject | dict | None = None
+) -> dict[str, dict[str, float]]:
+    """Static (calibration) trial -> per-side parameters the model derives from it.
+
+    For Plug-in Gait: the foot offsets ``static_plantar_flexion`` and ``static_rotation_offset``
+    (rad; Plug-in Gait's StaticPlantFlex / StaticRotOff) and ``inter_asis_distance`` (m) when
+    the subject does not give it. Markers are used unfiltered but gap-filled, as averages."""
+    m = model if isinstance(model, Model) else load_model(model)
+    static = apply_aliases(static, m)
+    subj, overrides = split_subject(subject, static)
+    params = resolve_parameters(m, subj, overrides, static)
+    labels, missing = needed_labels(m, static)
+    if missing:
+        raise ModelError(f"static trial lacks marker(s) {', '.join(missing)} needed by model '{m.name}'",
+                         static.path)
+    for spec in m.static.values():
+        labels += [spec[k].replace("{S}", m.sides[s]) for s in SIDES for k in ("toe", "heel") if k in spec]
+    present = set(static.marker_labels) | set(static.virtual_labels)
+    pts = prepare_points(static, sorted(set(labels) & present), None, 10, 4)
+    measure_defaults(params, pts, m, static)
+    out: dict[str, dict[str, float]] = {s: {} for s in SIDES}
+    for name, spec in m.parameters.items():
+        if spec.get("static"):
+            for s in SIDES:
+                params[s][name] = 0.0  # calibrate from the uncorrected frames
+    shared: dict = {}
+    for side in SIDES:
+        ev = PointEvaluator(m, pts, params[side], side, shared, static)
+        for cal_name, spec in m.static.items():
+            heel_label = ev.sub(spec["heel"])
+            if heel_label not in pts:
+                raise ModelError(f"static calibration '{cal_name}' needs {heel_label}, absent", static.path)
+            R_shank, _ = ev.segment(spec["shank"])
+            pf, rot = fr.static_foot_offsets(
+                ev.point(spec["ankle"]), ev.point(spec["toe"]), pts[heel_label], R_shank, side,
+                flat_foot=bool(spec.get("flat_foot", True)), sole_delta=float(spec.get("sole_delta", 0.0)),
+            )
+            if not (math.isfinite(pf) and math.isfinite(rot)):
+                raise DataError(f"static calibration '{cal_name}' ({side.lower()}): no frame with all markers",
+                                static.path)
+            names = [n for n, p in m.parameters.items() if p.get("static") == cal_name]
+            if len(names) == 2:
+                out[side][names[0]], out[side][names[1]] = pf, rot
+        if "inter_asis_distance" in params[side] and isinstance(params[side]["inter_asis_distance"], float):
+            out[side].setdefault("inter_asis_distance", params[side]["inter_asis_distance"])
+    return out
+
+
+def static_parameters(m: Model, params: dict, static: Trial | None, subject, subj: Subject,
+                       overrides: dict | None) -> list[str]:
+    """Fill the static-calibrated parameters (foot offsets, inter-ASIS) from a static trial, in place;
+    without one, warn for each that neither the subject nor the caller gives. Returns warnings."""
+    common, per_side = split_sides(overrides)
+
+    def explicit(name, side):
+        return name in common or name in per_side[side]
+
+    warnings = []
+    if static is not None:
+        cal = calibrate_static(static, m, subject)
+        for side in SIDES:
+            for name, v in cal[side].items():
+                if name == "inter_asis_distance" and not isinstance(params[side].get(name), str):
+                    continue  # a measured distance from the subject wins over the static markers
+                if not explicit(name, side):
+                    params[side][name] = v
+        return warnings
+    for side in SIDES:
+        for name, spec in m.parameters.items():
+            if not spec.get("static"):
+                continue
+            given = any(subject_value(subj, s.replace("{S}", m.sides[side])) is not None for s in spec.get("from", []))
+            if not given and not explicit(name, side):
+                warnings.append(f"{side.lower()} {name}: no static trial and no stored value; using {spec.get('default')}")
+    return warnings

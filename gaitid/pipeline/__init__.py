@@ -1,0 +1,205 @@
+"""The whole job for one trial: :func:`process`, a chain of named stages.
+
+In the order a biomechanist thinks, each stage a function of the previous ones' outputs,
+callable on its own:
+
+1. :func:`load_trial` -> :class:`~gaitid.core.trial.Trial` (C3D, or OpenSim TRC + GRF MOT);
+   the model (``models/*.toml``), its markers checked, and the gait markers it names
+   (:func:`~gaitid.model.gait_markers.gait_markers`);
+2. :func:`foot_contacts` -> which foot loads which plate, assigned once, overrides applied
+   (:mod:`gaitid.contacts`); contacts depend only on the trial, so they come before the
+   subject, whose mass may be estimated from them;
+3. :func:`~gaitid.subject.stage.subject_data` -> the body mass, height and model parameters used,
+   with their sources;
+4. :func:`segment_kinematics` -> segment frames, joint centres, body-segment parameters,
+   derivatives, joint angles (:mod:`gaitid.model`);
+5. :func:`~gaitid.events.gait_events` -> the file's events checked against those detected
+   from the contacts and from kinematics;
+6. :func:`measured_loads` -> the load on each foot per frame: the plates it alone loads on that
+   frame (:mod:`gaitid.contacts.ownership`, :func:`~gaitid.contacts.foot_loads.foot_loads`), NaN where unknown;
+7. :func:`joint_loads` -> the solver (:func:`gaitid.dynamics.inverse_dynamics`) per leg;
+8. :func:`~gaitid.cycles.outputs.output_curves` -> Plug-in Gait-named output variables;
+9. :func:`cycle_tables` -> cycles, 0-100 % curves, discrete parameters, mean +- SD;
+10. :func:`kinetic_uncertainty` (when asked) -> the SD and 95 % interval of every kinetic output
+    (:mod:`gaitid.uncertainty`).
+
+No stage changes its inputs; the :class:`~gaitid.pipeline.result.Result` keeps every stage's output.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gaitid.cycles.clinical import clinical_columns
+from gaitid.contacts import FootContact, PlateOwnership, assign_contacts, plate_ownership
+from gaitid.cycles.curves import Cycle, curves_summary, cycle_columns, gait_cycles, normalised_cycles
+from gaitid.dynamics import inverse_dynamics
+from gaitid.dynamics.types import JointLoads
+from gaitid.core.errors import GaitIDError
+from gaitid.events import gait_events
+from gaitid.contacts.foot_loads import FootLoad, filtered_load, foot_loads
+from gaitid.model.assembly import ModelKinematics, build_segments
+from gaitid.model.gait_markers import GaitMarkers, gait_markers
+from gaitid.model.markerset import Model, load_model
+from gaitid.model.trial_markers import require_markers
+from gaitid.cycles.outputs import Outputs, output_curves
+from gaitid.cycles.parameters import parameter_table, spatiotemporal_columns, summarise
+from gaitid.pipeline.result import Result
+from gaitid.core.settings import Settings
+from gaitid.subject.stage import SubjectData, subject_data
+from gaitid.core.trial import Trial
+from gaitid.core.vocabulary import COP_THRESHOLD_N, SIDES
+
+if TYPE_CHECKING:  # the uncertainty package is imported only when a run asks for it
+    from gaitid.uncertainty import Uncertainty
+
+
+def load_trial(source: str | os.PathLike | Trial, *, cop_threshold: float = COP_THRESHOLD_N) -> Trial:
+    """A Trial from a Trial (returned as is), a C3D path, or an OpenSim ``.trc`` (GRF
+    ``<name>_grf.mot`` and ``_grf.xml`` beside it)."""
+    if isinstance(source, Trial):
+        return source
+    path = Path(source)
+    if path.suffix.lower() == ".trc":
+        from gaitid.io.opensim import read_opensim_trial
+
+        grf = path.with_name(path.stem + "_grf.mot")
+        xml = path.with_name(path.stem + "_grf.xml")
+        return read_opensim_trial(path, grf if grf.exists() else None, xml if xml.exists() else None,
+                                  cop_threshold=cop_threshold)
+    from gaitid.io.c3d import read_c3d
+
+    return read_c3d(path, cop_threshold=cop_threshold)
+
+
+def foot_contacts(trial: Trial, markers: GaitMarkers, settings: Settings) -> tuple[list[FootContact], PlateOwnership]:
+    """The contacts stage: who loads each plate on every frame (:func:`gaitid.contacts.plate_ownership`,
+    computed once per trial) and every plate contact given to a foot or invalid with the reason."""
+    ownership = plate_ownership(trial, markers, settings.contact_threshold_n)
+    return assign_contacts(trial, markers, overrides=settings.plates, threshold=settings.contact_threshold_n,
+                           min_duration=settings.min_contact_s, ownership=ownership), ownership
+
+
+def measured_loads(trial: Trial, contacts: list[FootContact], ownership: PlateOwnership, events,
+                   settings: Settings):
+    """The foot-loads stage: each foot's load per frame, the sum of the plates it alone loads on that
+    frame (``ownership``, from the contacts stage), zero in swing, NaN where not wholly measured."""
+    return foot_loads(trial, contacts, events, ownership, settings.contact_threshold_n)
+
+
+def segment_kinematics(trial: Trial, model: Model, static: Trial | None, subject: SubjectData,
+                       settings: Settings, segment_parameters: dict | None = None) -> ModelKinematics:
+    """The kinematics stage: the model applied to the trial with the subject's data."""
+    return build_segments(trial, model, static=static, subject=subject.parameters or subject.subject,
+                          bsip=settings.bsip, marker_cutoff_hz=settings.marker_cutoff_hz,
+                          max_gap_frames=settings.max_gap_frames, filter_order=settings.filter_order,
+                          segment_overrides=segment_parameters)
+
+
+def joint_loads(kinematics: ModelKinematics, loads: dict[str, FootLoad], settings: Settings) -> dict[str, JointLoads]:
+    """The solver stage: each leg's joint forces and moments (and their contributions), from the
+    foot's load filtered like the markers, in ``settings.frame`` under ``settings.convention``."""
+    root_R = kinematics.root.R if kinematics.root is not None else None
+    out = {}
+    for side in SIDES:
+        load = filtered_load(loads[side], kinematics.rate, settings.force_cutoff, settings.filter_order)
+        out[side] = inverse_dynamics(kinematics.chains[side], kinematics.motion[side], [load],
+                                     gravity_lab=(0.0, 0.0, -settings.gravity_m_s2), frame=settings.frame,
+                                     convention=settings.convention, proximal_R=root_R)
+    return out
+
+
+def cycle_tables(trial: Trial, outputs: Outputs, cycles: list[Cycle], markers: GaitMarkers, settings: Settings):
+    """The cycles stage: 0-100 % curves of every cycle as arrays (:func:`~gaitid.cycles.curves.normalised_cycles`;
+    ``Result.curves`` builds their long table when asked), their mean and SD, and the discrete
+    parameters (spatio-temporal, and the clinical ones in their phase, :mod:`gaitid.cycles.clinical`) with
+    their mean and SD (the summaries None when there is no cycle)."""
+    arrays = normalised_cycles(outputs.curves, trial.time, cycles)
+    clinical = clinical_columns({side: (by_name, outputs.units) for side, by_name in arrays.items()},
+                                cycle_columns(cycles), convention=settings.convention, frame=settings.frame,
+                                point_rate=trial.point_rate)
+    params = parameter_table(spatiotemporal_columns(trial, cycles, markers), clinical)
+    return arrays, curves_summary(arrays, outputs.units), params, summarise(params) if not params.empty else None
+
+
+def kinetic_uncertainty(trial: Trial, model: Model, static: Trial | None, kinematics: ModelKinematics,
+                        loads: dict[str, FootLoad], outputs: Outputs, cycles: list[Cycle], settings: Settings,
+                        subject: SubjectData, segment_parameters: dict | None, uncertainty) -> Uncertainty | None:
+    """The uncertainty stage (:mod:`gaitid.uncertainty`): None unless asked for (``uncertainty``:
+    True, a Monte Carlo sample count, a dict or :class:`~gaitid.uncertainty.UncertaintySettings`)."""
+    if uncertainty is None or uncertainty is False:
+        return None
+    from gaitid.uncertainty import joint_load_uncertainty, uncertainty_settings
+
+    how = uncertainty_settings(uncertainty)
+    if how is None:
+        return None
+    return joint_load_uncertainty(trial, model, static, kinematics, loads, outputs, cycles, settings,
+                                  subject.subject, segment_parameters, how)
+
+
+def process(
+    source: str | os.PathLike | Trial,
+    model: str | None = None,
+    subject=None,
+    static: str | os.PathLike | Trial | None = None,
+    settings: Settings | None = None,
+    segment_parameters: dict | None = None, uncertainty=None, **changes,
+) -> Result:
+    """Process one trial end to end and return a :class:`~gaitid.pipeline.result.Result`.
+
+    ``source``: a C3D (or OpenSim ``.trc``) path, or a Trial (never modified). ``model``: model name or file
+    (default ``Settings.model``, 'plugin-gait'). ``subject``: body mass in kg, ``'plates'`` (estimated from quiet
+    standing or a step on the plates, with a warning), a :class:`~gaitid.core.trial.Subject`, or a dict with
+    ``mass``/``height`` and model parameter overrides; default: the file's PROCESSING values. ``static``: the
+    static calibration trial. ``settings`` and keyword ``changes``: see :class:`gaitid.core.settings.Settings`.
+    ``segment_parameters``: per-subject inertial parameters replacing the table's, e.g. ``{'thigh': {'mass': 7.2,
+    'com_from_proximal': 0.433, 'inertia': [0.139, 0.139, 0.030]}}`` (kg, fraction of the segment length, kg.m^2
+    about the segment axes; keys 'left.thigh' for one side only). ``uncertainty``: the SD and 95 % interval of
+    every kinetic output (:func:`kinetic_uncertainty`); default off."""
+    settings = (settings or Settings()).replace(**({"model": model} if model else {}), **changes)
+    trial = load_trial(source, cop_threshold=settings.cop_threshold_n)
+    static_trial = load_trial(static, cop_threshold=settings.cop_threshold_n) if static is not None else None
+    model_def = require_markers(trial, load_model(settings.model), static_trial)
+    markers = gait_markers(model_def, trial)
+    contacts, ownership = foot_contacts(trial, markers, settings)
+    subj = subject_data(trial, subject, contacts, markers)
+    trial = trial if subj.subject is trial.subject else replace(trial, subject=subj.subject)
+    kinematics = segment_kinematics(trial, model_def, static_trial, subj, settings, segment_parameters)
+    choice = gait_events(trial, contacts, markers, settings.events)
+    loads = measured_loads(trial, contacts, ownership, choice.events, settings)
+    joints = joint_loads(kinematics, loads, settings)
+    outputs = output_curves(kinematics, joints, loads, model_def, settings, subj.subject)
+    cycles = gait_cycles(choice.events, contacts)
+    normalised, curves_summary, params, params_summary = cycle_tables(trial, outputs, cycles, markers, settings)
+    unc = kinetic_uncertainty(trial, model_def, static_trial, kinematics, loads, outputs, cycles, settings, subj,
+                              segment_parameters, uncertainty)
+    return Result(trial, settings, subj, markers, kinematics, contacts, choice, loads, joints, outputs, cycles,
+                  None, curves_summary, params, params_summary, normalised=normalised,  # curves: built when asked
+                  static=static_trial and (static_trial.path or "?"), uncertainty=unc,
+                  warnings=collect_warnings(trial, subj, kinematics, choice, cycles, settings))
+
+
+def collect_warnings(trial: Trial, subject: SubjectData, kinematics: ModelKinematics, choice,
+                     cycles: list[Cycle], settings: Settings) -> list[str]:
+    """What the user should know, stage by stage: the reader's, the subject's, the model's,
+    the events' (and how many detected events disagree with the file's), missing cycles."""
+    out = [*trial.warnings, *subject.notes, *kinematics.warnings, *choice.notes]
+    if choice.disagreements:
+        out.append(f"{choice.disagreements} detected event(s) disagree with the file's (more than 1 frame for "
+                   f"plate events, 3 for kinematic ones; see Result.event_comparison); using the "
+                   f"{'file' if settings.events == 'file' else settings.events} events")
+    if not cycles:
+        out.append("no complete gait cycle (foot strike, foot off, foot strike of one foot) in the events")
+    return out
+
+
+def process_safely(source, **kwargs) -> Result | GaitIDError:
+    """:func:`process`, returning the GaitIDError instead of raising it (for batch runs)."""
+    try:
+        return process(source, **kwargs)
+    except GaitIDError as exc:
+        return exc

@@ -1,0 +1,200 @@
+"""``Result``: everything :func:`gaitid.process` produced for one trial, stage by stage.
+
+A Result keeps each stage's output, so a user can see where a number came from: the
+``trial`` (with the subject used), ``subject`` (:class:`~gaitid.subject.stage.SubjectData`: values and
+their sources), ``markers`` (the gait markers used), ``kinematics`` (segment frames, joint
+centres, angles), ``foot_contacts`` (plate assignment with reasons), ``event_choice`` (the
+events used and the comparison behind the choice), ``loads`` (the load on each foot),
+``joint_loads`` (the solver's output, SI, in ``settings.frame`` under ``settings.convention``),
+``outputs`` (the per-frame output curves as arrays), ``cycles``, and the cycle tables. The
+tidy per-frame table (:attr:`Result.frames`) and the contacts table are built from those when
+asked for.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from gaitid.contacts import FootContact, contacts_table
+from gaitid.cycles.curves import Cycle
+from gaitid.dynamics.types import JointLoads
+from gaitid.core.errors import DataError
+from gaitid.events import EventChoice
+from gaitid.contacts.foot_loads import FootLoad
+from gaitid.model.assembly import ModelKinematics
+from gaitid.model.gait_markers import GaitMarkers
+from gaitid.cycles.outputs import Outputs, frames_table
+from gaitid.core.settings import Settings
+from gaitid.subject.stage import SubjectData
+from gaitid.core.trial import Event, Trial
+
+if TYPE_CHECKING:  # imported by the uncertainty stage, when a run asks for it
+    from gaitid.uncertainty import Uncertainty
+
+
+class _CurvesTable:
+    """``Result.curves``: the table given, or (None) the tidy long table of the Result's
+    normalised arrays, built on first use and kept (:func:`gaitid.cycles.curves.curves_table`). A
+    dataclass field, so ``Result(...)`` and ``dataclasses.replace`` take it as before."""
+
+    def __set_name__(self, owner, name):
+        self.slot = "_" + name
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return None  # the field's default
+        table = obj.__dict__.get(self.slot)
+        if table is None and obj.__dict__.get("normalised") is not None:
+            from gaitid.cycles.curves import curves_table
+
+            table = obj.__dict__[self.slot] = curves_table(obj.normalised, obj.cycles, obj.outputs.units)
+        return table
+
+    def __set__(self, obj, value):
+        obj.__dict__[self.slot] = value
+
+
+@dataclass(eq=False)
+class Result:
+    """Everything :func:`gaitid.process` produced for one trial (see the module docstring).
+
+    Tables: ``frames`` (per-frame outputs, tidy long table: ``frame`` (Vicon frame number),
+    ``time_s``, ``side`` ('Left'/'Right'), ``variable`` (``AnkleMoment``...), ``component``
+    ('X', 'Y', 'Z'; '' for scalars), ``value``, ``unit``); ``curves`` (time-normalised cycles,
+    :func:`gaitid.cycles.curves.cycle_curves`; the table is built from ``normalised`` on first use:
+    ``{side: {variable: (n_cycles, 101) or (n_cycles, 101, 3)}}``,
+    :func:`gaitid.cycles.curves.normalised_cycles`) and ``curves_summary`` (mean, SD and n per side and
+    percent); ``parameters`` / ``parameters_summary`` (discrete parameters per cycle and their
+    mean/SD); ``contacts`` (plate assignment with reasons); ``event_comparison`` (file vs
+    detected events). ``warnings``: what the user should know, in stage order. ``static``: the
+    static trial used (its path; '?' for a Trial without one). ``uncertainty``:
+    the :class:`~gaitid.uncertainty.Uncertainty` of the kinetic outputs when asked for; then
+    every table above also has ``uncertainty_sd``, ``uncertainty_low95``, ``uncertainty_high95``
+    and ``uncertainty_sd_linear`` columns (in the row's ``unit``; NaN for angles and moment
+    contributions).
+    """
+
+    trial: Trial
+    settings: Settings
+    subject: SubjectData
+    markers: GaitMarkers
+    kinematics: ModelKinematics
+    foot_contacts: list[FootContact]
+    event_choice: EventChoice
+    loads: dict[str, FootLoad]
+    joint_loads: dict[str, JointLoads]
+    outputs: Outputs
+    cycles: list[Cycle]
+    curves: pd.DataFrame | None = field(default=_CurvesTable(), repr=False)
+    curves_summary: pd.DataFrame | None = None
+    parameters: pd.DataFrame | None = None
+    parameters_summary: pd.DataFrame | None = None
+    warnings: list[str] = field(default_factory=list)
+    static: Path | str | None = None
+    uncertainty: Uncertainty | None = None
+    normalised: dict[str, dict[str, np.ndarray]] | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.uncertainty is not None:  # the cycle tables carry its columns (the per-frame table: frames)
+            from gaitid.uncertainty import with_uncertainty
+
+            u = self.uncertainty
+            self.curves = with_uncertainty(self.curves, u.curves, ["side", "cycle", "variable", "component", "percent"])
+            self.curves_summary = with_uncertainty(self.curves_summary, u.curves_summary,
+                                                   ["side", "variable", "component", "percent"])
+            self.parameters = with_uncertainty(self.parameters, u.parameters,
+                                               ["side", "cycle", "parameter", "variable", "component"])
+            self.parameters_summary = with_uncertainty(self.parameters_summary, u.parameters_summary,
+                                                       ["side", "parameter", "variable", "component"])
+
+    @property
+    def name(self) -> str:
+        return self.trial.path.stem if self.trial.path is not None else "trial"
+
+    @property
+    def events(self) -> list[Event]:
+        """The gait events used (see ``event_choice`` for the comparison behind them)."""
+        return self.event_choice.events
+
+    @property
+    def event_comparison(self) -> pd.DataFrame:
+        return self.event_choice.comparison
+
+    @property
+    def units(self) -> dict[str, str]:
+        """{variable: unit} of the output variables."""
+        return self.outputs.units
+
+    @property
+    def contacts(self) -> pd.DataFrame:
+        """One row per foot contact (:func:`gaitid.contacts.contacts_table`)."""
+        return contacts_table(self.foot_contacts)
+
+    @property
+    def curves_built(self) -> bool:
+        """Whether ``curves`` holds a table (given, or built on first use); False while it would still
+        be built from ``normalised`` (an export then writes it from the arrays, never building it)."""
+        return self.__dict__.get("_curves") is not None or self.normalised is None
+
+    @functools.cached_property
+    def frames(self) -> pd.DataFrame:
+        """The per-frame outputs as a tidy long table (built on first use), with the uncertainty
+        columns when processed with uncertainty."""
+        table = frames_table(self.trial, self.outputs)
+        if self.uncertainty is None:
+            return table
+        from gaitid.uncertainty import with_uncertainty
+
+        extra = self.uncertainty.frames.assign(frame=lambda d: d["frame"].astype(table["frame"].dtype))
+        return with_uncertainty(table, extra, ["frame", "side", "variable", "component"])
+
+    def curve(self, side: str, variable: str) -> np.ndarray:
+        """Per-frame values (n_frames, k) of one output variable, in the table's units."""
+        values = self.outputs.curves.get(side, {}).get(variable)
+        if values is None:
+            raise DataError(f"no output '{variable}' for side '{side}'")
+        return np.asarray(values, float).reshape(self.trial.n_frames, -1)
+
+    # exports live in gaitid.export; these are the documented entry points
+    def to_csv(self, outdir: str | os.PathLike) -> list[Path]:
+        from gaitid.export import write_tables
+
+        return write_tables(self, outdir, "csv")
+
+    def to_parquet(self, outdir: str | os.PathLike) -> list[Path]:
+        from gaitid.export import write_tables
+
+        return write_tables(self, outdir, "parquet")
+
+    def to_excel(self, path: str | os.PathLike) -> Path:
+        from gaitid.export import write_excel
+
+        return write_excel(self, path)
+
+    def to_c3d(self, path: str | os.PathLike, suffix: str = "") -> Path:
+        from gaitid.export import write_results_c3d
+
+        return write_results_c3d(self, path, suffix=suffix)
+
+    def to_opensim(self, outdir: str | os.PathLike) -> list[Path]:
+        from gaitid.export import write_opensim
+
+        return write_opensim(self, outdir)
+
+    def report(self, outdir: str | os.PathLike, formats: tuple[str, ...] = ("pdf", "html"), normative=None,
+               clinical=None, uncertainty: bool | None = None) -> list[Path]:
+        """Write the PDF/HTML report (:func:`gaitid.report.write_report`): ``normative`` (norms
+        from :func:`gaitid.norms.read_norms`, or a bands CSV) adds the bands, the parameter norms and
+        the gait indices (GPS, GVS/MAP, GDI); ``clinical``: gait indices computed elsewhere;
+        ``uncertainty``: None/True/False, the toggle of the uncertainty bands and table."""
+        from gaitid.report import write_report
+
+        return write_report(self, outdir, formats=formats, normative=normative, clinical=clinical,
+                            uncertainty=uncertainty)

@@ -1,4 +1,4 @@
-"""Structured fuzz of the C3D reader, process() and the writers (issue 18).
+"""Structured fuzz of the C3D reader, process() and the writers.
 
 Runs ``N`` reproducible mutants (tests/c3d_mutations.py: every kind in turn, sources
 drawn from the real files) through read_c3d, process() (default settings; 70 kg when

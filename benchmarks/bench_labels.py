@@ -1,4 +1,4 @@
-"""Reading a file with many points: label classification must be linear (issue 18 item 6).
+"""Reading a file with many points: label classification must be linear.
 
 Labels: PiG-style segment quadruples for the first 8192 points, the reader's POINT<n> names after.
 

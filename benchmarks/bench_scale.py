@@ -1,4 +1,4 @@
-"""Archive scale (issue 17), in one run: process() against a bare ezc3d read per real trial, cost
+"""Archive scale, in one run: process() against a bare ezc3d read per real trial, cost
 and peak memory per frame as the trial grows, and the wall time of ``gaitid run --no-report``.
 
     python benchmarks/bench_scale.py                       # this checkout

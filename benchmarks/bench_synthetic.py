@@ -1,4 +1,4 @@
-"""Generation time and peak memory of the long synthetic trials (issue 17).
+"""Generation time and peak memory of the long synthetic trials.
 
 Each trial is written in a fresh Python process (so its peak resident memory is its own) by
 gaitid.validation.synthetic's block-wise writer: the overground walkway at 1x, 10x, 100x and 1000x the

@@ -1,4 +1,4 @@
-"""Extra time per trial of the joint-load uncertainty (issue 16) at 50, 200 and 1000 samples.
+"""Extra time per trial of the joint-load uncertainty at 50, 200 and 1000 samples.
 
 For each trial, best of ``--repeat`` CPU times (this process, one core) of ``process()``
 without uncertainty and with ``uncertainty=S``, measured alternately in one run (the machine

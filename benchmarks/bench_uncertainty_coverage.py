@@ -1,4 +1,4 @@
-"""Coverage of the joint-load uncertainty on the synthetic trial with exact truth (issue 16).
+"""Coverage of the joint-load uncertainty on the synthetic trial with exact truth.
 
 Errors drawn from the error model are injected into the trial's inputs (markers, landmarks and
 widths in both trials, hip centres, segment parameters, plate channels:

@@ -132,3 +132,10 @@ def test_the_evaluator_dispatches_through_the_registry():
     bad = dataclasses.replace(isb, points={**isb.points, "hip": {"method": "magic"}})  # built, not loaded
     with pytest.raises(ModelError, match="points.hip.method': 'magic' is not a point method"):
         PointEvaluator(bad, _pelvis_points(), {}, "Left", {}, None).point("hip")
+
+
+def test_every_registered_method_is_documented_for_users():
+    readme = (models_dir() / "README.md").read_text()
+    table = readme[readme.index("## Points"):readme.index("## Segments")]
+    rows = {line.split("|")[1].strip().strip("`") for line in table.splitlines() if line.startswith("| `")}
+    assert rows == set(POINT_METHODS)

@@ -170,7 +170,7 @@ POINT_METHODS: dict[str, PointMethod] = _entries(
 )
 
 
-def point_method(name, path: str | Path | None = None, key: str | None = None) -> PointMethod:
+def point_method(name: object, path: str | Path | None = None, key: str | None = None) -> PointMethod:
     """The registered method ``name``; ModelError naming ``path``, ``key`` (e.g.
     ``'points.hip.method'``) and the known methods when there is none."""
     if isinstance(name, str) and name in POINT_METHODS:

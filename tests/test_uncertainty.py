@@ -55,7 +55,8 @@ def test_default_error_model_figures_and_sources():
     np.testing.assert_allclose(em.joint_centre("davis", "hip").centre_sd, [0.016] * 3)
     np.testing.assert_allclose(em.joint_centre("chord", "ankle").landmark_sd, [0.005, 0.003, 0.005])
     np.testing.assert_allclose(em.joint_centre("chord", "knee").landmark_sd, [0.008, 0.004, 0.008])
-    assert em.joint_centre("unheard-of", "hip").centre_sd.sum() == 0
+    with pytest.raises(ModelError, match="'unheard-of': not a point method"):  # never a silent zero
+        em.joint_centre("unheard-of", "hip")
     assert em.bsip_error("plugin-gait", "thigh").mass_cv == 0.10  # any table: bsip.default
     assert em.bsip_error("plugin-gait", "foot").mass_cv == 0.15
     assert em.plate("floor").cop_sd == pytest.approx(0.005)

@@ -1,21 +1,20 @@
 """The model's expressions: points (joint centres, virtual markers) and segment frames, evaluated.
 
-A model file defines points (``[points.<name>]``: marker, midpoint, Davis, chord, Harrington,
-in/along a segment) and segments (``[segments.<name>]``: pelvis, axes, axis points,
+A model file defines points (``[points.<name>]``, computed by the methods of
+:mod:`gaitid.model.point_methods`: marker, midpoint, Davis, chord, Harrington, in/along a
+segment) and segments (``[segments.<name>]``: pelvis, axes, axis points,
 progression), each in terms of others; :class:`PointEvaluator` evaluates what is asked for, once,
 for one side. Arrays are (n, 3) m and R (n, 3, 3) segment -> lab.
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from gaitid.core.errors import DataError
 from gaitid.model import frames as fr
-from gaitid.model.joint_centres import chord_joint_centre, davis_hip_centre, harrington_hip_centre
 from gaitid.model.markerset import Model
+from gaitid.model.point_methods import point_method
 from gaitid.core.vocabulary import side_key
 
 
@@ -67,8 +66,11 @@ class PointEvaluator:
         label = self.sub(name)
         if label in self.pts:
             return self.pts[label]
-        raise DataError(f"model '{self.m.name}' needs the point '{label}', which the trial lacks",
-                        self.trial.path if self.trial is not None else None)
+        raise self.data_error(f"model '{self.m.name}' needs the point '{label}', which the trial lacks")
+
+    def data_error(self, message: str) -> DataError:
+        """A DataError naming the trial's file (when there is one)."""
+        return DataError(message, self.trial.path if self.trial is not None else None)
 
     def segment(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         if name not in self.m.segments:
@@ -76,65 +78,8 @@ class PointEvaluator:
         return self._memo("segment", name, lambda: self._compute_segment(name))
 
     def _compute_point(self, name: str) -> np.ndarray:
-        spec, key = self.m.points[name], f"points.{name}"
-        method = spec["method"]
-        if method == "marker":
-            return self.point(spec["marker"])
-        if method == "midpoint":
-            groups = spec["of"] if spec["of"] and isinstance(spec["of"][0], list) else [spec["of"]]
-            for group in groups:
-                if all(self.sub(g) in self.pts or g in self.m.points for g in group):
-                    return np.mean([self.point(g) for g in group], axis=0)
-            raise DataError(f"{key}: none of the marker groups {groups} is complete in the trial",
-                            self.trial.path if self.trial is not None else None)
-        if method == "davis":
-            R, origin = self.segment(spec["segment"])
-            p = self.params
-            asis_troch = p.get("asis_trochanter")
-            hjc = davis_hip_centre(
-                leg_length=self.param("leg_length", key),
-                inter_asis_distance=self.param("inter_asis_distance", key),
-                marker_radius=self.param("marker_radius", key),
-                side=self.side,
-                asis_trochanter=asis_troch if isinstance(asis_troch, float) and asis_troch > 0 else None,
-                mean_leg_length=p.get("mean_leg_length") if isinstance(p.get("mean_leg_length"), float) else None,
-            )
-            return origin + R @ hjc
-        if method == "chord":
-            offset = self.param(spec["width"], key) / 2 + self.param("marker_radius", key)
-            rot = self.param(spec["wand_rotation"], key) if "wand_rotation" in spec else 0.0
-            opening = self.param(spec["angle_offset"], key) if "angle_offset" in spec else 0.0
-            wand, proximal, marker = (self.point(spec[k]) for k in ("wand", "proximal", "marker"))
-            return chord_joint_centre(wand, proximal, marker, offset, rot, angle_offset=opening)
-        if method == "harrington":
-            R, origin = self.segment(spec["segment"])
-            lasi, rasi, sacrum = (self.point(spec[k]) for k in ("lasi", "rasi", "sacrum"))
-            pw, pd = self.params.get("pelvis_width"), self.params.get("pelvis_depth")
-            if not isinstance(pw, float):
-                pw = float(np.nanmedian(np.linalg.norm(lasi - rasi, axis=1)))
-            if not isinstance(pd, float):
-                pd = float(np.nanmedian(np.linalg.norm((lasi + rasi) / 2 - sacrum, axis=1)))
-            if not (math.isfinite(pw) and math.isfinite(pd)):
-                raise DataError(f"{key}: the pelvis markers are never all visible (Harrington needs its width "
-                                "and depth)", self.trial.path if self.trial is not None else None)
-            return origin + R @ harrington_hip_centre(pw, pd, self.side)
-        if method == "in_segment":
-            R, origin = self.segment(spec["segment"])
-            return origin + R @ np.asarray(spec["offset"], float)
-        if method == "along_segment":  # from + (median distance of two markers) along a segment axis
-            a, b = (self.sub(x) for x in spec["length"])
-            if a not in self.pts or b not in self.pts:
-                if "fallback" in spec:
-                    return self.point(spec["fallback"])
-                raise DataError(f"{key}: needs markers {a} and {b} (its length)",
-                                self.trial.path if self.trial is not None else None)
-            length = float(np.nanmedian(np.linalg.norm(self.pts[a] - self.pts[b], axis=1)))
-            if "shorten" in spec:  # e.g. the marker radius
-                length -= self.param(spec["shorten"], key)
-            R, _ = self.segment(spec["segment"])
-            axis = R[..., :, "xyz".index(spec["axis"][-1])] * (-1.0 if spec["axis"].startswith("-") else 1.0)
-            return self.point(spec["from"]) + length * axis
-        raise self.m.error(f"{key}.method", f"unknown method {method!r}")  # pragma: no cover (validated)
+        spec = self.m.points[name]
+        return point_method(spec["method"], self.m.path, f"points.{name}.method").evaluate(self, spec, f"points.{name}")
 
     def _vector(self, spec: dict, key: str) -> np.ndarray:
         if "segment" in spec:

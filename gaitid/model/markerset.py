@@ -18,21 +18,13 @@ from typing import Any
 from gaitid.core.errors import ModelError
 from gaitid.core.resources import models_dir
 from gaitid.core.vocabulary import SIDES, side_key
+from gaitid.model.point_methods import POINT_METHODS, point_method
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
-POINT_METHODS = {
-    "marker": {"marker"},
-    "midpoint": {"of"},
-    "davis": {"segment"},
-    "chord": {"wand", "proximal", "marker", "width"},
-    "in_segment": {"segment", "offset"},
-    "harrington": {"segment", "lasi", "rasi", "sacrum"},
-    "along_segment": {"segment", "from", "axis", "length"},
-}
 SEGMENT_METHODS = {
     "pelvis": {"lasi", "rasi", "sacrum"},
     "axes": {"origin", "primary", "secondary"},
@@ -40,8 +32,10 @@ SEGMENT_METHODS = {
     "progression": {"follow"},
 }
 STATIC_METHODS = {"pig_foot": {"ankle", "toe", "heel", "shank"}}
-_OPTIONAL = {
-    "point": {"side", "method", "wand_rotation", "angle_offset", "label", "fallback", "shorten"},
+_OPTIONAL = {  # keys allowed besides the method's required ones ('of' and 'offset' too, on any item)
+    # a point: its method's optional keys (gaitid.model.point_methods); any point accepts every
+    # method's, unused where they do not apply
+    "point": {"side", "method", "label"}.union(*(m.optional for m in POINT_METHODS.values())),
     "segment": {"side", "method", "proximal", "distal", "bsip", "rotate", "angle_axes", "long_axis", "ml_axis",
                 "bsip_endpoints"},
     "static": {"side", "method", "flat_foot", "sole_delta"},
@@ -268,30 +262,30 @@ def _validate(model: Model) -> None:
         unknown = set(spec) - {"from", "scale", "default", "required", "mean", "static", "angle"}
         if unknown:
             raise err(f"parameters.{name}", f"unknown key(s) {', '.join(sorted(unknown))}")
-    for kind, methods in (("point", POINT_METHODS), ("segment", SEGMENT_METHODS), ("static", STATIC_METHODS)):
-        table = {"point": model.points, "segment": model.segments, "static": model.static}[kind]
+    for kind, table in (("point", model.points), ("segment", model.segments), ("static", model.static)):
         for name, spec in table.items():
             where = f"{kind}s.{name}" if kind != "static" else f"static.{name}"
             if not isinstance(spec, dict):
                 raise err(where, "must be a table")
             method = spec.get("method")
-            if method not in methods:
-                raise err(f"{where}.method", f"{method!r} is not one of {', '.join(sorted(methods))}")
-            missing = methods[method] - set(spec)
+            if kind == "point":  # a ModelError naming the file, the point and the known methods
+                entry = point_method(method, model.path, f"{where}.method")
+                required, check = entry.required, entry.check
+            else:
+                methods = SEGMENT_METHODS if kind == "segment" else STATIC_METHODS
+                if method not in methods:
+                    raise err(f"{where}.method", f"{method!r} is not one of {', '.join(sorted(methods))}")
+                required, check = methods[method], None
+            missing = required - set(spec)
             if missing:
                 raise err(where, f"method '{method}' needs key(s) {', '.join(sorted(missing))}")
-            extra = set(spec) - methods[method] - _OPTIONAL[kind] - {"of", "offset"}
+            extra = set(spec) - required - _OPTIONAL[kind] - {"of", "offset"}
             if extra:
                 raise err(where, f"unknown key(s) {', '.join(sorted(extra))}")
             if spec.get("side", "each") not in ("each", "none"):
                 raise err(f"{where}.side", "must be 'each' (per side, the default) or 'none'")
-            if kind == "point" and method == "along_segment" and (
-                spec["axis"] not in ("x", "y", "z", "-x", "-y", "-z")
-                or not (isinstance(spec["length"], list) and len(spec["length"]) == 2)
-            ):
-                raise err(where, "along_segment needs axis ('x'...'-z') and length = [marker, marker]")
-            if kind == "point" and method == "chord" and spec["width"] not in model.parameters:
-                raise err(f"{where}.width", f"parameter '{spec['width']}' is not defined in [parameters]")
+            if check is not None:
+                check(model, where, spec)
             for rot in spec.get("rotate", []) if kind == "segment" else []:
                 _check_rotation(model, rot, f"{where}.rotate")
             axes = spec.get("angle_axes")

@@ -4,9 +4,10 @@
 file may leave sections out, they keep the default's values. Every figure is one standard
 deviation of a zero-mean normal error, in SI here (the file is in mm): marker noise (white, per
 coordinate, before the filter), per joint-centre method the error of the centre and of the
-palpated landmarks it uses ([ap, ml, long] in the frame of the segment above the joint), per
-BSIP table the spread of segment masses, centres of mass and radii of gyration, per plate kind
-the centre-of-pressure offset and the force scale error. Each figure keeps its ``source``.
+palpated landmarks it uses ([ap, ml, long] in the frame of the segment above the joint; one
+section per method of :data:`gaitid.model.point_methods.POINT_METHODS`, no other), per BSIP
+table the spread of segment masses, centres of mass and radii of gyration, per plate kind the
+centre-of-pressure offset and the force scale error. Each figure keeps its ``source``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import numpy as np
 
 from gaitid.core.errors import ModelError
 from gaitid.model.markerset import read_toml, resolve_path
+from gaitid.model.point_methods import POINT_METHODS
 from gaitid.core.resources import models_dir
 
 PLATE_KINDS = ("floor", "floor_uncorrected", "treadmill")
@@ -71,11 +73,19 @@ class ErrorModel:
     plates: dict[str, PlateError] = field(default_factory=dict)
 
     def joint_centre(self, method: str, joint: str) -> JointCentreError:
-        """The error of a joint centre computed by ``method`` ('davis', 'chord'...) for ``joint``
-        ('hip', 'knee', 'ankle'); zero for a method the model does not list."""
-        by_joint = self.joint_centres.get(method)
+        """The error of a joint centre computed by the point method ``method`` ('davis',
+        'chord'...) for ``joint`` ('hip', 'knee', 'ankle'): the method's section
+        (:data:`gaitid.model.point_methods.POINT_METHODS`), its joint's sub-table if any.
+        ModelError for a method gaitid does not know or a section the model lacks: never a
+        silent zero."""
+        if method not in POINT_METHODS:
+            raise ModelError(f"no joint-centre error for {method!r}: not a point method "
+                             f"(known: {', '.join(sorted(POINT_METHODS))})", self.path)
+        section = POINT_METHODS[method].error
+        by_joint = self.joint_centres.get(section)
         if by_joint is None:
-            return JointCentreError(np.zeros(3), np.zeros(3), f"method '{method}' not in the error model: no error")
+            raise ModelError(f"error model has no [joint_centres.{section}] section (the error of the point "
+                             f"method '{method}')", self.path)
         return by_joint.get(joint, by_joint[""])
 
     def bsip_error(self, table: str, segment: str) -> BsipError:
@@ -155,9 +165,13 @@ def _parse(data: dict, path: Path) -> ErrorModel:
     markers = data.get("markers", {})
     noise = _number(path, "markers.noise_mm", markers.get("noise_mm", 0.0)) * MM
     jcs: dict[str, dict[str, JointCentreError]] = {}
+    sections = sorted({m.error for m in POINT_METHODS.values()})  # one per point method
     for method, spec in data.get("joint_centres", {}).items():
         if not isinstance(spec, dict):
             raise ModelError(f"error model key 'joint_centres.{method}' must be a table", path)
+        if method not in sections:
+            raise ModelError(f"error model key 'joint_centres.{method}': not a point method (known: "
+                             f"{', '.join(sections)})", path)
         base = JointCentreError(_triple(path, f"joint_centres.{method}.centre_sd_mm", spec.get("centre_sd_mm", 0.0), None),
                                 _triple(path, f"joint_centres.{method}.landmark_sd_mm", spec.get("landmark_sd_mm", 0.0),
                                         None), str(spec.get("source", "")))
@@ -168,6 +182,10 @@ def _parse(data: dict, path: Path) -> ErrorModel:
                 jcs[method][joint] = JointCentreError(_triple(path, f"{w}.centre_sd_mm", sub.get("centre_sd_mm"), base.centre_sd),
                                                       _triple(path, f"{w}.landmark_sd_mm", sub.get("landmark_sd_mm"),
                                                               base.landmark_sd), str(sub.get("source", base.source)))
+    lacking = [s for s in sections if s not in jcs]
+    if lacking:
+        raise ModelError(f"error model needs a [joint_centres.<method>] section for every point method: "
+                         f"{', '.join(lacking)} missing", path)
     bsip: dict[str, dict[str, BsipError]] = {}
     for table, spec in data.get("bsip", {}).items():
         if not isinstance(spec, dict):

@@ -14,6 +14,7 @@ from __future__ import annotations
 from gaitid.contacts.foot_loads import FootLoad
 from gaitid.model.bsip import load_table
 from gaitid.model.markerset import Model
+from gaitid.model.point_methods import method_of
 from gaitid.uncertainty.design import Parameter
 from gaitid.uncertainty.errormodel import ErrorModel
 from gaitid.uncertainty.kinematics import bsip_groups
@@ -30,7 +31,7 @@ def error_parameters(model: Model, labels: set[str], loads: dict[str, FootLoad],
     if "joint_centres" in sources:
         for side in SIDES:
             for joint, point, _ in joint_geometry(model):
-                err = errors.joint_centre(model.points.get(point, {}).get("method", "marker"), joint)
+                err = errors.joint_centre(method_of(model, point), joint)
                 out += [Parameter("joint_centres", ("centre", side, joint, a), float(err.centre_sd[a])) for a in range(3)]
                 for label in landmark_labels(model, point, side, labels):
                     out += [Parameter("joint_centres", ("landmark", side, joint, label, a), float(err.landmark_sd[a]))

@@ -27,6 +27,7 @@ from gaitid.core import signal
 from gaitid.model.assembly import cluster_landmarks
 from gaitid.model.evaluator import PointEvaluator
 from gaitid.model.markerset import Model
+from gaitid.model.point_methods import point_method
 from gaitid.model.trial_markers import apply_aliases, needed_labels, prepare_points
 from gaitid.core.trial import Trial
 from gaitid.uncertainty.design import Design
@@ -123,19 +124,14 @@ def joint_geometry(model: Model) -> list[tuple[str, str, str]]:
 
 
 def landmark_labels(model: Model, point: str, side: str, present) -> list[str]:
-    """The palpated landmark markers a joint centre's method uses: a chord's ``marker``, a
-    midpoint's first complete group (labels with the side prefix)."""
-    spec = model.points.get(point, {})
-    prefix = model.sides[side]
-    if spec.get("method") == "chord":
-        return [spec["marker"].replace("{S}", prefix)]
-    if spec.get("method") == "midpoint":
-        groups = spec["of"] if spec["of"] and isinstance(spec["of"][0], list) else [spec["of"]]
-        for g in groups:
-            labels = [x.replace("{S}", prefix) for x in g]
-            if all(x in present for x in labels):
-                return labels
-    return []
+    """The palpated landmark markers a joint centre's method uses (its ``landmarks`` in
+    :data:`~gaitid.model.point_methods.POINT_METHODS`: a chord's ``marker``, a midpoint's first
+    complete group), labels with the side prefix; none for a name the model does not define."""
+    spec = model.points.get(point)
+    if spec is None:
+        return []
+    entry = point_method(spec["method"], model.path, f"points.{point}.method")
+    return [] if entry.landmarks is None else entry.landmarks(spec, model.sides[side], present)
 
 
 def column_offsets(model: Model, design: Design, side: str, frames: dict, present) -> tuple[dict, dict]:

@@ -26,6 +26,7 @@ import pandas as pd
 
 from gaitid.model.assembly import build_segments
 from gaitid.model.markerset import Model, load_model
+from gaitid.model.point_methods import method_of
 from gaitid.core.trial import PlateWrench, Trial
 from gaitid.uncertainty.errormodel import ErrorModel, JointCentreError, load_error_model
 from gaitid.uncertainty.kinematics import bsip_groups
@@ -115,7 +116,7 @@ def inject_errors(walk: Trial, static: Trial, model: str | Path, segments: dict,
     for side in SIDES:
         for joint, point, parent in joint_geometry(m):
             spec = m.points.get(point, {})
-            err = em.joint_centre(spec.get("method", "marker"), joint)
+            err = em.joint_centre(method_of(m, point), joint)
             for trial, k, pts in ((walk, kw, walk_pts), (static, ks, static_pts)):
                 R = k.root.R if parent == m.root else k.frames[side_path(side, parent)]
                 for label in landmark_labels(m, point, side, set(trial.marker_labels)):

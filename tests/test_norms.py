@@ -546,7 +546,8 @@ def test_run_with_norms_gives_bands_indices_map_and_scores(sample, tmp_path, cap
     from gaitid.cli import main
     from gaitid.norms import write_norms
     from gaitid.report.content import gather
-    from gaitid.report.pages import clinical_table, summary_pages
+    from gaitid.report.display import clinical_table
+    from gaitid.report.pages import summary_pages
     from gaitid.report.plots import kinetics_page
     from gaitid.report.profile import map_page
     from gaitid.cycles.scores import gait_scores

@@ -471,7 +471,7 @@ def _pdf_text(path: Path) -> bytes:
 def test_norm_and_gait_index_slots(tmp_path, result):
     """The first page's slots: a 'Norm' column when the normative data give spatio-temporal norms
     (parameter_band), a gait-index table when GPS/MAP values are given; nothing otherwise."""
-    from gaitid.report.pages import clinical_table
+    from gaitid.report.display import clinical_table
     from gaitid.report.display import parameter_table
 
     class Norms:  # the interface the norms module provides

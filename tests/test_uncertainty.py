@@ -392,7 +392,7 @@ def test_report_draws_the_bands_and_the_parameter_table(with_unc, nominal, tmp_p
     numbers of band_curves, in data units), the toggle leaves them out, a Result without
     uncertainty gets none; the tables page lists the clinical parameters as value +- SD [95 %]."""
     from gaitid.report.content import gather
-    from gaitid.report.plots import curve_pages
+    from gaitid.report.sections import curve_pages
     from gaitid.report.uncertainty_pages import parameter_uncertainty_table
 
     data = gather(with_unc)

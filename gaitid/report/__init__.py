@@ -8,7 +8,9 @@ spatio-temporal parameters (and norms, gait indices when given); kinematics (pel
 ankle, foot progression); kinetics (moments, powers, GRF in % stance); the moment contributions;
 the kinetic parameters, gait cycles and force-plate assignment. See docs/report.md.
 
-The curve pages are drawn once (:mod:`gaitid.report.canvas`) and written to both formats.
+The sections are listed once (:mod:`gaitid.report.sections`) and their content built once; the
+PDF (:mod:`gaitid.report.pages`) and the HTML (:mod:`gaitid.report.html`) only render them. The
+curve pages are drawn once (:mod:`gaitid.report.canvas`) and written to both formats.
 """
 
 from __future__ import annotations
@@ -22,8 +24,8 @@ from gaitid.core.errors import GaitIDError, SettingsError
 FORMATS = ("pdf", "html")
 # every module a report imports on its first call (a batch imports them before its workers fork)
 MODULES = ("gaitid.report.content", "gaitid.report.html", "gaitid.report.normative", "gaitid.report.pages",
-           "gaitid.report.pdf", "gaitid.report.plots", "gaitid.report.profile", "reportlab.pdfgen.canvas",
-           "reportlab.pdfbase.pdfmetrics")
+           "gaitid.report.pdf", "gaitid.report.plots", "gaitid.report.profile", "gaitid.report.sections",
+           "reportlab.pdfgen.canvas", "reportlab.pdfbase.pdfmetrics")
 
 
 def _safe_name(name: str) -> str:
@@ -43,7 +45,7 @@ def write_report(result_or_results, outdir: str | os.PathLike, formats=FORMATS, 
     (:class:`gaitid.norms.Norms`) are turned to the report's moment convention and also give the gait
     indices (:func:`gaitid.cycles.scores.gait_scores`: GPS, GVS drawn as the Movement Analysis Profile, GDI).
     ``clinical``: gait indices computed elsewhere (a gait_scores table, or columns measure, side,
-    value (, unit)), shown on the first page (:func:`gaitid.report.pages.clinical_table`).
+    value (, unit)), shown on the first page (:func:`gaitid.report.display.clinical_table`).
     ``uncertainty``: the toggle of the joint-load uncertainty (Results processed with
     ``uncertainty=...``): None (default) draws the 95 % bands around each kinetic curve and the
     parameters' "value +- SD" table when every Result has it, True requires it (DataError naming
@@ -51,46 +53,30 @@ def write_report(result_or_results, outdir: str | os.PathLike, formats=FORMATS, 
     ``name``: file stem (default: the trial's name, or 'session'); ``title``: the heading
     (default: the trial name or 'Session: N trials').
     """
-    from gaitid.report.content import gather
     from gaitid.report.html import write_html
-    from gaitid.report.normative import read_normative
-    from gaitid.report.pages import report_pages
+    from gaitid.report.pages import pdf_pages
     from gaitid.report.pdf import write_pdf
-    from gaitid.report.plots import curve_pages
-    from gaitid.report.profile import map_page
+    from gaitid.report.sections import report_inputs, report_sections
 
     if isinstance(formats, str):
         formats = (formats,)
     bad = [f for f in formats if f not in FORMATS]
     if bad or not formats:
         raise SettingsError(f"report formats {list(formats)!r}: each must be one of {', '.join(FORMATS)}")
-    data = gather(result_or_results, title=title)
-    # a CSV, a DataFrame, or any object with the bands' interface (band(); parameter_band() for norms)
-    bands = normative if normative is None or callable(getattr(normative, "band", None)) else read_normative(normative)
-    if callable(getattr(bands, "in_convention", None)):  # gaitid norms: moments in the report's convention
-        bands = bands.in_convention(data.convention)
-    if clinical is None and callable(getattr(bands, "score_reference", None)):  # norms: GPS, GVS (MAP), GDI
-        from gaitid.cycles.scores import gait_scores
-
-        clinical = gait_scores(data.results if data.is_session else data.results[0], bands)
-    curves = curve_pages(data, bands, uncertainty)  # drawn once, written to both formats
-    data.cache["uncertainty_shown"] = uncertainty is not False
-    profile = map_page(data, clinical)
-    if profile is not None:
-        curves.insert(0, profile)
-    extra = list(getattr(bands, "warnings", [])) if bands is not None else []
+    inputs = report_inputs(result_or_results, normative, clinical, uncertainty, title)
+    data = inputs.data
+    sections = report_sections(inputs)  # built once, rendered by both formats
     stem = _safe_name(name or (data.trials[0] if not data.is_session else "session"))
     outdir = Path(outdir)
-    inputs = tuple(r.trial.path for r in data.results if r.trial.path is not None)
+    files = tuple(r.trial.path for r in data.results if r.trial.path is not None)
     paths = []
     for fmt in formats:
         target = outdir / f"{stem}_report.{fmt}"
         try:
             if fmt == "pdf":
-                pages = report_pages(data, curves, bands, clinical, extra)
-                paths.append(write_pdf(pages, target, data.title, inputs))
+                paths.append(write_pdf(pdf_pages(sections, data), target, data.title, files))
             else:
-                paths.append(write_html(data, curves, target, extra, inputs, bands, clinical))
+                paths.append(write_html(data.title, sections, target, files))
         except OSError as exc:  # unwritable folder, disk full, outdir is a file...
             raise GaitIDError(f"cannot write the {fmt.upper()} report: {exc.strerror or exc}", target) from exc
         except GaitIDError as exc:  # the same, found by gaitid.io.atomic

@@ -83,8 +83,6 @@ class ReportData:
     convention: str
     created: str = field(default_factory=lambda: datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
 
-    cache: dict = field(default_factory=dict, repr=False)  # what the PDF and the HTML both show, made once
-
     def __post_init__(self) -> None:
         self._mean_sd: dict = {}
 

@@ -1,4 +1,5 @@
-"""Tables of a report as display strings (shared by the PDF and the HTML page).
+"""A report's tables and texts as display strings (shared by the PDF and the HTML page): the
+warnings grouped, the subject, trials, parameters, gait indices, cycles, contacts and settings.
 
 Every cell is formatted here, explicitly: a missing number, a contact without a foot or a
 cycle without a reason shows '\u2013' or '' (never 'nan', never a crash on a float where text was
@@ -22,6 +23,9 @@ DASH = "\u2013"
 SPATIOTEMPORAL = ("walking_speed", "cadence", "stride_time", "stride_length", "step_time", "step_length",
                   "stance", "swing", "double_support", "single_support", "opposite_foot_off",
                   "opposite_foot_strike")
+GROUPS = (("plates", "Force plates"), ("events", "Gait events"), ("subject", "Subject data"), ("other", "Other"))
+NO_WARNINGS = ("No warnings: every plate contact was assigned to a foot, the file's events agree with the "
+               "detected ones, and the subject's data come from the file.")
 SUBJECT_FIELDS = (("mass", "Body mass", "kg", 1.0, 1), ("height", "Height", "m", 1.0, 2),
                   ("leg_length", "Leg length", "mm", 1e3, 0), ("knee_width", "Knee width", "mm", 1e3, 0),
                   ("ankle_width", "Ankle width", "mm", 1e3, 0),
@@ -102,13 +106,6 @@ def parameter_table(data: ReportData, kind: str = "spatiotemporal", normative=No
     sign label of the report's convention ("Ankle moment sagittal max (Plantarflexor +)").
     Spatio-temporal rows add a 'Norm' column when ``normative`` gives norms (:func:`parameter_norm`).
     """
-    key = ("parameter_table", kind, id(normative))
-    if key not in data.cache:
-        data.cache[key] = _parameter_table(data, kind, normative)
-    return data.cache[key]
-
-
-def _parameter_table(data: ReportData, kind: str, normative) -> Table:
     kinetic = kind != "spatiotemporal"
     columns = ["Parameter", "Unit", "Left", *(["Left timing [%]"] if kinetic else []), "Right",
                *(["Right timing [%]"] if kinetic else [])]
@@ -202,6 +199,55 @@ def trials_table(data: ReportData) -> Table:
             row.append(f"{len(cs)} ({int(cs['kinetic'].astype(bool).sum())})")
         rows.append(row + [str(len(r.warnings))])
     return Table(columns, rows, wide=("File",))
+
+
+def notice_groups(data: ReportData, extra: list[str] = ()) -> list[tuple[str, list[str]]]:
+    """[(group title, lines)] of the warnings that matter (trial name first in a session);
+    ``extra``: more warnings (e.g. the normative file's), listed under 'Other'."""
+    out = []
+    for key, title in GROUPS:
+        lines = [f"{name}: {line}" if data.is_session else line
+                 for name, groups in data.notices.items() for line in groups.get(key, [])]
+        if key == "other":
+            lines += [*data.session_notes, *extra]
+        if lines:
+            out.append((title, lines))
+    return out
+
+
+def subject_heading(data: ReportData) -> str:
+    """'Subject', or in a session whose trials have other subjects, whose data the table shows."""
+    subjects = {(r.trial.subject.name, r.trial.subject.mass) for r in data.results}
+    return "Subject" if len(subjects) == 1 else f"Subject of {data.trials[0]} (each trial's mass: Trials table)"
+
+
+def clinical_table(data: ReportData, clinical=None) -> Table | None:
+    """Gait indices per side when the call (``clinical``) or the Result (an attribute ``clinical``)
+    supplies them: a :func:`gaitid.cycles.scores.gait_scores` table (GPS, GDI, then each GVS, with the
+    controls' mean +- SD when the norms hold it), or any table with columns ``measure``, ``side``
+    ('Left', 'Right' or 'Overall'), ``value`` and optionally ``unit``; None (nothing drawn) otherwise."""
+    source = clinical if clinical is not None else getattr(data.results[0], "clinical", None)
+    if source is None:
+        return None
+    df = source if isinstance(source, pd.DataFrame) else pd.DataFrame(source)
+    if {"score", "name"} <= set(df.columns):  # gait_scores: GPS and GDI first, then the MAP's GVS
+        order = df["score"].map({"GPS": 0, "GDI": 1, "GVS": 2})
+        df = df.assign(measure=[s if s == n else f"GVS {n}" for s, n in zip(df["score"], df["name"])],
+                       _o=order).sort_values("_o", kind="stable")
+    if df.empty or not {"measure", "side", "value"} <= set(df.columns):
+        return None
+    sides = [s for s in (*SIDES, "Overall") if s in set(df["side"])]
+    controls = "reference_mean" in df.columns and df["reference_mean"].notna().any()
+    rows = []
+    for measure, g in df.groupby("measure", sort=False):
+        unit = str(g["unit"].iloc[0]) if "unit" in g.columns else ""
+        by_side = dict(zip(g["side"], g["value"]))
+        row = [str(measure), unit, *(num(by_side.get(s), 1) for s in sides)]
+        if controls:
+            m, sd = float(g["reference_mean"].iloc[0]), float(g["reference_sd"].iloc[0])
+            row.append(f"{m:.1f} \u00b1 {sd:.1f}" if np.isfinite(m) and np.isfinite(sd) else "\u2013")
+        rows.append(row)
+    return Table(["Index", "Unit", *sides, *(["Controls (mean \u00b1 SD)"] if controls else [])], rows)
 
 
 def subject_table(result) -> Table:

@@ -1,8 +1,9 @@
 """The HTML report: one self-contained static page (no server, no external files, no scripts).
 
-The curve pages are the PDF's own pages (:mod:`gaitid.report.canvas`) written as inline SVG, not
-drawn again; the text and tables are HTML, so the browser wraps them to the window. Order: the
-summary with the warnings that matter first, the curves, then the tables and every setting.
+The report's sections (:mod:`gaitid.report.sections`) in their order, each an HTML ``<section>``
+with the section's key as its id, linked from the page's top: the drawn pages (the MAP, the
+curves) are the PDF's own pages written as inline SVG, not drawn again; the text and tables are
+HTML, so the browser wraps them to the window.
 """
 
 from __future__ import annotations
@@ -11,20 +12,9 @@ from html import escape
 from pathlib import Path
 
 from gaitid.io.atomic import atomic_path
-from gaitid.report.content import ReportData
-from gaitid.report.pages import NO_WARNINGS, clinical_table, notice_groups, subject_heading
+from gaitid.report.display import NO_WARNINGS, Table
+from gaitid.report.sections import Drawn, Lines, SectionContent, TableBlock, Warnings
 from gaitid.report.svg import page_svg
-from gaitid.report.uncertainty_pages import parameter_uncertainty_table, table_note
-from gaitid.report.display import (
-    Table,
-    contacts_table,
-    cycles_table,
-    header_lines,
-    parameter_table,
-    settings_table,
-    subject_table,
-    trials_table,
-)
 
 CSS = """
 body{font-family:-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;margin:1.5em auto;max-width:1100px;color:#222;
@@ -54,8 +44,7 @@ def html_table(table: Table | None, table_id: str, empty: str = "none") -> str:
     return f'<table id="{table_id}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{notes}'
 
 
-def warnings_html(data: ReportData, extra: list[str]) -> str:
-    groups = notice_groups(data, extra)
+def warnings_html(groups) -> str:
     if not groups:
         return f'<div class="warnings" id="warnings"><p>{escape(NO_WARNINGS)}</p></div>'
     out = ['<div class="warnings" id="warnings"><h3>Check first</h3>']
@@ -66,59 +55,59 @@ def warnings_html(data: ReportData, extra: list[str]) -> str:
     return "".join(out)
 
 
-def render_html(data: ReportData, curves, extra_warnings: list[str] = (), normative=None, clinical=None) -> str:
-    """The page as a string (``curves``: the curve pages already drawn for the PDF)."""
+def block_html(block) -> str:
+    """One content block as HTML."""
     e = escape
-    unc = parameter_uncertainty_table(data) if data.cache.get("uncertainty_shown", True) else None
-    sections = [("summary", "Summary"), *((p.kind, p.heading) for p in curves),
-                ("parameters", "Kinetic parameters"),
-                *((("uncertainty", "Uncertainty"),) if unc is not None else ()), ("cycles", "Gait cycles"), ("plates", "Force-plate assignment"),
-                ("settings", "Settings")]
+    if isinstance(block, Lines):
+        return "\n".join(f"<p>{e(line)}</p>" for line in block.lines)
+    if isinstance(block, Warnings):
+        return warnings_html(block.groups)
+    if isinstance(block, TableBlock):
+        return ((f"<h3>{e(block.heading)}</h3>" if block.heading else "")
+                + "".join(f"<p>{e(note)}</p>" for note in (block.note, block.html_note) if note)
+                + html_table(block.table, block.table_id, block.empty))
+    if isinstance(block, Drawn):
+        return "".join(page_svg(page) for page in block.pages)
+    raise TypeError(f"no HTML for a {type(block).__name__}")
+
+
+def has_uncertainty_bands(block) -> bool:
+    """Whether ``block`` is drawn pages with an uncertainty band on them."""
+    return isinstance(block, Drawn) and any(s.gid.startswith("uncertainty") for page in block.pages
+                                             for panel in page.panels for s in panel.series)
+
+
+TOGGLE = ('<input type="checkbox" id="show-uncertainty" checked> <label class="toggle" for="show-uncertainty">'
+          "show the 95 % uncertainty bands (input errors) around the kinetic curves</label>")
+
+
+def render_html(title: str, sections: list[SectionContent]) -> str:
+    """The page as a string: ``sections`` (those the HTML shows) in their order. A section of several
+    blocks puts each on a line of its own; the one opening with the header lines is the page's header."""
+    e = escape
+    shown = [part for part in sections if part.section.shows_in("html")]
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
            '<meta name="viewport" content="width=device-width, initial-scale=1">',
-           f"<title>gaitid report: {e(data.title)}</title>", f"<style>{CSS}</style></head><body>",
-           f"<h1>gaitid report \u2014 {e(data.title)}</h1>",
-           "<nav>" + "".join(f'<a href="#{sid}">{e(head)}</a>' for sid, head in sections) + "</nav>",
-           '<section id="summary" class="header"><h2>Summary</h2>']
-    out += [f"<p>{e(line)}</p>" for line in header_lines(data)]
-    out.append(warnings_html(data, list(extra_warnings)))
-    out.append(f"<h3>{e(subject_heading(data))}</h3>" + html_table(subject_table(data.results[0]), "subject-table"))
-    if data.is_session:
-        out.append("<h3>Trials</h3>" + html_table(trials_table(data), "trial-table"))
-    out.append("<h3>Spatio-temporal parameters</h3><p>Mean \u00b1 SD (n cycles) per side.</p>"
-               + html_table(parameter_table(data, "spatiotemporal", normative), "spatiotemporal",
-                            "no complete gait cycle"))
-    indices = clinical_table(data, clinical)
-    if indices is not None:
-        out.append("<h3>Gait indices</h3>" + html_table(indices, "gait-indices"))
-    out.append("</section>")
-    if any(s.gid.startswith("uncertainty") for p in curves for panel in p.panels for s in panel.series):
-        out.append('<input type="checkbox" id="show-uncertainty" checked> <label class="toggle" '
-                   'for="show-uncertainty">show the 95 % uncertainty bands (input errors) around the kinetic '
-                   'curves</label>')  # a sibling of the sections: CSS hides the bands when unchecked
-    for page in curves:
-        out.append(f'<section id="{page.kind}"><h2>{e(page.heading)}</h2>{page_svg(page)}</section>')
-    out.append('<section id="parameters"><h2>Kinetic parameters</h2>'
-               "<p>Kinetic cycles only; mean \u00b1 SD (n cycles); timing in % of the gait cycle.</p>"
-               + html_table(parameter_table(data, "kinetic"), "kinetic-parameters", "no kinetic cycle") + "</section>")
-    if unc is not None:
-        out.append('<section id="uncertainty"><h2>Kinetic parameters: uncertainty from the input errors</h2>'
-                   f"<p>{e(table_note(data))}</p>" + html_table(unc, "parameter-uncertainty", "no kinetic cycle")
-                   + "</section>")
-    out.append('<section id="cycles"><h2>Gait cycles</h2>'
-               + html_table(cycles_table(data), "cycle-table", "no complete gait cycle") + "</section>")
-    out.append('<section id="plates"><h2>Force-plate assignment</h2>'
-               + html_table(contacts_table(data), "plate-table", "no plate contact") + "</section>")
-    out.append('<section id="settings"><h2>Settings</h2>' + html_table(settings_table(data), "settings-table")
-               + "</section>")
+           f"<title>gaitid report: {e(title)}</title>", f"<style>{CSS}</style></head><body>",
+           f"<h1>gaitid report \u2014 {e(title)}</h1>",
+           "<nav>" + "".join(f'<a href="#{part.section.key}">{e(part.section.nav or part.section.title)}</a>'
+                             for part in shown) + "</nav>"]
+    toggle = any(has_uncertainty_bands(b) for part in shown for b in part.blocks)
+    for part in shown:
+        s, blocks = part.section, part.blocks
+        if toggle and any(isinstance(b, Drawn) for b in blocks):
+            out.append(TOGGLE)  # a sibling before the drawn sections: CSS hides their bands when unchecked
+            toggle = False
+        header = ' class="header"' if blocks and isinstance(blocks[0], Lines) else ""
+        parts = [f'<section id="{s.key}"{header}><h2>{e(s.title)}</h2>', *map(block_html, blocks), "</section>"]
+        out.append(("\n" if len(blocks) > 1 else "").join(parts))
     out.append("</body></html>")
     return "\n".join(out)
 
 
-def write_html(data: ReportData, curves, path: Path, extra_warnings: list[str] = (), inputs=(), normative=None,
-               clinical=None) -> Path:
+def write_html(title: str, sections: list[SectionContent], path: Path, inputs=()) -> Path:
     """Write the page atomically (UTF-8)."""
-    text = render_html(data, curves, extra_warnings, normative, clinical)
+    text = render_html(title, sections)
     with atomic_path(path, inputs=inputs) as tmp:
         tmp.write_text(text, encoding="utf-8")
     return Path(path)

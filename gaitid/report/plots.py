@@ -35,7 +35,7 @@ from gaitid.report.labels import (
     is_kinematic,
     moment_convention,
 )
-from gaitid.report.uncertainty_pages import BAND_ALPHA, band_of, legend_entry, uncertainty_bands
+from gaitid.report.uncertainty_pages import BAND_ALPHA, band_of, legend_entry
 from gaitid.core.vocabulary import SIDES
 
 GRID = "#e6e6e6"
@@ -355,11 +355,7 @@ def contributions_page(data: ReportData) -> Page:
     return page
 
 
-def curve_pages(data: ReportData, normative=None, uncertainty: bool | None = None) -> list[Page]:
-    """The curve pages in report order. A session with many cycles draws the means and SD bands
-    without the single cycles. ``uncertainty``: the toggle of the kinetic curves' uncertainty
-    bands (None: drawn when every Result has an uncertainty; :mod:`gaitid.report.uncertainty_pages`)."""
-    show_cycles = sum(len(s.cycle) for s in data.sides.values()) <= 40
-    bands = uncertainty_bands(data, uncertainty)
-    return [kinematics_page(data, normative, show_cycles), kinetics_page(data, normative, show_cycles, bands),
-            contributions_page(data)]
+def draws_cycles(data: ReportData) -> bool:
+    """Whether the curve pages draw each cycle: not in a session of more than 40 cycles (the means
+    and SD bands only)."""
+    return sum(len(s.cycle) for s in data.sides.values()) <= 40

@@ -30,12 +30,18 @@ def _value(scores: pd.DataFrame, score: str, side: str, name: str) -> tuple[floa
     return float(row["value"]), float(row.get("reference_mean", np.nan)), float(row.get("reference_sd", np.nan))
 
 
+def has_profile(scores: pd.DataFrame | None) -> bool:
+    """Whether ``scores`` (a :func:`gaitid.cycles.scores.gait_scores` table) holds a finite GVS or
+    GPS: a MAP page worth drawing."""
+    if scores is None or scores.empty or not {"score", "side", "name", "value"} <= set(scores.columns):
+        return False
+    gv = scores[scores["score"].isin(("GVS", "GPS"))]
+    return bool(np.isfinite(gv["value"].to_numpy(float)).any())
+
+
 def map_page(data: ReportData, scores: pd.DataFrame | None) -> Page | None:
     """The MAP page, or None when ``scores`` holds no finite GVS/GPS (nothing worth a page)."""
-    if scores is None or scores.empty or not {"score", "side", "name", "value"} <= set(scores.columns):
-        return None
-    gv = scores[scores["score"].isin(("GVS", "GPS"))]
-    if not np.isfinite(gv["value"].to_numpy(float)).any():
+    if not has_profile(scores):
         return None
     names = [name for _, _, name in GPS_VARIABLES] + ["GPS"]
     page = Page("map", "Movement Analysis Profile")

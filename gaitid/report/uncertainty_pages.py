@@ -25,21 +25,20 @@ SOURCE_WORDS = {"joint_centres": "joint centres", "bsip": "segment parameters", 
                 "markers": "marker noise"}
 
 
+def has_uncertainty(data: ReportData) -> bool:
+    """Whether every reported Result was processed with ``uncertainty=...``."""
+    return all(getattr(r, "uncertainty", None) is not None for r in data.results)
+
+
 def uncertainty_bands(data: ReportData, show: bool | None = None) -> pd.DataFrame | None:
     """The bands to draw (:func:`gaitid.uncertainty.band_curves` of the report's Results, pooled
     over a session's trials), or None: toggle ``show`` False, or a Result processed without
     uncertainty (``show=True`` then names it in a DataError; ``None`` quietly draws none)."""
-    if show is False:
+    if show is False or (show is None and not has_uncertainty(data)):
         return None
-    key = ("uncertainty_bands", show)
-    if key not in data.cache:
-        if show is None and any(getattr(r, "uncertainty", None) is None for r in data.results):
-            data.cache[key] = None
-        else:
-            from gaitid.uncertainty import band_curves
+    from gaitid.uncertainty import band_curves
 
-            data.cache[key] = band_curves(data.results)
-    return data.cache[key]
+    return band_curves(data.results)
 
 
 def band_of(bands: pd.DataFrame | None, side: str, variable: str, component: str):
@@ -85,7 +84,7 @@ def parameter_uncertainty_table(data: ReportData) -> Table | None:
     """Kinetic clinical parameters per side (mean over the kinetic cycles) as "value +- SD" of
     the input errors, the 95 % interval and the dominant error source; one block per trial in a
     session. None when a Result has no uncertainty."""
-    if any(getattr(r, "uncertainty", None) is None for r in data.results):
+    if not has_uncertainty(data):
         return None
     columns = ["Trial", "Parameter", "Unit", *(f"{s}: value \u00b1 SD [95 %]" for s in SIDES),
                *(f"{s}: largest source" for s in SIDES)]

@@ -342,6 +342,27 @@ def test_convention_conversion_and_report_band(sample):
     assert knee.get("normative")
 
 
+def test_a_report_leaves_the_norms_it_is_given_unchanged(sample, tmp_path):
+    """A batch worker reuses one Norms for every trial: the notes one report makes (a curve in
+    another unit than the report's) stay in that report, never on the Norms, so the next trial's
+    report does not list them."""
+    norms = build_norms(_perturbed(sample))
+    knee = norms.curves["variable"] == "KneeMoment"
+    norms.curves.loc[knee, "unit"] = "N.m"  # the report draws N.m/kg: this band is refused with a note
+    del norms.meta["convention"]  # and a convention-less Norms holding moments gets a note too
+    before = list(norms.warnings)
+    own = norms.in_convention("internal")
+    assert own is not norms and own.warnings is not norms.warnings
+    assert own.band("KneeMoment", "X", "N.m/kg") is None
+    assert any("KneeMoment X is in N.m" in w for w in own.warnings)
+    assert any("states no moment convention" in w for w in own.warnings)
+    for folder in ("a", "b"):
+        sample.report(tmp_path / folder, formats=("html",), normative=norms)
+    assert norms.warnings == before
+    html = (tmp_path / "b" / f"{sample.name}_report.html").read_text()
+    assert html.count("KneeMoment X is in N.m") == 1
+
+
 # --------------------------------------------------------------------------- CSV and GCD
 
 

@@ -104,7 +104,7 @@ class Norms:
             return t[t["band"] == band].assign(band="") if len(t) else t
 
         return replace(self, curves=pick(self.curves), parameters=pick(self.parameters), scores=pick(self.scores),
-                       bands=self.bands.iloc[0:0], meta={**self.meta, "band": band}, warnings=self.warnings)
+                       bands=self.bands.iloc[0:0], meta={**self.meta, "band": band}, warnings=list(self.warnings))
 
     def band_for_speed(self, speed: float) -> str:
         """The band holding ``speed`` (m/s, lower bound inclusive); '' (all speeds) when there are no
@@ -161,20 +161,20 @@ class Norms:
     def in_convention(self, convention: str) -> "Norms":
         """These norms with their moment curves in ``convention`` ('internal'/'external'): moment curves
         and whole-cycle moment parameters ('KneeMoment max' <-> 'min') negated when the norms are in
-        the other convention. Norms that state no convention are returned as they are (a warning says
-        so when they hold moments). Clinical parameters (:mod:`gaitid.cycles.clinical`) need no change."""
+        the other convention. Norms that state no convention are taken as they are (a warning says
+        so when they hold moments). Always a new Norms with its own ``warnings`` list, so notes a report
+        adds (:meth:`band`) never reach these norms, which a batch worker reuses for every trial.
+        Clinical parameters (:mod:`gaitid.cycles.clinical`) need no change."""
         if convention not in ("internal", "external"):
             raise SettingsError(f"convention {convention!r}: must be internal or external")
         moments = self.curves["variable"].astype(str).str.endswith("Moment")
         if self.convention is None:
-            if moments.any():
-                msg = (f"{self.source}: states no moment convention; its moment curves are taken to be "
-                       f"{convention}, as the report")
-                if msg not in self.warnings:
-                    self.warnings.append(msg)
-            return self
+            msg = (f"{self.source}: states no moment convention; its moment curves are taken to be "
+                   f"{convention}, as the report")
+            notes = [*self.warnings, msg] if moments.any() and msg not in self.warnings else list(self.warnings)
+            return replace(self, warnings=notes)
         if self.convention == convention:
-            return self
+            return replace(self, warnings=list(self.warnings))
         curves = self.curves.copy()
         curves.loc[moments, "mean"] = -curves.loc[moments, "mean"]
         p = self.parameters.copy()
@@ -183,7 +183,7 @@ class Norms:
         p.loc[whole, "parameter"] = p.loc[whole, "parameter"].map(lambda s: s[:-3] + swap[s[-3:]])
         p.loc[whole, "mean"] = -p.loc[whole, "mean"]
         return replace(self, curves=curves, parameters=p, meta={**self.meta, "convention": convention},
-                       warnings=self.warnings)
+                       warnings=list(self.warnings))
 
     def describe(self) -> list[str]:
         """Lines saying what these norms hold (``gaitid norms show``)."""

@@ -598,6 +598,8 @@ def test_run_with_norms_gives_bands_indices_map_and_scores(sample, tmp_path, cap
     assert panel.get("gps:Overall")[0].y2[0] == pytest.approx(1.5, abs=2e-4)
     table = clinical_table(data, expected)
     assert table.rows[0][:5] == ["GPS", "deg", "1.5", "1.5", "1.5"] and table.rows[1][0] == "GDI"
+    summary = " ".join(t for page in summary_pages(data, None, expected) for t in page.texts())
+    assert "Gait indices (Movement Analysis Profile: next page)" in summary  # the MAP page does follow
     first = " ".join(t for p in summary_pages(data, read_norms(path), expected) for t in p.texts())
     assert "1.100 \u00b1 0.323" in first  # walking speed norm: mean of 0.7, 0.9, 1.3, 1.5 m/s over 24 cycles
     knee = [p for p in kinetics_page(data, read_norms(path)).panels if p.title == "Knee sagittal moment"][0]

@@ -498,7 +498,9 @@ def test_norm_and_gait_index_slots(tmp_path, result):
     pdf, html = write_report(result, tmp_path, normative=Norms(), clinical=gps)
     text = html.read_text()
     assert 'id="gait-indices"' in text and "1.350 \u00b1 0.120" in text
-    assert "Gait indices" in " ".join(t for page in summary_pages(data, Norms(), gps) for t in page.texts())
+    summary = " ".join(t for page in summary_pages(data, Norms(), gps) for t in page.texts())
+    assert "Gait indices" in summary
+    assert "next page" not in summary  # no GVS/GPS profile here, so no MAP page follows
 
 
 def test_grf_without_a_direction_of_progression_is_in_lab_axes(result, monkeypatch):

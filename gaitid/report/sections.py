@@ -163,7 +163,8 @@ def _summary(inputs: ReportInputs) -> tuple:
     indices = clinical_table(data, inputs.clinical)
     if indices is not None:
         blocks.append(TableBlock(indices, "gait-indices", heading="Gait indices",
-                                 pdf_heading="Gait indices (Movement Analysis Profile: next page)"))
+                                 pdf_heading="Gait indices (Movement Analysis Profile: next page)"
+                                 if has_profile(inputs.clinical) else "Gait indices"))
     return tuple(blocks)
 
 

@@ -59,23 +59,19 @@ from gaitid.core.vocabulary import (
     MIN_CONTACT_S,
     SIDES,
     other_side,
-    parse_plate_override,
+    plate_overrides,
 )
 
 
 def resolve_plate_overrides(overrides: dict | None, trial: Trial) -> dict[int, str]:
     """{plate index (1-based): 'Left'|'Right'|'Invalid'|'Auto'}, checked against the trial's plates."""
     out = {fp.index: AUTO for fp in trial.force_plates}
-    for key, value in (overrides or {}).items():
-        try:
-            idx = int(key)
-        except (TypeError, ValueError):
-            raise SettingsError(f"plate override key {key!r} is not a plate number") from None
-        if idx not in out:
+    for plate, word in plate_overrides(overrides).items():
+        if plate not in out:
             raise SettingsError(
-                f"plate override for plate {idx}, but the trial has plates {sorted(out)}", trial.path
+                f"plate override for plate {plate}, but the trial has plates {sorted(out)}", trial.path
             )
-        out[idx] = parse_plate_override(value)
+        out[plate] = word
     return out
 
 

@@ -6,7 +6,7 @@ and Plug-in Gait spell them: sides ``'Left'``/``'Right'`` (EVENT:CONTEXTS), even
 ``left``/``right``, and the model layer names per-side items ``'left.hip'``,
 ``'right.thigh'``: :func:`side_key` and :func:`side_path` are the one translation. Words typed by a user (settings,
 command-line options) are accepted in any case and stored canonically by :func:`parse_side`
-and :func:`parse_plate_override`.
+and :func:`parse_plate_override` (:func:`plate_overrides` for a whole ``{plate: word}`` mapping).
 
 "Normalise" means one thing in gaitid: dividing kinetics by body mass (or weight and height),
 :data:`KINETIC_NORMALISATIONS`. Resampling a gait cycle to 0-100 % is *time normalisation*.
@@ -79,8 +79,9 @@ def parse_plate_override(word: str) -> str:
 
 
 def parse_plate_overrides(text: str) -> dict[int, str]:
-    """``"1=Left,2=Invalid,3=Auto"`` (any case) -> ``{1: 'Left', 2: 'Invalid', 3: 'Auto'}``."""
-    out = {}
+    """``"1=Left,2=Invalid,3=AUTO"`` (any case) -> ``{1: 'Left', 2: 'Invalid', 3: 'Auto'}``
+    (:func:`plate_overrides` of the pairs)."""
+    pairs = []
     for item in filter(None, (s.strip() for s in text.split(","))):
         if "=" not in item:
             raise SettingsError(f"plate override {item!r} is not of the form PLATE={'|'.join(PLATE_OVERRIDES[1:])}"
@@ -88,5 +89,26 @@ def parse_plate_overrides(text: str) -> dict[int, str]:
         k, v = (s.strip() for s in item.split("=", 1))
         if not k.isdigit():
             raise SettingsError(f"plate override {item!r}: {k!r} is not a plate number")
-        out[int(k)] = parse_plate_override(v)
+        pairs.append((k, v))
+    return plate_overrides(dict(pairs))
+
+
+def plate_overrides(overrides) -> dict[int, str]:
+    """The one reading of plate overrides (Settings.plates, the contact assignment, the command
+    line): ``{plate: word}`` with plate numbers 1, 2, ... (int or its text) and the words of
+    :func:`parse_plate_override` -> ``{int: 'Auto'|'Left'|'Right'|'Invalid'}``; None -> {}.
+    SettingsError naming the first key or word that is not one."""
+    try:
+        pairs = dict(overrides or {})
+    except (TypeError, ValueError):
+        raise SettingsError(f"plate overrides {overrides!r} are not a mapping {{plate: word}}") from None
+    out = {}
+    for key, word in pairs.items():
+        try:
+            plate = int(key)
+        except (TypeError, ValueError):
+            raise SettingsError(f"plate override key {key!r} is not a plate number (1, 2, ...)") from None
+        if plate < 1:
+            raise SettingsError(f"plate override key {key!r} is not a plate number (1, 2, ...)")
+        out[plate] = parse_plate_override(word)
     return out

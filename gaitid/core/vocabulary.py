@@ -36,6 +36,12 @@ EVENT_SOURCES = ("file", "detected", "merge")
 COP_THRESHOLD_N = 10.0  # |Fz| below this: the centre of pressure is undefined (NaN)
 CONTACT_THRESHOLD_N = 20.0  # Fz above this on a plate: a contact
 MIN_CONTACT_S = 0.05  # shorter contacts are noise
+# the plate-to-foot tolerances (defaults of gaitid.contacts' assign_contacts and plate_ownership)
+COP_TOLERANCE_M = 0.06  # the centre of pressure this close to the heel-toe-ankle triangle is under the foot
+COP_MIN_FORCE_N = 50.0  # the centre of pressure is tested where the plate's Fz reaches this
+PLATE_TOLERANCE_M = 0.01  # how far inside a plate's outline a marker is over the plate (its edge's slack)
+GROUND_CLEARANCE_M = 0.03  # a marker this close to its standing height is low (on the ground if also slow)
+GROUND_SPEED_M_S = 0.5  # horizontal speed below which a low marker is on the ground
 GRAVITY_M_S2 = 9.81
 CYCLE_POINTS = 101  # 0, 1, ..., 100 % of a gait cycle
 

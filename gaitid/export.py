@@ -64,20 +64,23 @@ def tables(result, frames: bool = True, curves: bool = True) -> dict[str, pd.Dat
     """The Result's tables by name (see the module docstring); ``frames=False`` / ``curves=False``:
     without the per-frame / per-cycle one (:func:`write_frames` / :func:`write_curves` write them
     from the arrays)."""
-    events = pd.DataFrame(
-        [(e.label, e.context, e.time, e.frame, e.source) for e in result.events],
-        columns=["label", "context", "time_s", "frame", "source"],
-    )
     out = {
         **({"frames": result.frames} if frames else {}),
         **({"curves": result.curves} if curves else {}),
         "curves_summary": result.curves_summary,
         "parameters": result.parameters,
         "parameters_summary": result.parameters_summary,
-        "events": events,
+        "events": events_table(result.events),
         "contacts": result.contacts,
     }
     return {k: (v if v is not None else pd.DataFrame()) for k, v in out.items()}
+
+
+def events_table(events) -> pd.DataFrame:
+    """One row per event (:class:`gaitid.core.trial.Event`): label, context (side), time_s, frame,
+    source; the ``events`` table of the CSV / Parquet files and of the workbook."""
+    return pd.DataFrame([(e.label, e.context, e.time, e.frame, e.source) for e in events],
+                        columns=["label", "context", "time_s", "frame", "source"])
 
 
 def _inputs(result) -> tuple:
@@ -339,10 +342,8 @@ def excel_tables(result) -> dict[str, pd.DataFrame]:
 
 def tables_small(result) -> dict[str, pd.DataFrame]:
     """The Result's short tables (events, contacts, parameter summary), without the per-frame one."""
-    events = pd.DataFrame([(e.label, e.context, e.time, e.frame, e.source) for e in result.events],
-                          columns=["label", "context", "time_s", "frame", "source"])
     summary = result.parameters_summary if result.parameters_summary is not None else pd.DataFrame()
-    return {"events": events, "contacts": result.contacts, "parameters_summary": summary}
+    return {"events": events_table(result.events), "contacts": result.contacts, "parameters_summary": summary}
 
 
 def write_excel(result, path: str | os.PathLike) -> Path:

@@ -124,3 +124,19 @@ def test_a_long_trial_fits(tmp_path):
     sheets = pd.read_excel(r.to_excel(tmp_path / "long.xlsx"), sheet_name=None)
     assert len(sheets["curves"]) == 101 * len(r.cycles) and len(r.cycles) >= 20
     assert "frames" not in sheets and "_frames.csv" in sheets["about"].value.iloc[-1]
+
+
+def test_the_events_sheet_is_the_events_table_of_the_csv_files(book, result):
+    """One events table (export.events_table) for the CSV / Parquet files and the workbook."""
+    from gaitid.export import events_table, excel_tables, tables
+
+    table = events_table(result.events)
+    first = result.events[0]
+    assert list(table.columns) == ["label", "context", "time_s", "frame", "source"]
+    assert table.iloc[0].tolist() == [first.label, first.context, first.time, first.frame, first.source]
+    assert set(table.label) == {"Foot Strike", "Foot Off"} and set(table.context) == {"Left", "Right"}
+    pd.testing.assert_frame_equal(tables(result, frames=False, curves=False)["events"], table)
+    pd.testing.assert_frame_equal(excel_tables(result)["events"], table)
+    sheet = book[1]["events"]
+    assert sheet.label.tolist() == table.label.tolist() and sheet.frame.tolist() == table.frame.tolist()
+    np.testing.assert_allclose(sheet.time_s.to_numpy(float), table.time_s.to_numpy(float), rtol=1e-9)

@@ -15,6 +15,7 @@ from scipy.linalg import expm
 from gaitid.core.errors import DataError, ModelError
 from gaitid.dynamics.multibody import planar as P
 from gaitid.dynamics.multibody import screw as S
+from gaitid.dynamics.skew import skew
 
 RNG = np.random.default_rng(314159)
 G_PLANAR = np.array([0.0, -9.81, 0.0])
@@ -29,7 +30,9 @@ def test_se3_machinery_against_scipy_and_identities():
     V[0, :3] = 0.0  # a pure translation
     np.testing.assert_allclose(S.matrix_exp6(S.vec_to_se3(V)), np.stack([expm(S.vec_to_se3(v)) for v in V]), atol=1e-12)
     w, x = RNG.normal(size=(2, 5, 3))
-    np.testing.assert_allclose(np.einsum("fij,fj->fi", S.vec_to_so3(w), x), np.cross(w, x), atol=1e-14)
+    np.testing.assert_allclose(np.einsum("fij,fj->fi", skew(w), x), np.cross(w, x), atol=1e-14)
+    np.testing.assert_array_equal(S.so3_to_vec(skew(w)), w)
+    np.testing.assert_array_equal(S.vec_to_se3(V)[:, :3, :3], skew(V[:, :3]))  # [V]'s rotation block is S(w)
     T1, T2 = S.matrix_exp6(S.vec_to_se3(RNG.normal(size=(2, 4, 6))))
     np.testing.assert_allclose(S.adjoint(T1 @ T2), S.adjoint(T1) @ S.adjoint(T2), atol=1e-12)
     np.testing.assert_allclose(S.trans_inv(T1) @ T1, np.broadcast_to(np.eye(4), T1.shape), atol=1e-12)

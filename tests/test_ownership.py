@@ -349,3 +349,19 @@ def test_inherit_owner_by_hand():
     np.testing.assert_array_equal(_inherit_owner(np.array([[0], [1], [0], [0], [2], [0]], np.int8),
                                                  np.array([[True], [True], [True], [False], [True], [True]])),
                                   [[1], [1], [1], [0], [2], [2]])
+
+
+def test_the_assignment_and_the_ownership_share_their_tolerances():
+    """The plate-to-foot tolerances are stated once (gaitid.core.vocabulary): the whole-contact rules
+    and the per-frame ownership default to the same values."""
+    import inspect
+
+    from gaitid.contacts.assign import assign_contacts, ground_points
+
+    assign = inspect.signature(assign_contacts).parameters
+    owner = inspect.signature(plate_ownership).parameters
+    for name, value in (("threshold", 20.0), ("cop_tolerance", 0.06), ("cop_min_force", 50.0),
+                        ("plate_tolerance", 0.01), ("ground_clearance", 0.03), ("ground_speed", 0.5)):
+        assert assign[name].default == owner[name].default == value, name
+    ground = inspect.signature(ground_points).parameters
+    assert (ground["clearance"].default, ground["max_speed"].default) == (0.03, 0.5)

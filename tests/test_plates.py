@@ -150,6 +150,30 @@ def test_manual_overrides():
             parse_plate_overrides(bad)
 
 
+def test_settings_and_the_assignment_read_plate_overrides_alike():
+    """One reading (vocabulary.plate_overrides): Settings.plates, the assignment and the command
+    line accept and refuse the same plates and words, with the same reason."""
+    from gaitid.core.settings import Settings
+
+    trial, _ = make_walk(plates=_two_plates())
+    given = {1: " left", "2": "INVALID"}
+    assert Settings(plates=given).plates == {1: "Left", 2: "Invalid"}
+    assert P.resolve_plate_overrides(given, trial) == {1: "Left", 2: "Invalid"}
+    assert parse_plate_overrides("1= left,2=INVALID") == {1: "Left", 2: "Invalid"}
+    assert P.resolve_plate_overrides({"1": "auto"}, trial) == {1: "Auto", 2: "Auto"}
+    for bad, why in (({0: "Left"}, "key 0 is not a plate number"), ({"x": "Left"}, "key 'x' is not a plate"),
+                     ({None: "Left"}, "key None"), ({-1: "Auto"}, "key -1"), ({1: "L"}, "'L' is not one of"),
+                     ({2: "Middle"}, "'Middle' is not one of"), ("1=Left", "not a mapping")):
+        with pytest.raises(SettingsError, match=why) as in_settings:
+            Settings(plates=bad)
+        with pytest.raises(SettingsError, match=why) as in_assignment:
+            P.resolve_plate_overrides(bad, trial)
+        assert in_settings.value.reason.endswith(in_assignment.value.reason)
+    assert Settings(plates={5: "Left"}).plates == {5: "Left"}  # a plate number; the trial decides if it has it
+    with pytest.raises(SettingsError, match=r"plate 5, but the trial has plates \[1, 2\]"):
+        P.resolve_plate_overrides({5: "Left"}, trial)
+
+
 # --------------------------------------------------------------------------- loads
 
 

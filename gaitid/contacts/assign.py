@@ -2,7 +2,8 @@
 
 Contacts are the loaded periods of each plate (:mod:`gaitid.contacts.intervals`, 20 N,
 >= 50 ms). Each is given to a foot, or declared invalid for kinetics with the reason
-(:func:`assign_contacts`; tolerances are parameters, defaults in brackets):
+(:func:`assign_contacts`; tolerances are parameters, defaults in brackets, shared with
+:mod:`gaitid.contacts.ownership` from :mod:`gaitid.core.vocabulary`):
 
 1. *Centre of pressure under the foot.* At the point-rate frames of the contact where
    the plate's Fz >= ``cop_min_force`` (50 N) and its COP is defined, the horizontal
@@ -55,32 +56,33 @@ from gaitid.core.trial import PlateWrench, Trial
 from gaitid.core.vocabulary import (
     AUTO,
     CONTACT_THRESHOLD_N,
+    COP_MIN_FORCE_N,
+    COP_TOLERANCE_M,
+    GROUND_CLEARANCE_M,
+    GROUND_SPEED_M_S,
     INVALID,
     MIN_CONTACT_S,
+    PLATE_TOLERANCE_M,
     SIDES,
     other_side,
-    parse_plate_override,
+    plate_overrides,
 )
 
 
 def resolve_plate_overrides(overrides: dict | None, trial: Trial) -> dict[int, str]:
     """{plate index (1-based): 'Left'|'Right'|'Invalid'|'Auto'}, checked against the trial's plates."""
     out = {fp.index: AUTO for fp in trial.force_plates}
-    for key, value in (overrides or {}).items():
-        try:
-            idx = int(key)
-        except (TypeError, ValueError):
-            raise SettingsError(f"plate override key {key!r} is not a plate number") from None
-        if idx not in out:
+    for plate, word in plate_overrides(overrides).items():
+        if plate not in out:
             raise SettingsError(
-                f"plate override for plate {idx}, but the trial has plates {sorted(out)}", trial.path
+                f"plate override for plate {plate}, but the trial has plates {sorted(out)}", trial.path
             )
-        out[idx] = parse_plate_override(value)
+        out[plate] = word
     return out
 
 
-def ground_points(trial: Trial, side: str, markers: GaitMarkers, clearance: float = 0.03,
-                  max_speed: float = 0.5) -> list[np.ndarray]:
+def ground_points(trial: Trial, side: str, markers: GaitMarkers, clearance: float = GROUND_CLEARANCE_M,
+                  max_speed: float = GROUND_SPEED_M_S) -> list[np.ndarray]:
     """Heel and toe trajectories (n, 3), NaN except where the marker is on the ground: within
     ``clearance`` of its lowest height (2nd percentile) and moving slower than ``max_speed``
     horizontally (a swinging toe passes low but fast)."""
@@ -141,9 +143,10 @@ def _cop_under(trial: Trial, w: PlateWrench, frames: np.ndarray, markers: GaitMa
 
 def assign_contacts(trial: Trial, markers: GaitMarkers, overrides: dict | None = None,
                     threshold: float = CONTACT_THRESHOLD_N, min_duration: float = MIN_CONTACT_S,
-                    cop_tolerance: float = 0.06, cop_fraction: float = 0.9, cop_min_force: float = 50.0,
-                    plate_tolerance: float = 0.01, ground_clearance: float = 0.03,
-                    ground_speed: float = 0.5, ownership: PlateOwnership | None = None) -> list[FootContact]:
+                    cop_tolerance: float = COP_TOLERANCE_M, cop_fraction: float = 0.9,
+                    cop_min_force: float = COP_MIN_FORCE_N, plate_tolerance: float = PLATE_TOLERANCE_M,
+                    ground_clearance: float = GROUND_CLEARANCE_M, ground_speed: float = GROUND_SPEED_M_S,
+                    ownership: PlateOwnership | None = None) -> list[FootContact]:
     """Every plate contact of the trial, given to a foot or declared invalid with the reason.
 
     ``markers``: the model's ``[gait]`` labels (:func:`gaitid.model.gait_markers.gait_markers`).

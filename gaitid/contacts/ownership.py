@@ -40,7 +40,16 @@ import numpy as np
 from gaitid.contacts.geometry import distance_to_triangle, inside_distances
 from gaitid.model.gait_markers import GaitMarkers
 from gaitid.core.trial import Trial
-from gaitid.core.vocabulary import CONTACT_THRESHOLD_N, COP_THRESHOLD_N, SIDES
+from gaitid.core.vocabulary import (
+    CONTACT_THRESHOLD_N,
+    COP_MIN_FORCE_N,
+    COP_THRESHOLD_N,
+    COP_TOLERANCE_M,
+    GROUND_CLEARANCE_M,
+    GROUND_SPEED_M_S,
+    PLATE_TOLERANCE_M,
+    SIDES,
+)
 
 NONE, BOTH, UNOWNED = 0, 3, -1  # owner codes besides 1 (Left) and 2 (Right)
 OWNER_CODE = {side: k + 1 for k, side in enumerate(SIDES)}
@@ -176,8 +185,9 @@ def _edge_owner(owner: np.ndarray, light: np.ndarray, reach: int = 3) -> np.ndar
 
 
 def plate_ownership(trial: Trial, markers: GaitMarkers, threshold: float = CONTACT_THRESHOLD_N,
-                    cop_tolerance: float = 0.06, cop_min_force: float = 50.0, plate_tolerance: float = 0.01,
-                    ground_clearance: float = 0.03, ground_speed: float = 0.5,
+                    cop_tolerance: float = COP_TOLERANCE_M, cop_min_force: float = COP_MIN_FORCE_N,
+                    plate_tolerance: float = PLATE_TOLERANCE_M, ground_clearance: float = GROUND_CLEARANCE_M,
+                    ground_speed: float = GROUND_SPEED_M_S,
                     sole_half_width: float = 0.03) -> PlateOwnership:
     """Who loads each plate on every point frame (see the module docstring for the rules)."""
     n, rate = trial.n_frames, trial.point_rate

@@ -37,7 +37,7 @@ from gaitid.core.vocabulary import (
     GRAVITY_M_S2,
     KINETIC_NORMALISATIONS,
     MIN_CONTACT_S,
-    parse_plate_override,
+    plate_overrides,
 )
 
 
@@ -87,18 +87,10 @@ class Settings:
                 raise bad(name, getattr(self, name), "must be > 0")
         if self.min_contact_s < 0:
             raise bad("min_contact_s", self.min_contact_s, "must be >= 0")
-        plates = {}
-        for key, value in dict(self.plates).items():
-            try:
-                index = int(key)
-            except (TypeError, ValueError):
-                raise bad("plates", self.plates, f"plate key {key!r} is not a plate number") from None
-            if index < 1:
-                raise bad("plates", self.plates, f"plate {key!r} is not a plate number (1, 2, ...)")
-            try:
-                plates[index] = parse_plate_override(value)
-            except SettingsError as err:
-                raise bad("plates", self.plates, err.reason) from None
+        try:
+            plates = plate_overrides(self.plates)
+        except SettingsError as err:
+            raise bad("plates", self.plates, err.reason) from None
         object.__setattr__(self, "plates", plates)
 
     @property

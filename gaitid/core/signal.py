@@ -1,6 +1,7 @@
 """Per-frame signals, batch-first over frames: gaps, zero-lag filtering and derivatives.
 
-- :func:`fill_gaps` -- cubic interpolation of short NaN gaps (scipy.interpolate);
+- :func:`fill_gaps` -- cubic interpolation of short NaN gaps (scipy.interpolate, imported only
+  when a gap is filled: a trial without one imports no scipy);
   :func:`bridge_gaps` -- linear, for event-detection signals.
 - :func:`butter_lowpass` -- zero-lag 4th-order Butterworth (2nd-order design, run forward and
   back as scipy.signal.filtfilt does; :mod:`gaitid.core.butterworth`), each contiguous non-NaN run

@@ -6,7 +6,7 @@ and Plug-in Gait spell them: sides ``'Left'``/``'Right'`` (EVENT:CONTEXTS), even
 ``left``/``right``, and the model layer names per-side items ``'left.hip'``,
 ``'right.thigh'``: :func:`side_key` and :func:`side_path` are the one translation. Words typed by a user (settings,
 command-line options) are accepted in any case and stored canonically by :func:`parse_side`
-and :func:`parse_plate_override`.
+and :func:`parse_plate_override` (:func:`plate_overrides` for a whole ``{plate: word}`` mapping).
 
 "Normalise" means one thing in gaitid: dividing kinetics by body mass (or weight and height),
 :data:`KINETIC_NORMALISATIONS`. Resampling a gait cycle to 0-100 % is *time normalisation*.
@@ -36,6 +36,12 @@ EVENT_SOURCES = ("file", "detected", "merge")
 COP_THRESHOLD_N = 10.0  # |Fz| below this: the centre of pressure is undefined (NaN)
 CONTACT_THRESHOLD_N = 20.0  # Fz above this on a plate: a contact
 MIN_CONTACT_S = 0.05  # shorter contacts are noise
+# the plate-to-foot tolerances (defaults of gaitid.contacts' assign_contacts and plate_ownership)
+COP_TOLERANCE_M = 0.06  # the centre of pressure this close to the heel-toe-ankle triangle is under the foot
+COP_MIN_FORCE_N = 50.0  # the centre of pressure is tested where the plate's Fz reaches this
+PLATE_TOLERANCE_M = 0.01  # how far inside a plate's outline a marker is over the plate (its edge's slack)
+GROUND_CLEARANCE_M = 0.03  # a marker this close to its standing height is low (on the ground if also slow)
+GROUND_SPEED_M_S = 0.5  # horizontal speed below which a low marker is on the ground
 GRAVITY_M_S2 = 9.81
 CYCLE_POINTS = 101  # 0, 1, ..., 100 % of a gait cycle
 
@@ -79,8 +85,9 @@ def parse_plate_override(word: str) -> str:
 
 
 def parse_plate_overrides(text: str) -> dict[int, str]:
-    """``"1=Left,2=Invalid,3=Auto"`` (any case) -> ``{1: 'Left', 2: 'Invalid', 3: 'Auto'}``."""
-    out = {}
+    """``"1=Left,2=Invalid,3=AUTO"`` (any case) -> ``{1: 'Left', 2: 'Invalid', 3: 'Auto'}``
+    (:func:`plate_overrides` of the pairs)."""
+    pairs = []
     for item in filter(None, (s.strip() for s in text.split(","))):
         if "=" not in item:
             raise SettingsError(f"plate override {item!r} is not of the form PLATE={'|'.join(PLATE_OVERRIDES[1:])}"
@@ -88,5 +95,26 @@ def parse_plate_overrides(text: str) -> dict[int, str]:
         k, v = (s.strip() for s in item.split("=", 1))
         if not k.isdigit():
             raise SettingsError(f"plate override {item!r}: {k!r} is not a plate number")
-        out[int(k)] = parse_plate_override(v)
+        pairs.append((k, v))
+    return plate_overrides(dict(pairs))
+
+
+def plate_overrides(overrides) -> dict[int, str]:
+    """The one reading of plate overrides (Settings.plates, the contact assignment, the command
+    line): ``{plate: word}`` with plate numbers 1, 2, ... (int or its text) and the words of
+    :func:`parse_plate_override` -> ``{int: 'Auto'|'Left'|'Right'|'Invalid'}``; None -> {}.
+    SettingsError naming the first key or word that is not one."""
+    try:
+        pairs = dict(overrides or {})
+    except (TypeError, ValueError):
+        raise SettingsError(f"plate overrides {overrides!r} are not a mapping {{plate: word}}") from None
+    out = {}
+    for key, word in pairs.items():
+        try:
+            plate = int(key)
+        except (TypeError, ValueError):
+            raise SettingsError(f"plate override key {key!r} is not a plate number (1, 2, ...)") from None
+        if plate < 1:
+            raise SettingsError(f"plate override key {key!r} is not a plate number (1, 2, ...)")
+        out[plate] = parse_plate_override(word)
     return out

@@ -29,27 +29,15 @@ from scipy.spatial.transform import Rotation
 
 from gaitid.core.errors import DataError, ModelError
 from gaitid.dynamics.multibody.planar import as_frames
+from gaitid.dynamics.skew import skew
 
 GRAVITY_Z = np.array([0.0, 0.0, -9.81])  # m/s^2, lab Z up
 
 
 # ----------------------------------------------------------------------------------------
-# so(3) / se(3) machinery (seed 003 ch. 3, MR library)
+# so(3) / se(3) machinery (seed 003 ch. 3, MR library); MR ``VecToso3`` [w] is seed 000's
+# skew operator S(w), :func:`gaitid.dynamics.skew.skew`
 # ----------------------------------------------------------------------------------------
-
-
-def vec_to_so3(w: np.ndarray) -> np.ndarray:
-    """[w]: (..., 3) -> (..., 3, 3) skew-symmetric matrix, [w] x = w x x (MR ``VecToso3``)."""
-    w = np.asarray(w, float)
-    z = np.zeros(w.shape[:-1])
-    return np.stack(
-        [
-            np.stack([z, -w[..., 2], w[..., 1]], -1),
-            np.stack([w[..., 2], z, -w[..., 0]], -1),
-            np.stack([-w[..., 1], w[..., 0], z], -1),
-        ],
-        -2,
-    )
 
 
 def so3_to_vec(W: np.ndarray) -> np.ndarray:
@@ -62,7 +50,7 @@ def vec_to_se3(V: np.ndarray) -> np.ndarray:
     """[V]: twist (..., 6) -> (..., 4, 4) se(3) matrix [[w], v; 0, 0] (MR ``VecTose3``)."""
     V = np.asarray(V, float)
     out = np.zeros(V.shape[:-1] + (4, 4))
-    out[..., :3, :3] = vec_to_so3(V[..., :3])
+    out[..., :3, :3] = skew(V[..., :3])
     out[..., :3, 3] = V[..., 3:]
     return out
 
@@ -94,18 +82,18 @@ def adjoint(T: np.ndarray) -> np.ndarray:
     out = np.zeros(T.shape[:-2] + (6, 6))
     out[..., :3, :3] = R
     out[..., 3:, 3:] = R
-    out[..., 3:, :3] = vec_to_so3(p) @ R
+    out[..., 3:, :3] = skew(p) @ R
     return out
 
 
 def ad(V: np.ndarray) -> np.ndarray:
     """[ad_V] (..., 6, 6) = [[[w], 0], [[v], [w]]], the Lie bracket [V, .] (seed 003 eq 9.29, MR ``ad``)."""
     V = np.asarray(V, float)
-    W = vec_to_so3(V[..., :3])
+    W = skew(V[..., :3])
     out = np.zeros(V.shape[:-1] + (6, 6))
     out[..., :3, :3] = W
     out[..., 3:, 3:] = W
-    out[..., 3:, :3] = vec_to_so3(V[..., 3:])
+    out[..., 3:, :3] = skew(V[..., 3:])
     return out
 
 
@@ -122,7 +110,7 @@ def matrix_exp6(X: np.ndarray) -> np.ndarray:
     t = np.linalg.norm(w, axis=-1)
     small = t < 1e-12
     ts = np.where(small, 1.0, t)
-    U = vec_to_so3(w / ts[..., None])
+    U = skew(w / ts[..., None])
     U2 = U @ U
     eye = np.broadcast_to(np.eye(3), U.shape)
     st, ct = np.sin(ts)[..., None, None], np.cos(ts)[..., None, None]

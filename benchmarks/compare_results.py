@@ -100,6 +100,7 @@ def tables(result) -> dict[str, object]:
 
 
 def dump(folder: Path) -> int:
+    sys.path.insert(0, str(ROOT))  # this checkout's gaitid, whatever is installed
     from gaitid import process
     from gaitid.core.errors import GaitIDError
 

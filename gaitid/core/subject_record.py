@@ -237,7 +237,6 @@ def subject_from_mapping(data: dict, where: str) -> Subject:
     return subject
 
 
-
 def as_subject(value: Subject | dict | None, where: str = "subject") -> Subject:
     """A Subject from a Subject (returned as is) or a dict of values (SI keys as in tables:
     ``mass``, ``height``, ``leg_length_left``, ``leg_length`` for both sides, per-side

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from gaitid.batch import plan, run_batch
-from gaitid.model.subject_files import read_subject
+from gaitid.subject.readers import read_subject
 from gaitid.core.resources import sample_data_dir
 
 pytestmark = pytest.mark.slow

@@ -129,3 +129,48 @@ def test_validate_takes_subject_options(capsys):
                  "--ankle-width", "82,83mm"]) == 0
     out = capsys.readouterr().out
     assert '"mode": "markers"' in out and '"rms"' in out and "needs the subject" not in out
+
+
+@pytest.mark.realdata
+def test_run_batch_validate_and_process_use_the_same_subject(tmp_path, capsys, monkeypatch):
+    """One way in: for the same trial, options and subject file beside it, `run`, `batch`,
+    `validate` and the API process the trial with the same merged subject and sources."""
+    import gaitid.pipeline
+    from gaitid import process, read_c3d
+    from gaitid.subject.layers import SubjectOptions
+    from gaitid.subject.merge import subject_table
+    from gaitid.subject.stage import gather_subject
+    from gaitid.validation.plugin_gait import validate_file
+
+    folder = tmp_path / "session"
+    folder.mkdir()
+    walk = folder / "PiG_Motion3_FF.c3d"
+    shutil.copy(realdata_path("btkdata/PiG_Motion3_FF.c3d"), walk)  # C3D subject 'flatFoot', 74 kg, no marker size
+    (folder / "flatFoot.vsk").write_text('<KinematicModel><Parameters><StaticParameter NAME="Bodymass" VALUE="75"/>'
+                                         '<StaticParameter NAME="MarkerDiameter" VALUE="14"/></Parameters>'
+                                         '</KinematicModel>')
+
+    def rows(table) -> dict:
+        return {r.parameter: (r.value, r.source) for r in table.itertuples()}
+
+    assert main(["run", str(walk), "--mass", "81", "--no-report", "-o", str(tmp_path / "run")]) == 0
+    ran = subject_csv(tmp_path / "run", "PiG_Motion3_FF")
+    assert main(["batch", str(folder), "--mass", "81", "--no-report", "-o", str(tmp_path / "batch")]) == 0
+    batched = subject_csv(tmp_path / "batch" / "PiG_Motion3_FF", "PiG_Motion3_FF")
+    trial = read_c3d(walk)
+    given, notes = gather_subject(trial, SubjectOptions({"mass": 81.0}))
+    api = rows(subject_table(process(trial, subject=given, warnings=notes).trial.subject))
+    seen = []
+    real_process = gaitid.pipeline.process
+    monkeypatch.setattr(gaitid.pipeline, "process", lambda *a, **k: seen.append(real_process(*a, **k)) or seen[-1])
+    assert validate_file(walk, mass=81.0, modes=("pig-segments",)) and seen
+    validated = rows(subject_table(seen[-1].trial.subject))
+    capsys.readouterr()
+
+    assert ran["mass"] == (81.0, "kg", "command line")
+    assert ran["height"] == (pytest.approx(1.76), "m", "C3D PROCESSING")
+    assert ran["marker_diameter"] == (pytest.approx(0.014), "m", "flatFoot.vsk beside the trial")
+    assert batched == ran
+    assert api == validated == {k: (v, src) for k, (v, _, src) in ran.items()}
+    assert ("subject values differ between sources: mass 81 kg (command line) used; flatFoot.vsk beside the trial "
+            "says 75 kg") in notes

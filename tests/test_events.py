@@ -6,6 +6,7 @@ trials in ../shared/realdata give the validation figures (skipped when absent).
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from types import SimpleNamespace
 
@@ -153,7 +154,7 @@ def make_walk(direction_deg=0.0, speed=1.2, stride_time=1.1, stance=0.6, rate=10
         analog = PlateWrench(rate * analog_factor, Fp, cop, free)
         point = PlateWrench(rate, Fp[::analog_factor], cop[::analog_factor], free[::analog_factor])
         fps.append(ForcePlate(k, 2, corners, np.zeros(3), [], analog, point))
-    trial.force_plates = fps
+    trial = dataclasses.replace(trial, force_plates=fps)
     truth = {"strikes": strikes, "offs": offs, "loads": loads, "footprints": footprints, "ta": ta}
     return trial, truth
 
@@ -299,7 +300,7 @@ def test_marker_names_are_parameters():
     trial, truth = make_walk()
     rename = {"LHEE": "L_FCC", "LTOE": "L_FM1", "LANK": "L_FAL", "RHEE": "R_FCC", "RTOE": "R_FM1",
               "RANK": "R_FAL", "LASI": "L_IAS", "RASI": "R_IAS", "LPSI": "L_IPS", "RPSI": "R_IPS", "SACR": "XX"}
-    trial.marker_labels = [rename[m] for m in trial.marker_labels]
+    trial = dataclasses.replace(trial, marker_labels=[rename[m] for m in trial.marker_labels])
     # the ISB model's [gait] labels, found under the Qualisys names its [aliases] list
     markers = markers_for(trial, "isb")
     assert (markers.left, markers.right) == (FootMarkers("L_FCC", "L_FM1", "L_FAL"), FootMarkers("R_FCC", "R_FM1", "R_FAL"))
@@ -352,7 +353,7 @@ def test_combine_detected_prefers_plate_events():
 def test_trial_events_on_synthetic_walk_with_plates():
     plates = [{"centre": ("Right", 1), "stances": [("Right", 1, "all")]}]
     trial, truth = make_walk(plates=plates)
-    trial.events = truth_events(truth, trial.point_rate)
+    trial = dataclasses.replace(trial, events=truth_events(truth, trial.point_rate))
     choice = _gait_events(trial, tolerance=3.0)
     assert [e.time for e in choice.events] == [e.time for e in trial.events]
     assert choice.disagreements == 0
@@ -498,7 +499,7 @@ def test_trial_events_without_pelvis_markers_fall_back_to_plates_with_a_note():
     choice = _gait_events(trial)
     assert [(e.label, e.source) for e in choice.events] == [("Foot Strike", "plate"), ("Foot Off", "plate")]
     assert len(choice.notes) == 1 and "no kinematic events" in choice.notes[0] and "pelvis" in choice.notes[0]
-    trial.force_plates = []
+    trial = dataclasses.replace(trial, force_plates=[])
     with pytest.raises(DataError, match="pelvis"):
         _gait_events(trial)
 

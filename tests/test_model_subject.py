@@ -9,13 +9,9 @@ import pytest
 
 from gaitid.core.errors import FileFormatError, SettingsError
 from gaitid.model.markerset import load_model
-from gaitid.model.subject import (
-    describe_missing,
-    merge_subject,
-    missing_parameters,
-    subject_disagreements,
-)
-from gaitid.model.subject_files import (
+from gaitid.subject.check import describe_missing, missing_parameters
+from gaitid.subject.merge import merge_subject, subject_disagreements
+from gaitid.subject.readers import (
     evaluate_expression,
     read_subject,
     read_subjects,
@@ -237,14 +233,16 @@ def test_missing_parameters_name_the_options_that_supply_them():
     assert "subject={" not in text  # no Python advice for a command-line user
 
 
-def test_build_segments_takes_a_subject_file(tmp_path):
-    from gaitid import read_c3d
+def test_build_segments_takes_a_subject_read_from_a_file(tmp_path):
+    from gaitid import ModelError, read_c3d
     from gaitid.model.assembly import build_segments
 
     trial = read_c3d(realdata_path("python-gaitalytics/test_small.c3d"))
     p = tmp_path / "s.toml"
     p.write_text("mass = 80.0\nleg_length_left = 0.85\nleg_length_right = 0.85\nknee_width_left = 0.09\n"
                  "knee_width_right = 0.09\nankle_width_left = 0.07\nankle_width_right = 0.07\n")
-    mk = build_segments(trial, subject=p)
+    mk = build_segments(trial, subject=read_subject(p))
     assert mk.chains["Left"][2].mass == pytest.approx(8.0)
     assert mk.parameters["Left"]["knee_width"] == pytest.approx(0.09)
+    with pytest.raises(ModelError, match="read_subject"):  # the model reads no file: the subject stage does
+        build_segments(trial, subject=p)

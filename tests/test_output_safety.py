@@ -3,6 +3,7 @@ never crash on a bad output folder; long files, >255 points and the memory budge
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import shutil
@@ -196,7 +197,8 @@ def test_write_and_read_more_than_255_points_and_events(tmp_path):
     extra = {f"EXTRA{i}": ("ANGLES", np.full((n, 3), float(i))) for i in range(400)}
     from gaitid.core.trial import Event
 
-    trial.events = [Event("Foot Strike", "Left", 0.01 * k, k + 1, "plate") for k in range(300)]
+    events = [Event("Foot Strike", "Left", 0.01 * k, k + 1, "plate") for k in range(300)]
+    trial = dataclasses.replace(trial, events=events)
     out = write_c3d(trial, tmp_path / "many.c3d", extra_points=extra)
     back = read_c3d(out)
     assert [f"EXTRA{i}" for i in range(400)] == [k for k in back.model_outputs if k.startswith("EXTRA")]
@@ -210,10 +212,9 @@ def test_write_and_read_more_than_255_points_and_events(tmp_path):
 def test_long_file_is_written_and_read_in_full(tmp_path):
     trial = read_c3d(realdata_path("btkdata/PiG_Calibration3_FF.c3d"))
     reps = 70000 // trial.n_frames + 1
-    trial.markers = np.tile(trial.markers, (reps, 1, 1))[:70000]
+    trial = dataclasses.replace(trial, markers=np.tile(trial.markers, (reps, 1, 1))[:70000],
+                                virtual_points=np.tile(trial.virtual_points, (reps, 1, 1))[:70000], model_outputs={})
     trial.markers[:, 0, 0] = np.arange(70000) * 1e-3
-    trial.virtual_points = np.tile(trial.virtual_points, (reps, 1, 1))[:70000]
-    trial.model_outputs = {}
     out = write_c3d(trial, tmp_path / "long.c3d")
     back = read_c3d(out)
     assert back.n_frames == 70000
@@ -311,7 +312,7 @@ def test_point_lookup_follows_label_changes():
     first = trial.marker_labels[0]
     trial.marker_labels[0] = "RENAMED"  # in place: the cached index must notice
     assert trial.has_points("RENAMED") and not trial.has_points(first)
-    trial.marker_labels = ["X"] + trial.marker_labels[1:]  # a new list
+    trial = dataclasses.replace(trial, marker_labels=["X"] + trial.marker_labels[1:])  # a new list
     np.testing.assert_array_equal(trial.point("X"), trial.markers[:, 0, :])
     with pytest.raises(GaitIDError, match="no point labelled 'RENAMED'"):
         trial.point("RENAMED")

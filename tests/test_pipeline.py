@@ -242,6 +242,37 @@ def test_process_leaves_the_callers_trial_unchanged(subject):
         assert r.subject.sources["mass"] == "caller"
 
 
+def test_a_read_trial_is_frozen_and_process_takes_what_callers_add():
+    """Nobody sets a trial's fields after reading: the subject used and the caller's notes are
+    arguments of process(), and only the Result's trial carries the subject used."""
+    import dataclasses
+
+    from gaitid.core.subject_record import Subject
+
+    trial = read_c3d(WALK)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        trial.subject = Subject(mass=80.0)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        trial.warnings = ["set after reading"]
+    r = process(trial, subject=Subject(mass=80.0), warnings=["static chosen by hand"])
+    assert trial.subject.mass == MASS and "static chosen by hand" not in trial.warnings
+    assert (r.trial.subject.mass, r.trial.subject.height) == (80.0, 1.75)  # the caller's over the file's
+    assert r.subject.sources["mass"] == "caller" and r.subject.sources["height"] == "C3D PROCESSING"
+    assert r.warnings[: len(trial.warnings) + 1] == [*trial.warnings, "static chosen by hand"]  # after the reader's
+
+
+def test_a_parameter_override_leaves_the_subject_the_static_is_calibrated_with():
+    """Bug: with a model parameter override, the static trial was calibrated with its own file's
+    subject instead of the caller's values the walking trial used (here a knee width)."""
+    a = process(WALK, subject={"knee_width": 0.12}, static=STATIC)
+    b = process(WALK, subject={"knee_width": 0.12, "tibial_torsion": 0.0}, static=STATIC)  # torsion's default
+    for side in ("Left", "Right"):
+        for name in ("knee_width", "static_plantar_flexion", "static_rotation_offset"):
+            assert b.kinematics.parameters[side][name] == a.kinematics.parameters[side][name], (side, name)
+    assert a.kinematics.parameters["Left"]["knee_width"] == 0.12
+    np.testing.assert_array_equal(b.curve("Left", "AnkleMoment"), a.curve("Left", "AnkleMoment"))
+
+
 def test_each_stage_is_callable_on_its_own_and_the_result_keeps_its_output():
     """The stages of process(), run by hand, give the same numbers; the Result keeps each output."""
     from gaitid import pipeline as P

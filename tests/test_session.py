@@ -12,8 +12,9 @@ import pytest
 
 from gaitid.batch import describe_plan, plan
 from gaitid.io.c3d import read_c3d, write_c3d
-from gaitid.model.subject import merge_subject
-from gaitid.batch.pairing import pair_statics, session_key, subject_layers
+from gaitid.batch.pairing import pair_statics, session_key
+from gaitid.subject.layers import subject_layers
+from gaitid.subject.merge import merge_subject
 from gaitid.core.resources import sample_data_dir
 from gaitid.batch.session import classify_trial, name_words, scan_trial
 from gaitid.core.trial import Subject
@@ -165,7 +166,7 @@ def test_vicon_subject_file_names_the_subject_and_fills_its_data(lab):
     (job,) = jobs
     assert job.static.name == "Trial01.c3d" and "subject file Carl in the folder" in job.pairing
     trial = read_c3d(job.path)
-    layers, notes = subject_layers(job.info, trial.subject)
+    layers, notes = subject_layers(trial.subject, job.info.path)
     merged, prov = merge_subject(layers)
     assert (merged.mass, merged.leg_length_right, merged.ankle_width_left) == pytest.approx((71.0, 0.905, 0.071))
     assert prov["mass"] == "Carl.mp beside the trial" and notes == []
@@ -185,7 +186,7 @@ def test_a_subject_file_of_another_subject_beside_the_trial_is_not_used(lab, tmp
     write(WALK, folder / "walk.c3d", person("Anna", 60.0))
     (folder / "Bert.vsk").write_text('<K><StaticParameter NAME="Bodymass" VALUE="90"/></K>')
     info = scan_trial(folder / "walk.c3d")
-    layers, notes = subject_layers(info, read_c3d(folder / "walk.c3d").subject)
+    layers, notes = subject_layers(read_c3d(folder / "walk.c3d").subject, info.path)
     assert [name for name, _ in layers] == ["C3D PROCESSING"]
     assert "Bert.vsk" in notes[0] and "'Anna'" in notes[0]
 

@@ -11,8 +11,8 @@ Conventions (documented in the README and docs/sessions.md):
   ``pairing`` and a warning in the trial's report), never broken by file time. A ``pairing``
   table (columns ``trial`` or ``path``, and ``static``; e.g. an edited ``batch_summary.csv``)
   overrides the automatic choice for the trials it lists.
-- Subject data: :func:`gaitid.batch.pairing.subject_layers` merged by
-  :func:`gaitid.model.subject.merge_subject` (command line > ``--subject`` file > C3D
+- Subject data: :func:`gaitid.subject.stage.gather_subject`, the layers of
+  :func:`gaitid.subject.layers.subject_layers` merged (command line > ``--subject`` file > C3D
   PROCESSING > ``.vsk``/``.mp`` of the subject beside the trial); which source gave each value
   is in ``OUTDIR/<trial>/<trial>_subject.csv`` and the summary's ``subject_sources``.
 - Outputs: ``OUTDIR/<trial>/`` holds the tables (CSV), the report (PDF, HTML),
@@ -43,20 +43,13 @@ Conventions (documented in the README and docs/sessions.md):
 """
 
 from gaitid.batch.budget import Budget, trial_memory
-from gaitid.batch.job import (
-    check_subject,
-    describe_plan,
-    explain_markers,
-    pack_result,
-    prepare_subject,
-    run_job,
-    unpack_result,
-)
-from gaitid.batch.plan import Job, SubjectOptions, plan, read_pairing
+from gaitid.batch.job import describe_plan, pack_result, run_job, unpack_result
+from gaitid.batch.plan import Job, plan, read_pairing
 from gaitid.batch.runner import SUMMARY_COLUMNS, run_batch
 from gaitid.batch.combined import spreadsheet_safe, write_combined_tables
 from gaitid.batch.workers import WorkerPool
+from gaitid.subject.layers import SubjectOptions  # (run_batch's subject=)
 
-__all__ = ["Budget", "Job", "SUMMARY_COLUMNS", "SubjectOptions", "WorkerPool", "check_subject", "describe_plan",
-           "explain_markers", "pack_result", "plan", "prepare_subject", "read_pairing", "run_batch", "run_job",
-           "spreadsheet_safe", "trial_memory", "unpack_result", "write_combined_tables"]
+__all__ = ["Budget", "Job", "SUMMARY_COLUMNS", "SubjectOptions", "WorkerPool", "describe_plan", "pack_result", "plan",
+           "read_pairing", "run_batch", "run_job", "spreadsheet_safe", "trial_memory", "unpack_result",
+           "write_combined_tables"]

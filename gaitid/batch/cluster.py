@@ -10,7 +10,8 @@ from typing import Callable
 
 from gaitid.batch.budget import Budget
 from gaitid.batch.job import failed_row, run_job, scan_within_budget
-from gaitid.batch.plan import Job, SubjectOptions
+from gaitid.batch.plan import Job
+from gaitid.subject.layers import SubjectOptions
 from gaitid.core.errors import SettingsError
 from gaitid.batch.session import TrialInfo
 from gaitid.core.settings import Settings

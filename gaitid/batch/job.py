@@ -15,17 +15,14 @@ import numpy as np
 
 import gaitid
 from gaitid.batch.budget import Budget, OutOfTime, check_memory, time_limit
-from gaitid.batch.plan import Job, SubjectOptions
+from gaitid.batch.plan import Job
 from gaitid.batch.combined import drop_trial_rows, write_trial_rows
 from gaitid.core.errors import BudgetError, GaitIDError, ModelError
 from gaitid.io.atomic import atomic_path
-from gaitid.batch.pairing import (
-    subject_files,
-)
 from gaitid.batch.session import RUN_RECORD, TrialInfo, scan_trial
 from gaitid.core.settings import Settings
-from gaitid.core.trial import Subject
 from gaitid.core.vocabulary import NORMS_ENV
+from gaitid.subject.layers import SubjectOptions, subject_files
 
 
 # What a trial's job writes; a trial run by a job of another version is run again. 2: the session
@@ -51,52 +48,6 @@ def _fingerprint(job: Job, settings: Settings, extra: dict, subject: SubjectOpti
     return {"input": _file_stats(inputs), "subject_files": _file_stats(subject_inputs),
             "subject": {"values": subject.values, "plates": subject.plates}, "settings": settings.as_dict(),
             "options": extra, "gaitid": gaitid.__version__, "outputs": OUTPUTS_VERSION}
-
-
-def prepare_subject(trial, info: TrialInfo, subject: SubjectOptions) -> tuple[Subject, list[str]]:
-    """The trial's merged Subject (sources recorded) and notes (sources not used, values on
-    which sources disagree)."""
-    from gaitid.model.subject import merge_subject, subject_disagreements
-    from gaitid.batch.pairing import subject_layers
-
-    layers, notes = subject_layers(info, trial.subject, cli=subject.values, subject_file=subject.file)
-    merged, _ = merge_subject(layers)
-    merged.name = trial.subject.name or merged.name  # whose trial it is: the file says, not a subject file
-    notes += [f"subject values differ between sources: {d}" for d in subject_disagreements(layers)]
-    if subject.plates:
-        merged.sources["mass"] = "estimated from the force plates (--mass plates)"
-    return merged, notes
-
-
-def check_subject(trial, settings: Settings, static: bool = False) -> None:
-    """Before processing: a ModelError when the trial lacks the model's markers (naming the
-    installed models its markers fit) or a required subject parameter (naming the option that
-    gives it)."""
-    from gaitid.model.markerset import load_model, missing_markers
-    from gaitid.model.subject import describe_missing, missing_parameters
-
-    model = load_model(settings.model)
-    lacking = missing_markers(model, [*trial.marker_labels, *trial.virtual_labels], static)
-    if lacking:
-        raise explain_markers(ModelError(f"trial lacks marker(s) {', '.join(lacking)} needed by model "
-                                         f"'{model.name}'", trial.path), trial, static)
-    missing = missing_parameters(model, trial.subject)
-    if missing:
-        raise ModelError(describe_missing(model, missing, trial.path), trial.path)
-
-
-def explain_markers(exc: ModelError, trial, static: bool) -> ModelError:
-    """``exc`` (a trial lacking a model's markers) with the installed models the trial's
-    markers do fit."""
-    from gaitid.model.markerset import models_fitting
-
-    if "lacks marker" not in exc.reason:
-        return exc
-    fits = models_fitting(list(trial.marker_labels) + list(trial.virtual_labels), static)
-    hint = (f"; the trial's markers fit: {', '.join(fits)} (--model {fits[0]})" if fits
-            else "; no installed model fits its markers (gaitid models lists what each needs; "
-                 "--model FILE.toml takes your own)")
-    return ModelError(exc.reason + hint, exc.path)
 
 
 def slim_result(result):
@@ -244,17 +195,17 @@ def _process(job: Job, settings: Settings, subject: SubjectOptions, row: dict):
     """The trial read, its subject merged and checked, and processed (the pipeline's Result)."""
     from gaitid.pipeline import load_trial, process
     from gaitid.batch.session import trial_info
+    from gaitid.subject.check import check_subject, explain_markers
+    from gaitid.subject.stage import gather_subject
 
     trial = load_trial(job.path, cop_threshold=settings.cop_threshold_n)
     info = job.info or trial_info(trial, job.path)
-    merged, notes = prepare_subject(trial, info, subject)
-    trial.subject = merged
-    row["subject_sources"] = "; ".join(f"{k}: {v}" for k, v in merged.sources.items()
+    given, notes = gather_subject(trial, subject, info.path)
+    row["subject_sources"] = "; ".join(f"{k}: {v}" for k, v in given.subject.sources.items()
                                        if k in ("mass", "height") or k.startswith(("leg_", "knee_", "ankle_")))
-    trial.warnings.extend([*job.notes, *notes])
-    check_subject(trial, settings, job.static is not None)
+    check_subject(trial, given.subject, settings, job.static is not None)
     try:
-        return process(trial, subject="plates" if subject.plates else None, static=job.static, settings=settings)
+        return process(trial, subject=given, static=job.static, settings=settings, warnings=[*job.notes, *notes])
     except ModelError as exc:
         raise explain_markers(exc, trial, job.static is not None) from None
 
@@ -267,7 +218,7 @@ def _norms_stamp() -> list | None:
 def _write_outputs(result, job: Job, report: bool) -> list[str]:
     """The trial's tables, subject table, results C3D and (with reports) the session report's
     input, then its report; returns the warnings (a report that could not be written)."""
-    from gaitid.model.subject import subject_table
+    from gaitid.subject.merge import subject_table
 
     result.to_csv(job.outdir)
     write_trial_rows(result, job)  # its rows of the combined tables, here in the worker
@@ -320,34 +271,13 @@ def failed_row(job: Job, reason: str) -> dict:
             "n_kinetic_cycles": 0, "subject_sources": "", "outdir": str(job.outdir)}
 
 
-def describe_subject(subject: Subject) -> list[str]:
-    """The subject's anthropometry grouped by source: ``C3D PROCESSING: mass 74 kg, height
-    1760 mm, leg length 920/920 mm (L/R), ...``."""
-    from gaitid.model.subject import NUMERIC_FIELDS, field_unit
-
-    by_source: dict[str, list[str]] = {}
-    done = set()
-    for f in NUMERIC_FIELDS:
-        v = getattr(subject, f)
-        if v is None or f in done:
-            continue
-        src = subject.sources.get(f, "?")
-        text = f"{v:g} kg" if field_unit(f) == "kg" else f"{v * 1000:g} mm"
-        name = f.replace("_", " ")
-        if f.endswith("_left"):
-            other = f[:-5] + "_right"
-            w = getattr(subject, other)
-            if w is not None and subject.sources.get(other, "?") == src:
-                done.add(other)
-                name, text = f[:-5].replace("_", " "), f"{v * 1000:g}/{w * 1000:g} mm (L/R)"
-        by_source.setdefault(src, []).append(f"{name} {text}")
-    return [f"{src}: {', '.join(items)}" for src, items in by_source.items()]
-
-
 def describe_plan(jobs: list[Job], subject: SubjectOptions | None = None, settings: Settings | None = None) -> str:
     """What a batch will do, trial by trial: the static and why, the session, and the subject
     data each trial will use with the source of each value (``batch --dry-run``)."""
     from gaitid.pipeline import load_trial
+    from gaitid.subject.check import check_subject
+    from gaitid.subject.merge import describe_subject
+    from gaitid.subject.stage import gather_subject
 
     subject = subject or SubjectOptions()
     lines = []
@@ -362,17 +292,17 @@ def describe_plan(jobs: list[Job], subject: SubjectOptions | None = None, settin
         lines.append(f"  subject: {job.subject or 'unknown'}; session: {job.session_label}")
         try:
             trial = load_trial(job.path)
-            merged, notes = prepare_subject(trial, job.info, subject)
+            given, notes = gather_subject(trial, subject, job.info.path if job.info is not None else job.path)
         except GaitIDError as exc:
             lines.append(f"  subject data: cannot be gathered: {exc}")
             continue
+        merged = given.subject
         groups = describe_subject(merged)
         if subject.plates:
             groups.insert(0, "mass: estimated from the force plates (--mass plates)")
         lines += [f"  subject data: {g}" for g in groups] or ["  subject data: none"]
         try:
-            trial.subject = merged
-            check_subject(trial, settings or Settings(), job.static is not None)
+            check_subject(trial, merged, settings or Settings(), job.static is not None)
         except ModelError as exc:
             lines.append(f"  cannot run: {exc.reason}")
         if merged.mass is None and not subject.plates:

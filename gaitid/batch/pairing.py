@@ -9,8 +9,7 @@
   another session whose markers were placed anew), then by name (shared words, ignoring
   words such as "static", "cal", "walk"). A tie or no match is reported with the reason and
   never broken by file time.
-- :func:`subject_layers`: the subject data a trial will use, from every source, most trusted
-  first (see :mod:`gaitid.model.subject`).
+- :func:`check_static`: a static trial the user named checked against the walking trial.
 - :func:`session_key`: trials of one subject in one folder form a session (pooled in a
   session report); a trial whose subject is unknown and shares no static is its own session.
 """
@@ -22,26 +21,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from gaitid.core.errors import GaitIDError, SettingsError
 from gaitid.batch.session import (
     ANTHRO,
     MIN_MARKER_OVERLAP,
     ROLE_WORDS,
-    SUBJECT_FILES,
     TrialInfo,
     find_trials,
     name_words,
     scan_trial,
 )
-from gaitid.core.trial import Subject
-
-
-def subject_files(folder: Path) -> list[Path]:
-    """Vicon subject files (``.vsk``, ``.mp``) in a folder, sorted."""
-    try:
-        return sorted(p for p in folder.iterdir() if p.suffix.lower() in SUBJECT_FILES and p.is_file())
-    except OSError:
-        return []
+from gaitid.subject.layers import named_subject
 
 
 def _patient_folder(folder: Path) -> Path | None:
@@ -69,11 +58,9 @@ def subject_label(info: TrialInfo) -> str | None:
 
 
 def _identity(info: TrialInfo) -> tuple[str | None, str, str, str | None]:
-    if info.subject_name:
-        return info.subject_name.lower(), "name", f"C3D subject '{info.subject_name}'", info.subject_name
-    stems = sorted({p.stem for p in subject_files(info.path.parent)}, key=str.lower)
-    if len(stems) == 1:
-        return stems[0].lower(), "name", f"subject file {stems[0]} in the folder", stems[0]
+    named = named_subject(info.path, info.subject_name)  # the C3D's name, else the folder's one subject file
+    if named is not None:
+        return named[0].lower(), "name", named[1], named[0]
     patient = _patient_folder(info.path.parent)
     if patient is not None:
         return str(patient).lower(), "patient", f"Vicon patient folder '{patient.name}'", patient.name
@@ -224,67 +211,6 @@ def check_static(walk: TrialInfo, static: TrialInfo) -> list[str]:
     if verdict == "different":
         out.append(f"{static.path.name} is {why}")
     return out
-
-
-def beside_subject_files(info: TrialInfo) -> tuple[list[Path], str]:
-    """The ``.vsk`` / ``.mp`` files beside a trial that are its subject's: those named after its
-    C3D subject; without a subject name, the files of the folder's only subject. Returns the
-    files and a note when some were not used."""
-    files = subject_files(info.path.parent)
-    if not files:
-        return [], ""
-    stems = {p.stem.lower() for p in files}
-    if info.subject_name:
-        mine = [p for p in files if p.stem.lower() == info.subject_name.lower()]
-        if not mine:
-            return [], (f"subject file(s) {', '.join(p.name for p in files)} beside the trial not used: "
-                        f"the trial's subject is '{info.subject_name}'")
-        return mine, ""
-    if len(stems) == 1:
-        return files, ""
-    return [], (f"subject files of {len(stems)} subjects beside the trial ({', '.join(p.name for p in files)}) "
-                "and no subject name in it: none used")
-
-
-def subject_layers(info: TrialInfo, trial_subject: Subject, *, cli: Subject | dict | None = None,
-                   subject_file: str | os.PathLike | None = None) -> tuple[list[tuple[str, Subject]], list[str]]:
-    """The layers of subject data for one trial, most trusted first (the precedence of
-    :mod:`gaitid.model.subject`), and notes on sources not used. ``cli``: values typed on the
-    command line; ``subject_file``: the ``--subject`` file (a table with several subjects gives
-    the row named as the trial's subject)."""
-    from gaitid.model.subject import as_subject
-    from gaitid.model.subject_files import read_subject, read_subjects, select_subject
-
-    layers: list[tuple[str, Subject]] = []
-    notes: list[str] = []
-    if cli:
-        layers.append(("command line", as_subject(cli, "command line")))
-    if subject_file is not None:
-        sf = Path(subject_file)
-        subjects = read_subjects(sf)
-        key, kind, _ = subject_identity(info)
-        names = [info.subject_name] + ([key] if kind == "name" else []) + [p.name for p in info.path.parents[:3]]
-        pick = select_subject(subjects, names)
-        if pick is None and len(subjects) == 1:
-            pick = next(iter(subjects.values()))
-            if info.subject_name and pick.name and pick.name.lower() != info.subject_name.lower() \
-                    and sf.suffix.lower() in (".vsk", ".mp"):
-                notes.append(f"--subject {sf.name} is named '{pick.name}' but the trial's subject is "
-                             f"'{info.subject_name}'; used as given")
-        if pick is None:
-            raise SettingsError(f"{sf}: no subject for {info.path.name} (looked for "
-                                f"{', '.join(repr(n) for n in names if n)}; the file has {', '.join(subjects)})")
-        layers.append((f"--subject {sf.name}" + (f" [{pick.name}]" if len(subjects) > 1 else ""), pick))
-    layers.append(("C3D PROCESSING", trial_subject))
-    files, note = beside_subject_files(info)
-    if note:
-        notes.append(note)
-    for p in sorted(files, key=lambda q: (q.suffix.lower() != ".vsk", q.name)):
-        try:
-            layers.append((f"{p.name} beside the trial", read_subject(p)))
-        except GaitIDError as exc:
-            notes.append(f"{p.name} beside the trial not used: {exc.reason}")
-    return layers, notes
 
 
 def session_key(info: TrialInfo, pairing: Pairing | None) -> tuple[str, str]:

@@ -28,23 +28,6 @@ SCAN_CACHE = "gaitid-scan.json"
 
 
 @dataclass(frozen=True)
-class SubjectOptions:
-    """Subject data the user gave for every trial: ``values`` typed on the command line (a dict
-    of SI values, see :func:`gaitid.model.subject.as_subject`), a ``file`` (``--subject``),
-    and ``plates`` (estimate the mass from the force plates)."""
-
-    values: dict | None = None
-    file: Path | None = None
-    plates: bool = False
-
-    @classmethod
-    def from_mass(cls, mass: float | str | None) -> SubjectOptions:
-        if mass == "plates":
-            return cls(plates=True)
-        return cls(values={"mass": float(mass)}) if mass is not None else cls()
-
-
-@dataclass(frozen=True)
 class Job:
     """One trial to process: its path, its static trial (or None), its output folder, why
     that static (``pairing``), whose trial it is and which session it belongs to."""

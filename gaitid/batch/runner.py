@@ -20,7 +20,8 @@ import gaitid
 from gaitid.batch.budget import Budget
 from gaitid.batch.cluster import dask_client, dask_scanner, run_dask
 from gaitid.batch.job import failed_row, run_job, scan_within_budget, unpack_result
-from gaitid.batch.plan import Job, SubjectOptions, plan
+from gaitid.batch.plan import Job, plan
+from gaitid.subject.layers import SubjectOptions
 from gaitid.batch.combined import spreadsheet_safe, trial_stamp, up_to_date, write_combined_tables
 from gaitid.batch.workers import WorkerPool, describe_death
 from gaitid.core.errors import GaitIDError, SettingsError

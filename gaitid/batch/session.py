@@ -29,7 +29,6 @@ LOADED_N = 20.0  # a plate is loaded above this vertical force (N)
 MIN_MARKER_OVERLAP = 0.5  # a static must carry at least this share of the walking trial's markers
 STATIC_WORDS = {"static", "statics", "stat", "cal", "calib", "calibration", "standing", "stand", "neutral"}
 ROLE_WORDS = STATIC_WORDS | {"walk", "walking", "gait", "motion", "dynamic", "dyn", "trial", "session", "c", "d"}
-SUBJECT_FILES = (".vsk", ".mp")
 ANTHRO = {  # Subject field -> largest difference still taken as the same subject (SI)
     "mass": 2.0, "height": 0.03, "leg_length_left": 0.02, "leg_length_right": 0.02,
     "knee_width_left": 0.01, "knee_width_right": 0.01, "ankle_width_left": 0.01, "ankle_width_right": 0.01,

@@ -73,12 +73,11 @@ def _norm_controls(args: argparse.Namespace, settings, opts) -> list:
             static = args.static or pairing[path].static
             print(f"[{k}/{len(walks)}] {path}", file=sys.stderr)
             try:
-                trial, _, notes = trial_with_subject(path, opts, settings)
+                trial, given, notes = trial_with_subject(path, opts, settings)
             except GaitIDError as exc:
                 print(f"  skipped: {exc}", file=sys.stderr)
                 continue
-            trial.warnings.extend(notes)
-            r = process_safely(trial, subject="plates" if opts.plates else None, static=static, settings=settings)
+            r = process_safely(trial, subject=given, static=static, settings=settings, warnings=notes)
             if isinstance(r, Exception):
                 print(f"  skipped: {r}", file=sys.stderr)
             elif not r.cycles:
@@ -131,10 +130,8 @@ def cmd_norms(args: argparse.Namespace) -> int:
         norms = read_norms(args.norms)
         results = []
         for t in args.trials:
-            trial, _, notes = trial_with_subject(t, opts, settings)
-            trial.warnings.extend(notes)
-            results.append(process(trial, subject="plates" if opts.plates else None, static=args.static,
-                                   settings=settings))
+            trial, given, notes = trial_with_subject(t, opts, settings)
+            results.append(process(trial, subject=given, static=args.static, settings=settings, warnings=notes))
         scores = gait_scores(results, norms, band=args.band if args.band is not None else "auto")
         with pd.option_context("display.width", 200, "display.max_columns", 20):
             print(scores.drop(columns=["variable", "component"]).to_string(index=False, float_format="%.2f"))

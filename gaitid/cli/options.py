@@ -19,7 +19,7 @@ def _mass(text: str):
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a mass in kg (or 'plates')") from None
     from gaitid.core.errors import SettingsError
-    from gaitid.model.subject import check_plausible
+    from gaitid.core.subject_record import check_plausible
 
     try:
         return check_plausible("mass", value, "--mass")
@@ -41,7 +41,7 @@ def _lengths(field: str, option: str, sided: bool):
 
     def parse(text: str):
         from gaitid.core.errors import SettingsError
-        from gaitid.model.subject import check_plausible
+        from gaitid.core.subject_record import check_plausible
 
         parts = [p.strip() for p in text.split(",")]
         if not sided and len(parts) != 1 or sided and len(parts) not in (1, 2):
@@ -88,10 +88,10 @@ def add_subject_arguments(parser: argparse.ArgumentParser, plates: bool = True) 
 
 
 def subject_from_args(args: argparse.Namespace):
-    """:class:`gaitid.batch.SubjectOptions` from the subject options."""
+    """:class:`gaitid.subject.layers.SubjectOptions` from the subject options."""
     from pathlib import Path
 
-    from gaitid.batch import SubjectOptions
+    from gaitid.subject.layers import SubjectOptions
 
     values: dict = {}
     mass = getattr(args, "mass", None)
@@ -105,27 +105,25 @@ def subject_from_args(args: argparse.Namespace):
             values[f"{name}_left"], values[f"{name}_right"] = v
     file = Path(args.subject) if getattr(args, "subject", None) else None
     if file is not None:
-        from gaitid.model.subject_files import read_subjects
+        from gaitid.subject.readers import read_subjects
 
         read_subjects(file)  # a bad file is reported once, before any trial
     return SubjectOptions(values or None, file, mass == "plates")
 
 
 def trial_with_subject(path, opts, settings):
-    """The trial read from ``path`` with its subject merged from every source (command-line
-    values, ``--subject`` file, C3D PROCESSING, subject files beside it; sources recorded) and
-    the notes the merge made: the trial ``run`` and ``norms`` process."""
+    """The trial read from ``path``, the subject it is processed with, merged from every source
+    (command-line values, ``--subject`` file, C3D PROCESSING, subject files beside it; sources
+    recorded; :func:`gaitid.subject.stage.gather_subject`), and the notes the merge made: what
+    ``run`` and ``norms`` give to ``process``."""
     from pathlib import Path
 
-    from gaitid.batch import prepare_subject
     from gaitid.pipeline import load_trial
-    from gaitid.batch.session import trial_info
+    from gaitid.subject.stage import gather_subject
 
     trial = load_trial(path, cop_threshold=settings.cop_threshold_n)
-    info = trial_info(trial, Path(path).resolve())
-    merged, notes = prepare_subject(trial, info, opts)
-    trial.subject = merged  # our own Trial, just read
-    return trial, info, notes
+    given, notes = gather_subject(trial, opts, Path(path).resolve())
+    return trial, given, notes
 
 
 def add_settings_arguments(parser: argparse.ArgumentParser) -> None:

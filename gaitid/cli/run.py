@@ -88,22 +88,23 @@ def cmd_run(args: argparse.Namespace) -> int:
     """Process one trial and write its tables, a C3D copy with the results and the report."""
     from pathlib import Path
 
-    from gaitid.batch import check_subject, explain_markers
+    from gaitid.batch.session import trial_info
     from gaitid.core.errors import ModelError
     from gaitid.io.atomic import atomic_path
-    from gaitid.model.subject import subject_table
     from gaitid.pipeline import process
+    from gaitid.subject.check import check_subject, explain_markers
+    from gaitid.subject.merge import subject_table
 
     settings = settings_from_args(args)
     uncertainty = uncertainty_from_args(args)
     opts = subject_from_args(args)
-    trial, info, more = trial_with_subject(args.trial, opts, settings)
+    trial, given, more = trial_with_subject(args.trial, opts, settings)
+    info = trial_info(trial, Path(args.trial).resolve())  # (whose trial it is, to pair a static)
     static, notes = resolve_static(args.trial, info, args.static, args.force)
-    trial.warnings.extend([*notes, *more])
-    check_subject(trial, settings, static is not None)
+    check_subject(trial, given.subject, settings, static is not None)
     try:
-        result = process(trial, subject="plates" if opts.plates else None, static=static, settings=settings,
-                         uncertainty=uncertainty)
+        result = process(trial, subject=given, static=static, settings=settings, uncertainty=uncertainty,
+                         warnings=[*notes, *more])
     except ModelError as exc:
         raise explain_markers(exc, trial, static is not None) from None
     out = Path(args.outdir)

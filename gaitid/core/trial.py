@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from gaitid.core.subject_record import Subject
 from gaitid.core.errors import DataError
 
 
@@ -84,40 +85,6 @@ class Event:
 
 
 @dataclass
-class Subject:
-    """Anthropometry in SI (kg, m). Any field may be None when the file does not store it."""
-
-    name: str | None = None
-    mass: float | None = None
-    height: float | None = None
-    leg_length_left: float | None = None
-    leg_length_right: float | None = None
-    knee_width_left: float | None = None
-    knee_width_right: float | None = None
-    ankle_width_left: float | None = None
-    ankle_width_right: float | None = None
-    inter_asis_distance: float | None = None
-    marker_diameter: float | None = None
-    extra: dict = field(default_factory=dict)  # any other PROCESSING values, SI where the unit is known
-    sources: dict = field(default_factory=dict)  # field or extra name -> where its value came from (merge_subject)
-
-
-# Vicon anthropometry name (C3D PROCESSING group, .vsk, .mp) -> (Subject field, scale to SI)
-VICON_SUBJECT_FIELDS = {
-    "Bodymass": ("mass", 1.0),
-    "Height": ("height", 1e-3),
-    "LLegLength": ("leg_length_left", 1e-3),
-    "RLegLength": ("leg_length_right", 1e-3),
-    "LKneeWidth": ("knee_width_left", 1e-3),
-    "RKneeWidth": ("knee_width_right", 1e-3),
-    "LAnkleWidth": ("ankle_width_left", 1e-3),
-    "RAnkleWidth": ("ankle_width_right", 1e-3),
-    "InterAsisDistance": ("inter_asis_distance", 1e-3),
-    "MarkerDiameter": ("marker_diameter", 1e-3),
-}
-
-
-@dataclass
 class Analogs:
     """Analog channels: ``values`` (n_samples, n_channels) in the file's units after scaling/offset."""
 
@@ -143,9 +110,14 @@ class ModelOutput:
     values: np.ndarray
 
 
-@dataclass
+@dataclass(frozen=True)
 class Trial:
-    """One motion-capture trial in SI units, in a Z-up right-handed lab frame."""
+    """One motion-capture trial in SI units, in a Z-up right-handed lab frame.
+
+    Frozen: nobody sets its fields after reading (a changed trial is a new one,
+    ``dataclasses.replace(trial, ...)``). ``subject`` is what the file stores (its
+    PROCESSING values, :class:`~gaitid.core.subject_record.Subject`); the subject a trial is
+    processed with comes from the subject stage (:mod:`gaitid.subject`)."""
 
     path: Path | None
     point_rate: float

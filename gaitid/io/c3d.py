@@ -54,6 +54,7 @@ import contextlib
 import os
 import re
 import struct
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -64,7 +65,8 @@ from gaitid.io.atomic import atomic_path, register_input, verify_c3d
 from gaitid.io.c3d_check import C3DData, C3DLayout, check_c3d, read_data
 from gaitid.io.vertical import detect_up, rotation_to_z_up
 from gaitid.core.rotation import cross
-from gaitid.core.trial import VICON_SUBJECT_FIELDS, Analogs, Event, ForcePlate, ModelOutput, Subject, Trial
+from gaitid.core.subject_record import VICON_SUBJECT_FIELDS, Subject
+from gaitid.core.trial import Analogs, Event, ForcePlate, ModelOutput, Trial
 from gaitid.core.vocabulary import COP_THRESHOLD_N
 
 
@@ -131,15 +133,13 @@ def _build_trial(layout: C3DLayout, data: C3DData, path: Path, cop_threshold: fl
         model_outputs=pts["model_outputs"],
         analogs=analogs,
         force_plates=plates,
-        events=[],
+        events=_events(params, float(rate)),
         subject=_subject(params),
         manufacturer=_manufacturer(params),
         software=_software(params),
         warnings=warnings,
     )
-    trial.events = _events(params, trial.point_rate)
-    _to_z_up(trial)
-    return trial
+    return _to_z_up(trial)
 
 
 def _params(layout: C3DLayout) -> dict[str, dict]:
@@ -471,23 +471,22 @@ def _software(params) -> str:
 # ---- vertical axis
 
 
-def _to_z_up(trial: Trial) -> None:
-    """Detect the up axis and rotate markers, virtual points and plates into the Z-up lab (in place)."""
+def _to_z_up(trial: Trial) -> Trial:
+    """The trial just built with its up axis detected and its markers, virtual points and plates
+    rotated into the Z-up lab (its plates, the reader's own, rotated in place)."""
     labelled = [i for i, lab in enumerate(trial.marker_labels) if not lab.startswith("*")]
     up, how = detect_up([p.analog.force for p in trial.force_plates], trial.markers[:, labelled])
     rot = rotation_to_z_up(up)
-    trial.lab_rotation = rot
     if np.array_equal(rot, np.eye(3)):
-        return
+        return replace(trial, lab_rotation=rot)
     axis = "XYZ"[int(np.argmax(np.abs(up)))]
     trial.warnings.append(f"lab rotated to Z up: file's up axis was {'+' if up.max() > 0 else '-'}{axis} (from {how})")
-    trial.markers = trial.markers @ rot.T
-    if trial.virtual_points is not None:
-        trial.virtual_points = trial.virtual_points @ rot.T
     for plate in trial.force_plates:
         plate.corners = plate.corners @ rot.T
         for w in (plate.analog, plate.point):
             w.force, w.cop, w.free_moment = w.force @ rot.T, w.cop @ rot.T, w.free_moment @ rot.T
+    virtual = trial.virtual_points @ rot.T if trial.virtual_points is not None else None
+    return replace(trial, lab_rotation=rot, markers=trial.markers @ rot.T, virtual_points=virtual)
 
 
 # --------------------------------------------------------------------------- writing

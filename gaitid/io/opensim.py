@@ -299,11 +299,11 @@ def read_opensim_trial(
     """
     trial, trial_time0 = read_trc_with_time(trc, up=up)
     if subject is not None:
-        trial.subject = subject
+        trial = dataclasses.replace(trial, subject=subject)
     if mass is not None:
         if not (np.isfinite(mass) and mass > 0):
             raise DataError(f"body mass {mass!r} kg must be a positive number", trc)
-        trial.subject = dataclasses.replace(trial.subject, mass=float(mass))
+        trial = dataclasses.replace(trial, subject=dataclasses.replace(trial.subject, mass=float(mass)))
     if grf_mot is None and external_loads_xml is None:
         return trial
     if grf_mot is not None and Path(grf_mot).suffix.lower() == ".xml" and external_loads_xml is None:
@@ -317,7 +317,7 @@ def read_opensim_trial(
         forces = _forces_without_xml(table)
         indices = _plate_indices(forces, from_xml=False)
     rotation = up_rotation(up)
-    trial.force_plates = grf_plates(
+    trial = dataclasses.replace(trial, force_plates=grf_plates(
         forces,
         point_rate=trial.point_rate,
         first_frame=trial.first_frame,
@@ -327,7 +327,7 @@ def read_opensim_trial(
         indices=indices,
         cop_threshold=cop_threshold,
         warnings=trial.warnings,
-    )
+    ))
     grf_t = forces[0].time
     t_end = trial_time0 + (trial.n_frames - 1) / trial.point_rate
     if grf_t[0] > trial_time0 + 0.5 / trial.point_rate or grf_t[-1] < t_end - 0.5 / trial.point_rate:

@@ -142,6 +142,7 @@ def build_segments(
     static: Trial | None = None,
     subject: Subject | dict | None = None,
     *,
+    parameters: dict | None = None,
     bsip: str | None = None,
     marker_cutoff_hz: float | None = 6.0,
     max_gap_frames: int = 10,
@@ -153,10 +154,11 @@ def build_segments(
 
     ``static``: a static calibration trial (Plug-in Gait: foot offsets, inter-ASIS distance).
     Without it the offsets come from the trial's PROCESSING values (Plug-in Gait stores them),
-    else zero with a warning. ``subject``: a Subject replacing ``trial.subject``, a subject file
-    path (``.vsk``, ``.toml``), or a dict of
-    parameter overrides ({name: value} or {'left': {...}, 'right': {...}}; names from the model's
-    [parameters], SI and rad). ``bsip``: a table name overriding the model's. Markers are
+    else zero with a warning. ``subject``: a Subject replacing ``trial.subject`` (and the static
+    trial's), or a dict of parameter overrides over each trial's own subject ({name: value} or
+    {'left': {...}, 'right': {...}}; names from the model's [parameters], SI and rad; plus
+    ``mass`` and ``height``). ``parameters``: parameter overrides given apart, over a Subject
+    (the subject stage's). ``bsip``: a table name overriding the model's. Markers are
     gap-filled (cubic, <= ``max_gap_frames``) and low-pass filtered (zero-lag Butterworth,
     ``filter_order``, ``marker_cutoff_hz``; None: unfiltered). ``segment_overrides``:
     {'left.thigh': {'mass': ..., 'inertia': [...]}, 'thigh': {...}} per-subject BSIP values.
@@ -172,7 +174,7 @@ def build_segments(
         raise DataError(f"trial has {trial.n_frames} frame(s); at least 3 are needed for derivatives",
                         trial.path)
     warnings: list[str] = []
-    subj, overrides = split_subject(subject, trial)
+    subj, overrides = split_subject(subject, trial, parameters)
     params = resolve_parameters(m, subj, overrides, trial)
     if subj.mass is None or not subj.mass > 0:
         raise ModelError("body mass unknown for the trial: give subject={...} or a Subject with mass",
@@ -188,7 +190,7 @@ def build_segments(
     if missing:
         raise missing_markers_error(trial, m, missing, static)
 
-    warnings += static_parameters(m, params, static, subject, subj, overrides)
+    warnings += static_parameters(m, params, static, subject, subj, overrides, parameters)
     pts = prepare_points(trial, labels, marker_cutoff_hz, max_gap_frames, filter_order)
     measure_defaults(params, pts, m, trial)
     table = load_table(bsip or m.bsip)

@@ -9,17 +9,17 @@ trial; :func:`static_parameters` puts them in place for a walking trial.
 from __future__ import annotations
 
 import math
-from dataclasses import fields, replace
-from pathlib import Path
+from dataclasses import replace
 
 import numpy as np
 
+from gaitid.core.subject_record import Subject, check_body, lower_keys, subject_value
 from gaitid.core.errors import DataError, ModelError, SettingsError
 from gaitid.model import frames as fr
 from gaitid.model.evaluator import PointEvaluator
 from gaitid.model.markerset import Model, load_model
 from gaitid.model.trial_markers import apply_aliases, needed_labels, prepare_points
-from gaitid.core.trial import Subject, Trial
+from gaitid.core.trial import Trial
 from gaitid.core.vocabulary import SIDES, parse_side, side_key
 
 
@@ -38,30 +38,6 @@ def split_sides(overrides: dict | None) -> tuple[dict, dict[str, dict]]:
         else:
             per_side[side].update(value)
     return common, per_side
-
-
-_SUBJECT_FIELDS = frozenset(f.name for f in fields(Subject))
-
-
-def lower_keys(extra: dict) -> dict:
-    """``extra`` keyed by lower-case name, the first of names differing only in case kept."""
-    out: dict = {}
-    for k, val in extra.items():
-        out.setdefault(k.lower(), val)
-    return out
-
-
-def subject_value(subject: Subject, key: str, extra_lower: dict | None = None) -> float | None:
-    """A value by Subject field name or ``extra`` name (case-insensitive; ``extra_lower``:
-    :func:`lower_keys` of ``subject.extra`` when the caller looks up many); None when unset."""
-    v = getattr(subject, key) if key in _SUBJECT_FIELDS else None
-    if v is None:
-        v = (extra_lower if extra_lower is not None else lower_keys(subject.extra)).get(key.lower())
-    try:
-        v = float(v) if v is not None else None
-    except (TypeError, ValueError):
-        return None
-    return v if v is not None and math.isfinite(v) else None
 
 
 def resolve_parameters(
@@ -137,39 +113,45 @@ def measure_defaults(params: dict, pts: dict, model: Model, trial: Trial) -> Non
                 params[side][name] = d
 
 
-def split_subject(subject: Subject | dict | None, trial: Trial) -> tuple[Subject, dict | None]:
-    """(Subject, model-parameter overrides): a dict may also carry ``mass`` (kg) and ``height`` (m);
-    a path is a subject file (``.vsk`` or ``.toml``, :func:`gaitid.model.subject_files.read_subject`)."""
-    if isinstance(subject, (str, Path)):
-        from gaitid.model.subject_files import read_subject
-
-        subject = read_subject(subject)
+def split_subject(subject: Subject | dict | None, trial: Trial, parameters: dict | None = None
+                  ) -> tuple[Subject, dict | None]:
+    """(Subject, model-parameter overrides) for ``trial``: a Subject is used as given; a dict holds
+    parameter overrides over the trial's own subject and may also carry ``mass`` (kg) and
+    ``height`` (m); None is the trial's subject. ``parameters``: overrides given apart (not with
+    a dict ``subject``, which holds its own)."""
     if isinstance(subject, Subject):
-        return subject, None
-    if subject is None:
-        return trial.subject, None
-    if not isinstance(subject, dict):
-        raise ModelError(f"subject must be a Subject or a dict of parameters, not {type(subject).__name__}", trial.path)
-    rest = dict(subject)
-    body = {k: rest.pop(k) for k in ("mass", "height") if k in rest}
-    for k, v in body.items():
-        if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
-            raise ModelError(f"subject {k}={v!r} must be a positive number (kg, m)", trial.path)
-    subj = replace(trial.subject, **body) if body else trial.subject
-    return subj, (rest or None)
+        subj, overrides = subject, None
+    elif subject is None:
+        subj, overrides = trial.subject, None
+    elif isinstance(subject, dict):
+        rest = dict(subject)
+        body = {k: rest.pop(k) for k in ("mass", "height") if k in rest}
+        check_body(body, trial.path, ModelError)
+        subj, overrides = (replace(trial.subject, **body) if body else trial.subject), (rest or None)
+    else:
+        raise ModelError(f"subject must be a Subject or a dict of parameters, not {type(subject).__name__} (read a "
+                         "subject file with gaitid.subject.readers.read_subject)", trial.path)
+    if parameters:
+        if overrides:
+            raise ModelError("model parameter overrides given twice (in subject={...} and parameters=...): "
+                             "give them once", trial.path)
+        overrides = parameters
+    return subj, overrides
 
 
 def calibrate_static(
-    static: Trial, model: str | Model = "plugin-gait", subject: Subject | dict | None = None
+    static: Trial, model: str | Model = "plugin-gait", subject: Subject | dict | None = None,
+    parameters: dict | None = None,
 ) -> dict[str, dict[str, float]]:
     """Static (calibration) trial -> per-side parameters the model derives from it.
 
     For Plug-in Gait: the foot offsets ``static_plantar_flexion`` and ``static_rotation_offset``
     (rad; Plug-in Gait's StaticPlantFlex / StaticRotOff) and ``inter_asis_distance`` (m) when
-    the subject does not give it. Markers are used unfiltered but gap-filled, as averages."""
+    the subject does not give it. ``subject`` and ``parameters``: as :func:`split_subject` takes
+    them. Markers are used unfiltered but gap-filled, as averages."""
     m = model if isinstance(model, Model) else load_model(model)
     static = apply_aliases(static, m)
-    subj, overrides = split_subject(subject, static)
+    subj, overrides = split_subject(subject, static, parameters)
     params = resolve_parameters(m, subj, overrides, static)
     labels, missing = needed_labels(m, static)
     if missing:
@@ -209,7 +191,7 @@ def calibrate_static(
 
 
 def static_parameters(m: Model, params: dict, static: Trial | None, subject, subj: Subject,
-                       overrides: dict | None) -> list[str]:
+                      overrides: dict | None, parameters: dict | None = None) -> list[str]:
     """Fill the static-calibrated parameters (foot offsets, inter-ASIS) from a static trial, in place;
     without one, warn for each that neither the subject nor the caller gives. Returns warnings."""
     common, per_side = split_sides(overrides)
@@ -219,7 +201,7 @@ def static_parameters(m: Model, params: dict, static: Trial | None, subject, sub
 
     warnings = []
     if static is not None:
-        cal = calibrate_static(static, m, subject)
+        cal = calibrate_static(static, m, subject, parameters)
         for side in SIDES:
             for name, v in cal[side].items():
                 if name == "inter_asis_distance" and not isinstance(params[side].get(name), str):

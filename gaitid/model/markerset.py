@@ -348,7 +348,7 @@ def model_parameters(model: str | Path | Model) -> list[dict]:
     names looked for, ``{S}``/``{side}`` kept), ``default`` (None, a number in SI/rad, or
     ``'markers:A,B'``: measured between two markers), ``static`` (calibrated from a static
     trial), ``option`` (the command-line option that supplies it, or None)."""
-    from gaitid.model.subject import option_for
+    from gaitid.core.subject_record import option_for
 
     m = model if isinstance(model, Model) else load_model(model)
     out = []

@@ -31,7 +31,7 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable
 
 from gaitid.cycles.clinical import clinical_columns
 from gaitid.contacts import FootContact, PlateOwnership, assign_contacts, plate_ownership
@@ -92,8 +92,9 @@ def measured_loads(trial: Trial, contacts: list[FootContact], ownership: PlateOw
 
 def segment_kinematics(trial: Trial, model: Model, static: Trial | None, subject: SubjectData,
                        settings: Settings, segment_parameters: dict | None = None) -> ModelKinematics:
-    """The kinematics stage: the model applied to the trial with the subject's data."""
-    return build_segments(trial, model, static=static, subject=subject.parameters or subject.subject,
+    """The kinematics stage: the model applied to the trial (and its static) with the subject's
+    data and the caller's model parameter overrides."""
+    return build_segments(trial, model, static=static, subject=subject.subject, parameters=subject.parameters,
                           bsip=settings.bsip, marker_cutoff_hz=settings.marker_cutoff_hz,
                           max_gap_frames=settings.max_gap_frames, filter_order=settings.filter_order,
                           segment_overrides=segment_parameters)
@@ -143,23 +144,24 @@ def kinetic_uncertainty(trial: Trial, model: Model, static: Trial | None, kinema
 
 def process(
     source: str | os.PathLike | Trial,
-    model: str | None = None,
-    subject=None,
+    model: str | None = None, subject=None,
     static: str | os.PathLike | Trial | None = None,
     settings: Settings | None = None,
-    segment_parameters: dict | None = None, uncertainty=None, **changes,
+    segment_parameters: dict | None = None, uncertainty=None, warnings: Iterable[str] = (), **changes,
 ) -> Result:
     """Process one trial end to end and return a :class:`~gaitid.pipeline.result.Result`.
 
     ``source``: a C3D (or OpenSim ``.trc``) path, or a Trial (never modified). ``model``: model name or file
-    (default ``Settings.model``, 'plugin-gait'). ``subject``: body mass in kg, ``'plates'`` (estimated from quiet
-    standing or a step on the plates, with a warning), a :class:`~gaitid.core.trial.Subject`, or a dict with
-    ``mass``/``height`` and model parameter overrides; default: the file's PROCESSING values. ``static``: the
-    static calibration trial. ``settings`` and keyword ``changes``: see :class:`gaitid.core.settings.Settings`.
+    (default ``Settings.model``, 'plugin-gait'). ``subject`` (:func:`~gaitid.subject.stage.subject_data`): body
+    mass in kg, ``'plates'`` (estimated from quiet standing or a step on the plates, with a warning), a
+    :class:`~gaitid.core.subject_record.Subject`, a dict with ``mass``/``height`` and model parameter overrides, or
+    :func:`~gaitid.subject.stage.gather_subject`'s SubjectData (every source merged); default: the file's
+    PROCESSING values. ``static``: the static calibration trial. ``settings``, keyword ``changes``: see Settings.
     ``segment_parameters``: per-subject inertial parameters replacing the table's, e.g. ``{'thigh': {'mass': 7.2,
     'com_from_proximal': 0.433, 'inertia': [0.139, 0.139, 0.030]}}`` (kg, fraction of the segment length, kg.m^2
-    about the segment axes; keys 'left.thigh' for one side only). ``uncertainty``: the SD and 95 % interval of
-    every kinetic output (:func:`kinetic_uncertainty`); default off."""
+    about the segment axes; keys 'left.thigh' for one side only).
+    ``uncertainty``: the SD and 95 % interval of every kinetic output (:func:`kinetic_uncertainty`); default off.
+    ``warnings``: the caller's notes (how the subject or static were chosen). Curves: built when asked."""
     settings = (settings or Settings()).replace(**({"model": model} if model else {}), **changes)
     trial = load_trial(source, cop_threshold=settings.cop_threshold_n)
     static_trial = load_trial(static, cop_threshold=settings.cop_threshold_n) if static is not None else None
@@ -167,7 +169,6 @@ def process(
     markers = gait_markers(model_def, trial)
     contacts, ownership = foot_contacts(trial, markers, settings)
     subj = subject_data(trial, subject, contacts, markers)
-    trial = trial if subj.subject is trial.subject else replace(trial, subject=subj.subject)
     kinematics = segment_kinematics(trial, model_def, static_trial, subj, settings, segment_parameters)
     choice = gait_events(trial, contacts, markers, settings.events)
     loads = measured_loads(trial, contacts, ownership, choice.events, settings)
@@ -177,17 +178,18 @@ def process(
     normalised, curves_summary, params, params_summary = cycle_tables(trial, outputs, cycles, markers, settings)
     unc = kinetic_uncertainty(trial, model_def, static_trial, kinematics, loads, outputs, cycles, settings, subj,
                               segment_parameters, uncertainty)
-    return Result(trial, settings, subj, markers, kinematics, contacts, choice, loads, joints, outputs, cycles,
-                  None, curves_summary, params, params_summary, normalised=normalised,  # curves: built when asked
+    return Result(replace(trial, subject=subj.subject), settings, subj, markers, kinematics, contacts, choice, loads,
+                  joints, outputs, cycles, None, curves_summary, params, params_summary, normalised=normalised,
                   static=static_trial and (static_trial.path or "?"), uncertainty=unc,
-                  warnings=collect_warnings(trial, subj, kinematics, choice, cycles, settings))
+                  warnings=collect_warnings(trial, subj, kinematics, choice, cycles, settings, warnings))
 
 
 def collect_warnings(trial: Trial, subject: SubjectData, kinematics: ModelKinematics, choice,
-                     cycles: list[Cycle], settings: Settings) -> list[str]:
-    """What the user should know, stage by stage: the reader's, the subject's, the model's,
-    the events' (and how many detected events disagree with the file's), missing cycles."""
-    out = [*trial.warnings, *subject.notes, *kinematics.warnings, *choice.notes]
+                     cycles: list[Cycle], settings: Settings, given: Iterable[str] = ()) -> list[str]:
+    """What the user should know, stage by stage: the reader's, the caller's (``given``), the
+    subject's, the model's, the events' (and how many detected events disagree with the file's),
+    missing cycles."""
+    out = [*trial.warnings, *given, *subject.notes, *kinematics.warnings, *choice.notes]
     if choice.disagreements:
         out.append(f"{choice.disagreements} detected event(s) disagree with the file's (more than 1 frame for "
                    f"plate events, 3 for kinematic ones; see Result.event_comparison); using the "

@@ -1,39 +1,43 @@
 """The subject stage: the body mass, height and model parameters a trial is processed with.
 
-:func:`subject_data` merges what the caller gives over the trial's own values (its C3D
-PROCESSING group): the caller's values win, the file's fill the gaps
-(:func:`gaitid.model.subject.merge_subject`), and the result says which value came from where.
-The caller may give nothing, a mass in kg, ``'plates'`` (the mass estimated from the force
-plates), a :class:`~gaitid.core.trial.Subject` (e.g. read from a ``.vsk`` by
-:func:`gaitid.model.subject_files.read_subject`), or a dict: Subject values (``mass`` kg, ``height``
-m, ``leg_length``, ``knee_width``, ``ankle_width`` (both sides, or ``_left``/``_right``, or
-``{'left': {...}}``), Vicon names in Vicon units) and model parameter overrides (any other
-name of the model's ``[parameters]``, SI and rad, e.g. ``tibial_torsion``), which the model
-applies over any subject value. It never changes the trial or the caller's objects.
+The one way in, for ``run``, ``batch``, ``validate`` and the API:
+
+- :func:`gather_subject` (before processing, from the caller's
+  :class:`~gaitid.subject.layers.SubjectOptions`): every
+  source merged, most trusted first (:func:`gaitid.subject.layers.subject_layers`: values typed
+  on the command line, the ``--subject`` file, the C3D's PROCESSING values, the Vicon subject
+  files beside the trial; :func:`gaitid.subject.merge.merge_subject`), with notes on sources
+  not used or disagreeing. It returns the :class:`SubjectData` to give to ``process``.
+- :func:`subject_data` (the stage of :func:`gaitid.pipeline.process`): what the caller gives
+  over the trial's own values (its C3D PROCESSING group): the caller's values win, the file's
+  fill the gaps, and the result says which value came from where. The caller may give nothing,
+  a mass in kg, ``'plates'`` (the mass estimated from the force plates), a
+  :class:`~gaitid.core.subject_record.Subject` (e.g. read from a ``.vsk`` by
+  :func:`gaitid.subject.readers.read_subject`), a :class:`SubjectData` (:func:`gather_subject`'s),
+  or a dict: Subject values (``mass`` kg, ``height`` m, ``leg_length``, ``knee_width``,
+  ``ankle_width`` (both sides, or ``_left``/``_right``, or ``{'left': {...}}``), Vicon names in
+  Vicon units) and model parameter overrides (any other name of the model's ``[parameters]``,
+  SI and rad, e.g. ``tibial_torsion``; :func:`gaitid.core.subject_record.split_subject_dict`),
+  which the model applies over any subject value.
+
+Neither changes the trial or the caller's objects.
 """
 
 from __future__ import annotations
 
-import math
+import os
 from dataclasses import dataclass, field, replace
 
-from gaitid.subject.bodymass import MassEstimate, estimate_mass
 from gaitid.contacts import FootContact
+from gaitid.core.subject_record import Subject, check_body, split_subject_dict
 from gaitid.core.errors import DataError, SettingsError
+from gaitid.core.trial import Trial
 from gaitid.model.gait_markers import GaitMarkers
-from gaitid.model.subject import (
-    NUMERIC_FIELDS,
-    SIDED,
-    VICON_FIELDS,
-    merge_subject,
-    vicon_short_name,
-)
-from gaitid.core.trial import Subject, Trial
-from gaitid.core.vocabulary import SIDES, side_key
+from gaitid.subject.bodymass import MassEstimate, estimate_mass
+from gaitid.subject.layers import SubjectOptions, subject_layers
+from gaitid.subject.merge import merge_subject, subject_disagreements
 
 FILE, CALLER, PLATES = "C3D PROCESSING", "caller", "estimated from the force plates"
-_SUBJECT_KEYS = {"name", *NUMERIC_FIELDS, *SIDED} | {f"{b}_{u}" for b in (*NUMERIC_FIELDS, *SIDED)
-                                                      for u in ("kg", "g", "m", "cm", "mm")}
 
 
 @dataclass(frozen=True)
@@ -45,7 +49,8 @@ class SubjectData:
     when none. ``sources``: for each Subject value, where it came from ('C3D PROCESSING',
     'caller' or the caller's own record of it, 'estimated from the force plates').
     ``notes``: what was done (e.g. the mass estimate). ``mass_estimate``: the estimate when the
-    mass came from the plates.
+    mass came from the plates. ``plates``: the mass is estimated from the force plates (by
+    :func:`subject_data`, which needs the trial's contacts; :func:`gather_subject` only asks).
     """
 
     subject: Subject
@@ -53,38 +58,18 @@ class SubjectData:
     sources: dict = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     mass_estimate: MassEstimate | None = None
+    plates: bool = False
 
 
-def _is_subject_key(key: str) -> bool:
-    return key.lower() in _SUBJECT_KEYS or vicon_short_name(str(key)) in VICON_FIELDS
-
-
-def split_subject_dict(values: dict) -> tuple[dict, dict]:
-    """A caller's dict split into Subject values and model parameter overrides (both sides, or
-    per side under 'left'/'right' in any case)."""
-    subject, params = {}, {}
-    for key, value in values.items():
-        side = next((s for s in SIDES if str(key).lower() == side_key(s)), None)
-        if side is not None and isinstance(value, dict):
-            sv, pv = split_subject_dict(value)
-            if sv:
-                subject[side_key(side)] = sv
-            if pv:
-                params[side_key(side)] = pv
-        elif _is_subject_key(str(key)):
-            subject[key] = value
-        else:
-            params[key] = value
-    return subject, params
-
-
-def subject_data(trial: Trial, subject: Subject | dict | float | str | None = None,
+def subject_data(trial: Trial, subject: SubjectData | Subject | dict | float | str | None = None,
                  contacts: list[FootContact] | None = None, markers: GaitMarkers | None = None) -> SubjectData:
     """The subject stage (see the module docstring). ``contacts``/``markers`` serve the mass
-    estimate when ``subject='plates'``. Raises DataError when the body mass is unknown."""
-    params, notes, estimate = None, (), None
-    if subject is None or (isinstance(subject, str) and subject == "plates"):
-        layer = None
+    estimate when the mass comes from the plates. Raises DataError when the body mass is unknown."""
+    params, notes, estimate, plates = None, (), None, False
+    if isinstance(subject, SubjectData):
+        layer, params, plates = subject.subject, subject.parameters, subject.plates
+    elif subject is None or (isinstance(subject, str) and subject == "plates"):
+        layer, plates = None, subject is not None
     elif isinstance(subject, Subject):
         layer = subject
     elif isinstance(subject, (int, float)) and not isinstance(subject, bool):
@@ -95,13 +80,10 @@ def subject_data(trial: Trial, subject: Subject | dict | float | str | None = No
     else:
         raise SettingsError(f"subject must be a Subject, a mass in kg, 'plates' or a dict, not {type(subject).__name__}")
     if isinstance(layer, dict):
-        for key in ("mass", "height"):
-            value = layer.get(key)
-            if value is not None and not (isinstance(value, (int, float)) and value > 0 and math.isfinite(value)):
-                raise SettingsError(f"subject {key}={value!r} must be a positive number (kg, m)")
+        check_body(layer)
     merged, sources = merge_subject([(CALLER, layer), (FILE, trial.subject)])
     merged.name = trial.subject.name or merged.name
-    if isinstance(subject, str) and subject == "plates":
+    if plates:
         estimate = estimate_mass(trial, contacts=contacts, markers=markers)
         merged = replace(merged, mass=estimate.mass, sources={**merged.sources, "mass": PLATES})
         sources = merged.sources
@@ -110,4 +92,21 @@ def subject_data(trial: Trial, subject: Subject | dict | float | str | None = No
     if merged.mass is None or not merged.mass > 0:
         raise DataError("body mass unknown: the file stores none; give it (--mass KG, or subject=KG), "
                         "or estimate it from the force plates (--mass plates, subject='plates')", trial.path)
-    return SubjectData(merged, params, dict(sources), notes, estimate)
+    return SubjectData(merged, params, dict(sources), notes, estimate, plates)
+
+
+def gather_subject(trial: Trial, options: SubjectOptions | None = None, path: str | os.PathLike | None = None
+                   ) -> tuple[SubjectData, list[str]]:
+    """The subject ``trial`` is processed with, from every source (see the module docstring),
+    and notes on the sources (not used, values on which they disagree). ``path``: where the
+    trial lies (default ``trial.path``), for the subject files beside it. The name is the file's
+    (whose trial it is), never a subject file's. Give the SubjectData to ``process``."""
+    options = options or SubjectOptions()
+    layers, notes = subject_layers(trial.subject, path if path is not None else trial.path, cli=options.values,
+                                   subject_file=options.file)
+    merged, _ = merge_subject(layers)
+    merged.name = trial.subject.name or merged.name
+    notes += [f"subject values differ between sources: {d}" for d in subject_disagreements(layers)]
+    if options.plates:
+        merged.sources["mass"] = "estimated from the force plates (--mass plates)"
+    return SubjectData(merged, sources=dict(merged.sources), plates=options.plates), notes

@@ -36,6 +36,7 @@ from __future__ import annotations
 import math
 import os
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Iterable
 
@@ -213,13 +214,13 @@ def validate_file(path: str | os.PathLike, *, modes: Iterable[str] = tuple(MODES
                   plates: dict | None = None) -> list[dict]:
     """Records (see :func:`validate`) for one C3D file. ``mass`` (kg), ``subject`` (SI values,
     e.g. ``{'leg_length_left': 0.9}``) and ``subject_file`` fill what the file does not store
-    (:func:`gaitid.batch.pairing.subject_layers`)."""
+    (:func:`gaitid.subject.stage.gather_subject`)."""
     from gaitid.io.c3d import read_c3d
     from gaitid.model.markerset import load_model
-    from gaitid.model.subject import describe_missing, merge_subject, missing_parameters
-    from gaitid.batch.pairing import subject_layers
     from gaitid.pipeline import process
-    from gaitid.batch.session import trial_info
+    from gaitid.subject.check import describe_missing, missing_parameters
+    from gaitid.subject.layers import SubjectOptions
+    from gaitid.subject.stage import gather_subject
 
     path = Path(path)
     file = path.name
@@ -231,39 +232,40 @@ def validate_file(path: str | os.PathLike, *, modes: Iterable[str] = tuple(MODES
     if not any(moments):
         return [{"file": file, "reason": "no Plug-in Gait joint moments stored (LAnkleMoment, RKneeMoment...)"}]
     values = {**(subject or {}), **({"mass": float(mass)} if mass is not None else {})}
+    given = None  # None: the file's values; else the caller's values and files merged over them
     if values or subject_file is not None:
         try:
-            layers, _ = subject_layers(trial_info(trial, path), trial.subject, cli=values or None,
-                                       subject_file=subject_file)
+            given = gather_subject(trial, SubjectOptions(values or None, subject_file), path)[0]
         except GaitIDError as exc:
             return [{"file": file, "reason": f"subject data: {exc}"}]
-        trial.subject = merge_subject(layers)[0]
+    known = given.subject if given is not None else trial.subject
     settings = settings or Settings.plugin_gait(marker_cutoff_hz=None)
     user_plates = dict(plates or {})
     if user_plates:
         settings = settings.replace(plates={**settings.plates, **user_plates})
-    subject = None  # the mass is in trial.subject when given
+    subject, estimated = given, None  # (the mass estimated below when none is known)
     mass_note = ""
     records: list[dict] = []
     for mode in modes:
         if mode not in MODES:
             raise ValueError(f"mode {mode!r}: one of {', '.join(MODES)}")
         stat = static if mode == "markers" else None
-        missing = missing_parameters(load_model(MODES[mode]), trial.subject)
+        missing = missing_parameters(load_model(MODES[mode]), known)
         if missing:
             records.append({"file": file, "mode": mode, "reason": describe_missing(load_model(MODES[mode]), missing)})
             continue
         try:
-            if subject is None and not (trial.subject.mass and trial.subject.mass > 0):
+            if estimated is None and not (known.mass and known.mass > 0):
                 # no stored mass: run once at a nominal mass to read the plates, then estimate it
-                probe = process(trial, model=MODES[mode], subject=70.0, settings=settings)
-                subject = _mass_from_grf(trial, probe.loads)
-                if subject is None:
+                probe = process(trial, model=MODES[mode], subject=replace(known, mass=70.0), settings=settings)
+                estimated = _mass_from_grf(trial, probe.loads)
+                if estimated is None:
                     records.append({"file": file, "mode": mode,
                                     "reason": "body mass unknown (none stored, no Plug-in Gait GRF to estimate "
                                               "it from): give --mass KG"})
                     continue
-                mass_note = f"mass {subject:.1f} kg estimated from plate Fz / Plug-in Gait GRF"
+                mass_note = f"mass {estimated:.1f} kg estimated from plate Fz / Plug-in Gait GRF"
+                subject = replace(known, mass=estimated)
             result = process(trial, model=MODES[mode], subject=subject, static=stat, settings=settings)
             forced = [f for f in _plates_pig_used(trial, result) if f[0] not in user_plates]  # the user's win
             if forced:

@@ -1,4 +1,4 @@
-"""Subject files, read into a :class:`gaitid.core.trial.Subject` (SI).
+"""Subject files, read into a :class:`gaitid.core.subject_record.Subject` (SI).
 
 Sources (each reader returns a Subject in SI: kg, m, rad):
 
@@ -36,19 +36,14 @@ from pathlib import Path
 
 from gaitid.core.errors import FileFormatError, SettingsError
 from gaitid.io.atomic import register_input
-from gaitid.model.subject import (
-    SUBJECT_FILE_TYPES,
-    subject_from_mapping,
-    subject_from_vicon,
-    vicon_short_name,
-)
-from gaitid.core.trial import Subject
+from gaitid.core.subject_record import Subject, subject_from_mapping, subject_from_vicon, vicon_short_name
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
+SUBJECT_FILE_TYPES = (".vsk", ".mp", ".csv", ".json", ".toml")
 
 _BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
            ast.Pow: math.pow}

@@ -1,46 +1,69 @@
-"""Subject data from every source a lab has, read into a :class:`gaitid.core.trial.Subject` (SI),
-and merged so that each value comes from the most trusted source that has it.
+"""The subject's anthropometry: the :class:`Subject` record and the one grammar of its keys.
 
-Readers of subject files (.vsk with expressions, .mp, tables): :mod:`gaitid.model.subject_files`.
-The key grammar of tables and dicts (:func:`subject_from_mapping`): ``name`` (or ``subject``), the
-Subject fields in SI or with the unit in the name (``height_mm``), Vicon names in Vicon units.
+A Subject holds body data in SI (kg, m); a trial carries its file's (the C3D PROCESSING
+group, :attr:`gaitid.core.trial.Trial.subject`). Every source of subject data is read into one
+through this grammar:
 
-Merging (:func:`merge_subject`): a list of ``(source name, Subject or dict)`` layers, the most
-trusted first; each value is taken from the first layer that has it, later layers only fill
-gaps, and the result records which layer each value came from (``Subject.sources``). The
-order the command line and batch use (:data:`PRECEDENCE`):
+- Vicon names in Vicon units (kg, mm, rad): :data:`VICON_SUBJECT_FIELDS` and
+  :func:`subject_from_vicon` (``LeftLegLength`` is shortened to PROCESSING's ``LLegLength``);
+- tables and dicts (:func:`subject_from_mapping`, :func:`as_subject`): ``name`` (or ``subject``),
+  the Subject fields in SI or with the unit in the name (``height_mm``), ``leg_length``,
+  ``knee_width``, ``ankle_width`` for both sides, Vicon names in Vicon units;
+- a caller's dict split into Subject values and model parameter overrides
+  (:func:`split_subject_dict`);
+- a value looked up by Subject field or ``extra`` name (:func:`subject_value`), as the models'
+  ``[parameters]`` name their sources.
 
-1. values typed on the command line (``--mass``, ``--leg-length``...): the user's explicit word;
-2. the ``--subject FILE`` the user named;
-3. the C3D's PROCESSING values: what the trial was captured and (for Vicon) modelled with;
-4. a ``.vsk`` / ``.mp`` found beside the trial: the session's subject file, possibly edited
-   after the capture, so it only fills what the C3D lacks.
-
-Where two layers disagree on a value, :func:`subject_disagreements` says so.
+Values are checked once: :func:`check_plausible` (the range of each quantity, which catches a
+value written in the wrong unit) and :func:`check_body` (a mass and height given as numbers).
+Merging several sources, subject files and the layers a run uses: :mod:`gaitid.subject`.
 """
 
 from __future__ import annotations
 
 import math
 import re
-import sys
-from dataclasses import fields, replace
-from pathlib import Path
+from dataclasses import dataclass, field, fields
 
-from gaitid.core.errors import SettingsError
-from gaitid.core.trial import VICON_SUBJECT_FIELDS, Subject
+from gaitid.core.errors import GaitIDError, SettingsError
+from gaitid.core.vocabulary import SIDES, side_key
 
-if sys.version_info >= (3, 11):
-    pass
-else:  # pragma: no cover
-    pass
 
-VICON_FIELDS = VICON_SUBJECT_FIELDS  # Vicon name -> (Subject field, scale to SI)
-_MM = re.compile(r"[A-Za-z]+(Length|Width|Distance|Diameter|Offset|Thickness|Delta)")
+@dataclass
+class Subject:
+    """Anthropometry in SI (kg, m). Any field may be None when the file does not store it."""
+
+    name: str | None = None
+    mass: float | None = None
+    height: float | None = None
+    leg_length_left: float | None = None
+    leg_length_right: float | None = None
+    knee_width_left: float | None = None
+    knee_width_right: float | None = None
+    ankle_width_left: float | None = None
+    ankle_width_right: float | None = None
+    inter_asis_distance: float | None = None
+    marker_diameter: float | None = None
+    extra: dict = field(default_factory=dict)  # any other PROCESSING values, SI where the unit is known
+    sources: dict = field(default_factory=dict)  # field or extra name -> where its value came from (merge_subject)
+
+
+# Vicon anthropometry name (C3D PROCESSING group, .vsk, .mp) -> (Subject field, scale to SI)
+VICON_SUBJECT_FIELDS = {
+    "Bodymass": ("mass", 1.0),
+    "Height": ("height", 1e-3),
+    "LLegLength": ("leg_length_left", 1e-3),
+    "RLegLength": ("leg_length_right", 1e-3),
+    "LKneeWidth": ("knee_width_left", 1e-3),
+    "RKneeWidth": ("knee_width_right", 1e-3),
+    "LAnkleWidth": ("ankle_width_left", 1e-3),
+    "RAnkleWidth": ("ankle_width_right", 1e-3),
+    "InterAsisDistance": ("inter_asis_distance", 1e-3),
+    "MarkerDiameter": ("marker_diameter", 1e-3),
+}
+VICON_LENGTH = re.compile(r"[A-Za-z]+(Length|Width|Distance|Diameter|Offset|Thickness|Delta)")  # Vicon names in mm
 NUMERIC_FIELDS = tuple(f.name for f in fields(Subject) if f.name not in ("name", "extra", "sources"))
 SIDED = ("leg_length", "knee_width", "ankle_width")  # Subject fields with _left / _right
-SUBJECT_FILE_TYPES = (".vsk", ".mp", ".csv", ".json", ".toml")
-PRECEDENCE = ("command line", "--subject file", "C3D PROCESSING", "subject file beside the trial")
 
 # plausible range of each Subject field (SI): catches values written in the wrong unit
 PLAUSIBLE = {
@@ -98,7 +121,7 @@ def subject_from_vicon(values: dict[str, float], name: str | None = None,
     to ``extra``: lengths (``quantities[name] == 'length'``, or a name ending in Length, Width,
     Distance, Diameter, Offset, Thickness, Delta) in m, the rest as stored (angles in rad)."""
     subject = Subject(name=name)
-    lower = {k.lower(): v for k, v in VICON_FIELDS.items()}
+    lower = {k.lower(): v for k, v in VICON_SUBJECT_FIELDS.items()}
     quantities = quantities or {}
     for key, v in values.items():
         if v is None or not math.isfinite(v):
@@ -107,23 +130,11 @@ def subject_from_vicon(values: dict[str, float], name: str | None = None,
         field = lower.get(short.lower())
         if field is not None:
             setattr(subject, field[0], v * field[1] if v > 0 else None)
-        elif quantities.get(key) == "length" or (key not in quantities and _MM.fullmatch(short)):
+        elif quantities.get(key) == "length" or (key not in quantities and VICON_LENGTH.fullmatch(short)):
             subject.extra[short] = v * 1e-3
         else:
             subject.extra[short] = v
     return subject
-
-
-# ----------------------------------------------------------------------------- expressions
-
-
-# ----------------------------------------------------------------------------- .vsk
-
-
-# ----------------------------------------------------------------------------- .mp
-
-
-# ----------------------------------------------------------------------------- tables
 
 
 _NAME_KEYS = ("name", "subject", "subject_name", "id", "subject_id")
@@ -150,7 +161,7 @@ def subject_from_mapping(data: dict, where: str) -> Subject:
     """A Subject from one table row / JSON or TOML entry (see the module docstring for the
     keys); ``where`` names the file and row in errors."""
     subject = Subject()
-    lower_vicon = {k.lower(): k for k in VICON_FIELDS}
+    lower_vicon = {k.lower(): k for k in VICON_SUBJECT_FIELDS}
     for key, raw in data.items():
         k = str(key).strip()
         if k == "":
@@ -208,7 +219,7 @@ def subject_from_mapping(data: dict, where: str) -> Subject:
                 continue
             if value < 0:
                 raise SettingsError(f"{where}: '{k}' = {raw!r} must be a positive number")
-            f, scale = VICON_FIELDS[vic]
+            f, scale = VICON_SUBJECT_FIELDS[vic]
             unit_vicon = "kg" if f == "mass" else "mm"
             setattr(subject, f, check_plausible(
                 f, value * scale, f"{where}: '{k}' (a Vicon name, so in {unit_vicon})",
@@ -226,9 +237,6 @@ def subject_from_mapping(data: dict, where: str) -> Subject:
     return subject
 
 
-# ----------------------------------------------------------------------------- merging
-
-
 def as_subject(value: Subject | dict | None, where: str = "subject") -> Subject:
     """A Subject from a Subject (returned as is) or a dict of values (SI keys as in tables:
     ``mass``, ``height``, ``leg_length_left``, ``leg_length`` for both sides, per-side
@@ -242,82 +250,26 @@ def as_subject(value: Subject | dict | None, where: str = "subject") -> Subject:
     raise SettingsError(f"{where}: expected a Subject or a dict of values, not {type(value).__name__}")
 
 
-def merge_subject(layers) -> tuple[Subject, dict[str, str]]:
-    """Merge ``[(source name, Subject | dict | None), ...]``, most trusted first: each value is
-    the first layer's that has it (later layers only fill gaps). Returns a new Subject (the
-    inputs are not changed) and ``{field or extra name: source name}``, also stored in the
-    Subject's ``sources``. ``extra`` names match case-insensitively."""
-    merged = Subject()
-    sources: dict[str, str] = {}
-    seen_extra: dict[str, str] = {}  # lower -> spelling kept
-    for source, value in layers:
-        s = as_subject(value, str(source))
-        if merged.name is None and s.name:
-            merged.name = s.name
-        for f in NUMERIC_FIELDS:
-            v = getattr(s, f)
-            if getattr(merged, f) is None and v is not None:
-                setattr(merged, f, v)
-                sources[f] = s.sources.get(f, source) if s.sources else source
-        for k, v in s.extra.items():
-            if k.lower() not in seen_extra and v is not None:
-                seen_extra[k.lower()] = k
-                merged.extra[k] = v
-                sources[k] = s.sources.get(k, source) if s.sources else source
-    merged.sources = dict(sources)
-    return merged, sources
-
-
-def subject_disagreements(layers, rel_tol: float = 0.005) -> list[str]:
-    """Values two layers give differently (relative difference > ``rel_tol``): which one the
-    merge uses and which it overrides, e.g. ``mass 74 kg (C3D PROCESSING) used; flatFoot.vsk
-    says 75 kg``."""
-    out = []
-    subjects = [(src, as_subject(v, str(src))) for src, v in layers]
-    for f in NUMERIC_FIELDS:
-        first = None
-        for src, s in subjects:
-            v = getattr(s, f)
-            if v is None:
-                continue
-            if first is None:
-                first = (src, v)
-            elif abs(v - first[1]) > rel_tol * max(abs(first[1]), 1e-12):
-                out.append(f"{f} {_fmt(f, first[1])} ({first[0]}) used; {src} says {_fmt(f, v)}")
+def lower_keys(extra: dict) -> dict:
+    """``extra`` keyed by lower-case name, the first of names differing only in case kept."""
+    out: dict = {}
+    for k, val in extra.items():
+        out.setdefault(k.lower(), val)
     return out
 
 
-def _fmt(field: str, v: float) -> str:
-    return f"{v:g} kg" if field == "mass" else f"{v * 1000:g} mm"
-
-
-def subject_value(subject: Subject, key: str) -> float | None:
-    """A value by Subject field name or ``extra`` name (case-insensitive); None when unset."""
-    names = {f.name for f in fields(Subject)}
-    v = getattr(subject, key) if key in NUMERIC_FIELDS and key in names else None
+def subject_value(subject: Subject, key: str, extra_lower: dict | None = None) -> float | None:
+    """A value by Subject field name or ``extra`` name (case-insensitive; the first of names
+    differing only in case); None when unset or not a finite number. ``extra_lower``:
+    :func:`lower_keys` of ``subject.extra``, for a caller that looks up many."""
+    v = getattr(subject, key) if key in NUMERIC_FIELDS else None
     if v is None:
-        low = key.lower()
-        v = next((val for k, val in subject.extra.items() if k.lower() == low), None)
+        v = (extra_lower if extra_lower is not None else lower_keys(subject.extra)).get(key.lower())
     try:
         v = float(v) if v is not None else None
     except (TypeError, ValueError):
         return None
     return v if v is not None and math.isfinite(v) else None
-
-
-def missing_parameters(model, subject: Subject) -> list[tuple[str, str, list[str]]]:
-    """The model's required subject parameters the subject does not give:
-    ``[(parameter, side, [Subject fields / Vicon names looked for]), ...]``."""
-    out = []
-    for name, spec in model.parameters.items():
-        if not spec.get("required"):
-            continue
-        for side in ("left", "right"):  # the model files' per-side keys (gaitid.core.vocabulary.side_key)
-            prefix = model.sides[side.capitalize()]
-            srcs = [s.replace("{side}", side).replace("{S}", prefix) for s in spec.get("from", [])]
-            if not any(subject_value(subject, s) is not None for s in srcs):
-                out.append((name, side, srcs))
-    return out
 
 
 def option_for(sources: list[str]) -> str | None:
@@ -329,45 +281,48 @@ def option_for(sources: list[str]) -> str | None:
     return None
 
 
-def describe_missing(model, missing, path=None) -> str:
-    """An error text for :func:`missing_parameters`' result: the parameters, the sides and the
-    options that supply them."""
-    names: dict[str, list[str]] = {}
-    options: list[str] = []
-    vicon: list[str] = []
-    for name, side, srcs in missing:
-        names.setdefault(name, []).append(side)
-        opt = option_for(srcs)
-        if opt and opt not in options:
-            options.append(opt)
-        vicon += [s for s in srcs if s[:1].isupper() and s not in vicon]
-    parts = [f"{n} ({'left and right' if len(sides) == 2 else sides[0]})" for n, sides in names.items()]
-    give = " ".join(options)
-    where = "the trial stores none" if path is None else f"{Path(path).name} stores none"
-    return (f"model '{model.name}' needs the subject's {', '.join(parts)} and {where}: give "
-            + (f"{give}, or " if give else "")
-            + f"a --subject file (.vsk/.mp with {', '.join(vicon[:3])}{'...' if len(vicon) > 3 else ''}, "
-              "or a table); 'gaitid models' lists each model's parameters")
+def format_value(field: str, value: float) -> str:
+    """A Subject value as labs write it: ``74 kg``, ``920 mm``."""
+    return f"{value:g} kg" if field_unit(field) == "kg" else f"{value * 1000:g} mm"
 
 
-def subject_table(subject: Subject):
-    """The subject's values as a table: parameter, value, unit, source (one row each)."""
-    import pandas as pd
-
-    rows = []
-    for f in NUMERIC_FIELDS:
-        v = getattr(subject, f)
-        if v is not None:
-            rows.append({"parameter": f, "value": v, "unit": field_unit(f),
-                         "source": subject.sources.get(f, "")})
-    for k, v in subject.extra.items():
-        unit = "m" if _MM.fullmatch(k) else ""
-        rows.append({"parameter": k, "value": v, "unit": unit, "source": subject.sources.get(k, "")})
-    return pd.DataFrame(rows, columns=["parameter", "value", "unit", "source"])
+# ----------------------------------------------------------------------------- a caller's dict
 
 
-def with_sources(subject: Subject, source: str) -> Subject:
-    """A copy of ``subject`` whose every set value is recorded as coming from ``source``."""
-    srcs = {f: source for f in NUMERIC_FIELDS if getattr(subject, f) is not None}
-    srcs.update({k: source for k in subject.extra})
-    return replace(subject, extra=dict(subject.extra), sources=srcs)
+_SUBJECT_KEYS = {"name", *NUMERIC_FIELDS, *SIDED} | {f"{b}_{u}" for b in (*NUMERIC_FIELDS, *SIDED)
+                                                      for u in ("kg", "g", "m", "cm", "mm")}
+
+
+def is_subject_key(key: str) -> bool:
+    """Whether a caller's dict key names a Subject value (a field, a field with its unit, a
+    sided base such as ``leg_length``, or a Vicon anthropometry name) rather than a model
+    parameter."""
+    return key.lower() in _SUBJECT_KEYS or vicon_short_name(str(key)) in VICON_SUBJECT_FIELDS
+
+
+def split_subject_dict(values: dict) -> tuple[dict, dict]:
+    """A caller's dict split into Subject values and model parameter overrides (both sides, or
+    per side under 'left'/'right' in any case)."""
+    subject, params = {}, {}
+    for key, value in values.items():
+        side = next((s for s in SIDES if str(key).lower() == side_key(s)), None)
+        if side is not None and isinstance(value, dict):
+            sv, pv = split_subject_dict(value)
+            if sv:
+                subject[side_key(side)] = sv
+            if pv:
+                params[side_key(side)] = pv
+        elif is_subject_key(str(key)):
+            subject[key] = value
+        else:
+            params[key] = value
+    return subject, params
+
+
+def check_body(values: dict, path=None, error: type[GaitIDError] = SettingsError) -> None:
+    """An ``error`` (naming ``path``) unless the ``mass`` (kg) and ``height`` (m) of a caller's
+    dict, where given, are positive finite numbers."""
+    for key in ("mass", "height"):
+        value = values.get(key)
+        if value is not None and not (isinstance(value, (int, float)) and value > 0 and math.isfinite(value)):
+            raise error(f"subject {key}={value!r} must be a positive number (kg, m)", path)

@@ -1,0 +1,108 @@
+"""Subject data from several sources merged, so that each value comes from the most trusted
+source that has it, and where it came from recorded.
+
+:func:`merge_subject` takes a list of ``(source name, Subject or dict)`` layers, the most
+trusted first; each value is taken from the first layer that has it, later layers only fill
+gaps, and the result records which layer each value came from (``Subject.sources``). The
+order the command line and batch use (:data:`PRECEDENCE`, the layers of
+:func:`gaitid.subject.layers.subject_layers`):
+
+1. values typed on the command line (``--mass``, ``--leg-length``...): the user's explicit word;
+2. the ``--subject FILE`` the user named;
+3. the C3D's PROCESSING values: what the trial was captured and (for Vicon) modelled with;
+4. a ``.vsk`` / ``.mp`` found beside the trial: the session's subject file, possibly edited
+   after the capture, so it only fills what the C3D lacks.
+
+Where two layers disagree on a value, :func:`subject_disagreements` says so. The merged
+subject's values and sources: :func:`subject_table` (a table), :func:`describe_subject` (lines
+grouped by source).
+"""
+
+from __future__ import annotations
+
+from gaitid.core.subject_record import NUMERIC_FIELDS, VICON_LENGTH, Subject, as_subject, field_unit, format_value
+
+PRECEDENCE = ("command line", "--subject file", "C3D PROCESSING", "subject file beside the trial")
+
+
+def merge_subject(layers) -> tuple[Subject, dict[str, str]]:
+    """Merge ``[(source name, Subject | dict | None), ...]``, most trusted first: each value is
+    the first layer's that has it (later layers only fill gaps). Returns a new Subject (the
+    inputs are not changed) and ``{field or extra name: source name}``, also stored in the
+    Subject's ``sources``. ``extra`` names match case-insensitively."""
+    merged = Subject()
+    sources: dict[str, str] = {}
+    seen_extra: dict[str, str] = {}  # lower -> spelling kept
+    for source, value in layers:
+        s = as_subject(value, str(source))
+        if merged.name is None and s.name:
+            merged.name = s.name
+        for f in NUMERIC_FIELDS:
+            v = getattr(s, f)
+            if getattr(merged, f) is None and v is not None:
+                setattr(merged, f, v)
+                sources[f] = s.sources.get(f, source) if s.sources else source
+        for k, v in s.extra.items():
+            if k.lower() not in seen_extra and v is not None:
+                seen_extra[k.lower()] = k
+                merged.extra[k] = v
+                sources[k] = s.sources.get(k, source) if s.sources else source
+    merged.sources = dict(sources)
+    return merged, sources
+
+
+def subject_disagreements(layers, rel_tol: float = 0.005) -> list[str]:
+    """Values two layers give differently (relative difference > ``rel_tol``): which one the
+    merge uses and which it overrides, e.g. ``mass 74 kg (C3D PROCESSING) used; flatFoot.vsk
+    says 75 kg``."""
+    out = []
+    subjects = [(src, as_subject(v, str(src))) for src, v in layers]
+    for f in NUMERIC_FIELDS:
+        first = None
+        for src, s in subjects:
+            v = getattr(s, f)
+            if v is None:
+                continue
+            if first is None:
+                first = (src, v)
+            elif abs(v - first[1]) > rel_tol * max(abs(first[1]), 1e-12):
+                out.append(f"{f} {format_value(f, first[1])} ({first[0]}) used; {src} says {format_value(f, v)}")
+    return out
+
+
+def subject_table(subject: Subject):
+    """The subject's values as a table: parameter, value, unit, source (one row each)."""
+    import pandas as pd
+
+    rows = []
+    for f in NUMERIC_FIELDS:
+        v = getattr(subject, f)
+        if v is not None:
+            rows.append({"parameter": f, "value": v, "unit": field_unit(f),
+                         "source": subject.sources.get(f, "")})
+    for k, v in subject.extra.items():
+        unit = "m" if VICON_LENGTH.fullmatch(k) else ""
+        rows.append({"parameter": k, "value": v, "unit": unit, "source": subject.sources.get(k, "")})
+    return pd.DataFrame(rows, columns=["parameter", "value", "unit", "source"])
+
+
+def describe_subject(subject: Subject) -> list[str]:
+    """The subject's anthropometry grouped by source: ``C3D PROCESSING: mass 74 kg, height
+    1760 mm, leg length 920/920 mm (L/R), ...``."""
+    by_source: dict[str, list[str]] = {}
+    done = set()
+    for f in NUMERIC_FIELDS:
+        v = getattr(subject, f)
+        if v is None or f in done:
+            continue
+        src = subject.sources.get(f, "?")
+        text = format_value(f, v)
+        name = f.replace("_", " ")
+        if f.endswith("_left"):
+            other = f[:-5] + "_right"
+            w = getattr(subject, other)
+            if w is not None and subject.sources.get(other, "?") == src:
+                done.add(other)
+                name, text = f[:-5].replace("_", " "), f"{v * 1000:g}/{w * 1000:g} mm (L/R)"
+        by_source.setdefault(src, []).append(f"{name} {text}")
+    return [f"{src}: {', '.join(items)}" for src, items in by_source.items()]

@@ -1,4 +1,4 @@
-"""Exports of a :class:`gaitid.pipeline.Result`: tables, Excel, C3D with results, OpenSim.
+"""Exports of a :class:`gaitid.pipeline.result.Result`: tables, Excel, C3D with results, OpenSim.
 
 Every file is written atomically (temporary file, then rename) and never onto the
 input trial. Length: the four export kinds share the table builders and the input check;

@@ -223,7 +223,7 @@ def assign_contacts(trial: Trial, markers: GaitMarkers, overrides: dict | None =
                                    feet=feet, source="override", **base))
             continue
         outlines = [plates[p].corners for p in pl]
-        if lows is None:  # the feet's ground points over the whole trial: once, not per contact (issue 17)
+        if lows is None:  # the feet's ground points over the whole trial: once, not per contact
             lows = {s: ground_points(trial, s, markers, ground_clearance, ground_speed) for s in SIDES
                     if trial.has_points(markers.foot(s).heel, markers.foot(s).toe)}
         pct = ", ".join(f"{s.lower()} {100 * under[s]:.0f} %" for s in SIDES if np.isfinite(under[s]))

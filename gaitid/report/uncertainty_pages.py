@@ -1,7 +1,7 @@
-"""What the report shows of the joint-load uncertainty (issue 16, docs/uncertainty.md).
+"""What the report shows of the joint-load uncertainty (docs/uncertainty.md).
 
-When every reported Result was processed with ``uncertainty=...`` (and the report's toggle is
-on: ``write_report(..., uncertainty=True)``, the default), each kinetic panel gets, per side, the
+When every reported Result was processed with ``uncertainty=...`` (and the report's toggle,
+``write_report(..., uncertainty=...)``, is not False; None, the default, shows it), each kinetic panel gets, per side, the
 95 % band of the mean curve from the error model's input errors
 (:func:`gaitid.uncertainty.band_curves`; gid ``'uncertainty:Left'``), drawn in the side's colour,
 darker than the cycles' +-1 SD band, and the tables page a table of the kinetic clinical

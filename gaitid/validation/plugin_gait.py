@@ -1,4 +1,4 @@
-"""Agreement with Vicon Plug-in Gait's own kinetics stored in C3D files (issue 7).
+"""Agreement with Vicon Plug-in Gait's own kinetics stored in C3D files.
 
 :func:`validate` runs gaitid with the settings that mirror Plug-in Gait
 (``Settings.plugin_gait(marker_cutoff_hz=None)``: distal frame, external description, Plug-in

@@ -1,4 +1,4 @@
-"""A synthetic gait trial with exact ground truth (issue 4): known motion -> C3D + joint loads.
+"""A synthetic gait trial with exact ground truth: known motion -> C3D + joint loads.
 
 A pelvis-thigh-shank-foot model of both legs walks along lab +X (Z up, Y left) at about
 1.2 m/s for 3.5 strides. Everything is analytic, so every position, velocity and

@@ -1,5 +1,5 @@
 """Errors injected into the INPUTS of the synthetic trial, drawn from an error model, to check
-the joint-load uncertainty against the exact truth (issue 16).
+the joint-load uncertainty against the exact truth.
 
 :func:`inject_errors` returns the trial as a lab with those errors would have recorded it: every
 marker with white noise; the palpated landmark markers (Plug-in Gait's KNE, ANK) misplaced by a

@@ -1,4 +1,4 @@
-"""A stair trial (issue 13): step-over-step ascent or descent of a staircase whose first four
+"""A stair trial: step-over-step ascent or descent of a staircase whose first four
 steps stand on force plates, with exact truth.
 
 Unlike the level walk (joint-angle curves first, pelvis path fitted), the stair motion is

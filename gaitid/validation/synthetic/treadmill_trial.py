@@ -1,4 +1,4 @@
-"""A walk on an instrumented treadmill (issue 13): the synthetic walker of :mod:`.trial` on two
+"""A walk on an instrumented treadmill: the synthetic walker of :mod:`.sample_trial` on two
 belts, each over its own force plate, moving backwards at the walking speed.
 
 The motion is the overground walk seen from a frame moving with the belts (a Galilean change of

@@ -1,4 +1,4 @@
-"""A long overground walk (issue 17): the sample walk continued for any number of strides along
+"""A long overground walk: the sample walk continued for any number of strides along
 a walkway with force plates every few metres, for scaling benchmarks (1x, 10x, 100x, 1000x the
 sample's 380 frames) and archive-size tests.
 

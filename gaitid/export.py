@@ -47,17 +47,17 @@ from __future__ import annotations
 
 import math
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from gaitid.core.errors import FileFormatError, GaitIDError
+from gaitid.core.errors import FileFormatError, GaitIDError, OutputError
 from gaitid.io.atomic import atomic_path
 
 TABLES = ("frames", "curves", "curves_summary", "parameters", "parameters_summary", "events", "contacts")
 ROWS_PER_BLOCK = 1 << 18  # rows per block of the long tables written from arrays (about 20 MB of Arrow)
-PIG_KIND = {"Angles": ("ANGLES", 1.0), "Force": ("FORCES", 1.0), "Moment": ("MOMENTS", 1000.0), "Power": ("POWERS", 1.0)}
 
 
 def tables(result, frames: bool = True, curves: bool = True) -> dict[str, pd.DataFrame]:
@@ -375,44 +375,90 @@ def _per_kg(unit: str, result) -> float:
     }[unit]
 
 
-def _pig_kind(variable: str) -> tuple[str, float] | None:
-    for key, (group, scale) in PIG_KIND.items():
-        if variable.endswith(key) or (key == "Moment" and "Moment" in variable):
-            return group, scale
-    if variable == "GroundReactionForce":
-        return "FORCES", 1.0
-    return None
+KIND_OF_UNIT = {"N/kg": "force", "N.m/kg": "moment", "W/kg": "power", "deg": "angle"}  # Plug-in Gait's per-kg units
+DEFAULT_SUFFIX = "_gaitid"  # the results' names when the trial has points of the plain ones (Vicon's outputs)
 
 
-def result_points(result, suffix: str = "") -> dict[str, tuple[str, np.ndarray]]:
-    """{label: (POINT group, (n_frames, 3) values in Plug-in Gait's stored units)}, from the
-    Result's per-frame arrays (``result.outputs``), not its long table."""
-    rot_back = result.trial.lab_rotation.T  # our Z-up lab -> the file's lab
-    n = result.trial.n_frames
-    out = {}
-    for side, curves in result.outputs.curves.items():
-        for variable, arr in curves.items():
-            kind = _pig_kind(variable)
-            if kind is None:
-                continue
-            group, scale = kind
+@dataclass
+class ResultPoints:
+    """What :func:`write_results_c3d` adds to the copy: ``points`` ``{label: (POINT group, (n_frames,
+    3) values as stored)}``, the ``suffix`` of their labels, the trial's points they replace
+    (``replace_outputs``) and ``skipped`` ``{label: reason}`` (results not written)."""
+
+    points: dict[str, tuple[str, np.ndarray]]
+    suffix: str
+    replaced: list[str] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)
+
+    def summary(self) -> list[str]:
+        """Lines for the user: which names were written, in which convention, and what was not."""
+        names = list(self.points)
+        shown = ", ".join(names[:4]) + (", ..." if len(names) > 4 else "")
+        lines = [f"results C3D: {len(names)} points ({shown}) in Plug-in Gait's convention (external moments, "
+                 f"distal frame, N.mm/kg)"]
+        if self.replaced:
+            lines.append(f"  replacing {len(self.replaced)} of the file's own outputs (--replace-outputs)")
+        elif self.suffix:
+            lines.append(f"  the file's own outputs are kept; gaitid's carry the suffix {self.suffix}")
+        reasons: dict[str, list[str]] = {}
+        for label, why in self.skipped.items():
+            reasons.setdefault(why, []).append(label)
+        for why, labels in reasons.items():
+            lines.append(f"  not written: {', '.join(labels[:4])}{', ...' if len(labels) > 4 else ''}: {why}")
+        return lines
+
+
+def result_points(result, suffix: str | None = None, replace_outputs: bool = False) -> ResultPoints:
+    """The results as Plug-in Gait stores its outputs, whatever the Result's ``Settings.frame``,
+    ``convention`` and ``normalise`` (:func:`gaitid.cycles.outputs.plugin_gait_curves`: external
+    forces and moments in the distal segment's frame, per kg; moments in N.mm/kg, powers in Z,
+    ground reactions in the file's own lab), from the per-frame arrays (``result.outputs``).
+
+    Labels: ``L``/``R`` + the variable + ``suffix``. ``suffix=None``: none, or
+    :data:`DEFAULT_SUFFIX` when a plain label is already a point of the trial (Vicon's outputs)
+    and ``replace_outputs`` is False. A label that is a point of the trial is replaced only with
+    ``replace_outputs``; otherwise an :class:`~gaitid.core.errors.OutputError`."""
+    from gaitid.cycles.outputs import plugin_gait_curves
+    from gaitid.io.c3d import OUTPUT_GROUPS
+    from gaitid.model.markerset import load_model
+
+    trial = result.trial
+    model = load_model(result.settings.model)
+    curves, units, skipped = plugin_gait_curves(result.outputs, result.kinematics, model, result.settings,
+                                                trial.subject)
+    n = trial.n_frames
+    values = {}
+    for side, by_name in curves.items():
+        for variable, arr in by_name.items():
+            group, _, _, scale = OUTPUT_GROUPS[KIND_OF_UNIT[units[variable]]]
             a = np.asarray(arr, float).reshape(n, -1)
             if a.shape[1] == 1:  # scalar (power): Plug-in Gait stores it in Z
-                vals = np.zeros((n, 3))
+                vals = np.where(np.isnan(a), np.nan, 0.0) * np.ones((1, 3))
                 vals[:, 2] = a[:, 0]
-                vals[np.isnan(vals[:, 2])] = np.nan
             else:
                 vals = np.full((n, 3), np.nan)
                 vals[:, : a.shape[1]] = a[:, :3]
-            vals = vals * (_per_kg(result.outputs.units.get(variable, ""), result) * scale)
-            if variable == "GroundReactionForce" or result.settings.frame == "lab":
-                vals = vals @ rot_back.T
-            out[f"{side[0]}{variable}{suffix}"] = (group, vals)
-    return out
+            if variable == "GroundReactionForce":  # our Z-up lab -> the file's lab
+                vals = vals @ trial.lab_rotation
+            values[f"{side[0]}{variable}"] = (group, vals * scale)
+    existing = {*trial.marker_labels, *trial.virtual_labels, *trial.model_outputs}
+    if suffix is None:
+        suffix = DEFAULT_SUFFIX if existing.intersection(values) and not replace_outputs else ""
+    points = {f"{label}{suffix}": v for label, v in values.items()}
+    clash = [label for label in points if label in existing]
+    if clash and not replace_outputs:
+        raise OutputError(f"the results C3D would replace {len(clash)} points of the trial ({', '.join(clash[:3])}"
+                          f"{', ...' if len(clash) > 3 else ''}): give another --suffix (suffix=), or "
+                          "--replace-outputs (replace_outputs=True) to replace them", trial.path)
+    sides = {f"{side[0]}": side for side in curves}
+    skip = {f"{s}{variable}{suffix}": why for variable, why in skipped.items() for s in sides}
+    return ResultPoints(points, suffix, clash, skip)
 
 
-def write_results_c3d(result, path: str | os.PathLike, suffix: str = "") -> Path:
-    """A copy of the input trial with the results added as Plug-in Gait-style points.
+def write_results_c3d(result, path: str | os.PathLike, suffix: str | None = None, replace_outputs: bool = False,
+                      points: ResultPoints | None = None) -> Path:
+    """A copy of the input trial with the results added as Plug-in Gait-style points
+    (:func:`result_points`, or ``points`` already made by it).
 
     Built from gaitid's own parsed trial (:func:`gaitid.io.c3d.write_c3d` in the file's
     own lab), not by re-reading the input with another library, so every file gaitid
@@ -422,7 +468,8 @@ def write_results_c3d(result, path: str | os.PathLike, suffix: str = "") -> Path
     src = result.trial.path
     if src is None or Path(src).suffix.lower() != ".c3d":
         raise FileFormatError("results can be written back only into a copy of the input C3D file", src)
-    return write_c3d(result.trial, path, extra_points=result_points(result, suffix), file_lab=True)
+    points = points or result_points(result, suffix, replace_outputs)
+    return write_c3d(result.trial, path, extra_points=points.points, file_lab=True)
 
 
 # --------------------------------------------------------------------------- OpenSim

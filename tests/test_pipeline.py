@@ -156,7 +156,8 @@ def test_exports_round_trip(default_result, tmp_path):
     back = read_c3d(out)
     got = back.model_outputs["RKneeMoment_gid"]
     assert got.kind == "moment" and got.unit == "N.m/kg"  # stored as N.mm/kg like Plug-in Gait
-    ours = r.curve("Right", "KneeMoment")
+    assert r.settings.convention == "internal"  # the C3D holds Plug-in Gait's external moments: the negation
+    ours = -r.curve("Right", "KneeMoment")
     ok = np.isfinite(ours).all(axis=1)
     np.testing.assert_allclose(got.values[ok], ours[ok], atol=1e-5)
     power = back.model_outputs["LAnklePower_gid"].values
@@ -166,7 +167,7 @@ def test_exports_round_trip(default_result, tmp_path):
     grf, sto = r.to_opensim(tmp_path)
     table = read_sto(sto)
     col = table.column("right_knee_moment_x")
-    np.testing.assert_allclose(col[ok], ours[ok, 0] * MASS, atol=1e-7)
+    np.testing.assert_allclose(col[ok], -ours[ok, 0] * MASS, atol=1e-7)
     assert hashlib.sha256(WALK.read_bytes()).hexdigest() == before  # the input is never modified
 
 

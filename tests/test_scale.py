@@ -126,9 +126,9 @@ def test_curve_rows_blocks_are_whole_cycles_and_concatenate_to_the_table(result)
 
 
 def test_c3d_points_read_the_arrays(result):
-    points = result_points(result)
+    points = result_points(result).points
     group, vals = points["RKneeMoment"]
-    assert group == "MOMENTS"
-    np.testing.assert_allclose(vals, result.curve("Right", "KneeMoment") * 1000.0, equal_nan=True)  # N.mm/kg
+    assert group == "MOMENTS"  # N.mm/kg, external (the Result's default is internal)
+    np.testing.assert_allclose(vals, -result.curve("Right", "KneeMoment") * 1000.0, equal_nan=True)
     group, vals = points["LHipPower"]
     assert group == "POWERS" and np.all(vals[np.isfinite(vals[:, 2]), :2] == 0)  # power in Z

@@ -27,8 +27,9 @@ from gaitid.subject.layers import SubjectOptions, subject_files
 
 # What a trial's job writes; a trial run by a job of another version is run again. 2: the session
 # report's input keeps the per-frame curves (version 1 kept only the ground reaction: a session
-# report drew no joint curve), and the run record's warnings include the trial's own.
-OUTPUTS_VERSION = 2
+# report drew no joint curve), and the run record's warnings include the trial's own. 3: the results
+# C3D holds Plug-in Gait's convention under its names, suffixed beside the trial's own outputs.
+OUTPUTS_VERSION = 3
 
 
 def _file_stats(paths) -> list:
@@ -131,7 +132,7 @@ def run_job(job: Job, settings: Settings, mass: float | str | None = None, repor
     stamp = job.outdir / RUN_RECORD
     fp, retry = None, False
     try:
-        options = {"report": report, "norms": _norms_stamp()}
+        options = {"report": report, "norms": _norms_stamp(), "replace_outputs": job.replace_outputs}
         fp = json.loads(json.dumps(_fingerprint(job, settings, options, subject), default=str))
         if not force and stamp.exists():
             try:
@@ -224,7 +225,7 @@ def _write_outputs(result, job: Job, report: bool) -> list[str]:
     write_trial_rows(result, job)  # its rows of the combined tables, here in the worker
     with atomic_path(job.outdir / f"{result.name}_subject.csv") as tmp:
         subject_table(result.trial.subject).to_csv(tmp, index=False)
-    result.to_c3d(job.outdir / f"{result.name}_results.c3d")
+    result.to_c3d(job.outdir / f"{result.name}_results.c3d", replace_outputs=job.replace_outputs)
     norms = read_configured_norms(result.settings.convention)
     scores = None
     if norms is not None:  # GPS, GVS (MAP) and GDI against the norms (docs/clinical.md)

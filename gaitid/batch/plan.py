@@ -43,6 +43,7 @@ class Job:
     info: TrialInfo | None = field(default=None, compare=False, repr=False)
     not_a_trial: str = ""  # why this *.c3d name is recorded but not processed (a folder, a dangling link)
     renamed: str = ""  # why the output folder is not named after the trial (another trial has that name)
+    replace_outputs: bool = False  # the results C3D replaces the trial's own outputs of the same names
 
 
 def _scan_all(files: list[Path], cache_path: Path | None,

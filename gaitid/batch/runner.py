@@ -121,6 +121,7 @@ def run_batch(
     progress: Callable[[dict], None] | None = None,
     memory_limit: int | None = None,
     time_limit_s: float | None = DEFAULT_TIME_LIMIT_S,
+    replace_outputs: bool = False,
 ) -> pd.DataFrame:
     """Process every trial found; returns the summary table (also written to
     ``OUTDIR/batch_summary.csv``). ``jobs``: worker processes here (``jobs=1``: in this
@@ -130,7 +131,8 @@ def run_batch(
     overriding the automatic static trials. ``memory_limit`` (bytes) and ``time_limit_s``: what
     one trial may take (:func:`default_budget`; on Dask also at most the worker's share of its
     memory limit); a trial over budget, or whose worker process dies, is recorded as failed with
-    the reason and the others go on."""
+    the reason and the others go on. ``replace_outputs``: each results C3D replaces the trial's own
+    outputs of the same names (Vicon's) instead of suffixing gaitid's (:func:`gaitid.export.result_points`)."""
     settings = settings or Settings()
     if jobs < 1:
         raise SettingsError(f"jobs={jobs}: must be at least 1 (--jobs)")
@@ -149,6 +151,8 @@ def run_batch(
         client = stack.enter_context(dask_client(scheduler)) if scheduler is not None else None
         scan = dask_scanner(client, budget) if client is not None else _scanner(pool, budget)
         todo = plan(sources, outdir, pairing=pairing, scan=scan)
+        if replace_outputs:
+            todo = [dataclasses.replace(j, replace_outputs=True) for j in todo]
         if not any(not j.not_a_trial for j in todo):
             raise SettingsError("no walking trial (.c3d) found in the given folders/patterns (static trials, "
                                 "recognised by their content, are not processed on their own)")

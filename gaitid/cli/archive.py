@@ -10,6 +10,7 @@ from gaitid.cli.options import (
     EXIT_FAILURE,
     EXIT_OK,
     add_norms_argument,
+    add_replace_outputs_argument,
     add_settings_arguments,
     add_subject_arguments,
     settings_from_args,
@@ -31,6 +32,7 @@ def add_batch_arguments(parser: argparse.ArgumentParser) -> None:
                              "e.g. an edited batch_summary.csv")
     parser.add_argument("--no-report", action="store_true", help="skip the per-trial and session reports")
     parser.add_argument("--parquet", action="store_true", help="also write the combined tables as Parquet")
+    add_replace_outputs_argument(parser)
     parser.add_argument("--memory-limit", metavar="BYTES", type=_size,
                         help="memory one trial may use, e.g. 4G (default: 80%% of this machine's memory shared by "
                              "the --jobs workers); a trial whose header promises more fails without being read")
@@ -98,6 +100,7 @@ def _batch(args: argparse.Namespace, settings, opts) -> int:
     summary = run_batch(args.sources, args.outdir, settings, jobs=args.jobs, scheduler=args.scheduler,
                         subject=opts, pairing=args.pairing, report=not args.no_report,
                         parquet=args.parquet, force=args.force, memory_limit=args.memory_limit,
+                        replace_outputs=args.replace_outputs,
                         time_limit_s=args.time_limit or None)
     not_trials = int(((summary["status"] == "skipped") & (summary["error"].fillna("") != "")).sum())
     counts = summary["status"].value_counts().to_dict()

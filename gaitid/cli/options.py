@@ -182,6 +182,12 @@ def add_norms_argument(parser: argparse.ArgumentParser) -> None:
                              f"${NORMS_ENV} when set; 'none' for no norms")
 
 
+def add_replace_outputs_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--replace-outputs", action="store_true",
+                        help="in the results C3D, replace the trial's own outputs of the same names (Vicon's "
+                             "LAnkleMoment...) with gaitid's; default: keep them, gaitid's get a suffix")
+
+
 def read_norms_option(path: str | None, convention: str):
     """The norms of ``--norms`` in the moments' ``convention`` (None for none; checked here so that a
     run without norms does not import gaitid.norms)."""

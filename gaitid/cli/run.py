@@ -7,6 +7,7 @@ import argparse
 from gaitid.cli.options import (
     EXIT_OK,
     add_norms_argument,
+    add_replace_outputs_argument,
     add_settings_arguments,
     add_subject_arguments,
     read_norms_option,
@@ -43,7 +44,10 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
                              "(looked for in its folder, the folder above and the subfolders)")
     parser.add_argument("--force", action="store_true",
                         help="use a --static that looks like a walking trial or another subject's (with a warning)")
-    parser.add_argument("--suffix", default="", help="suffix for the result points in the C3D copy (e.g. _gid)")
+    parser.add_argument("--suffix", default=None,
+                        help="suffix for the result points in the C3D copy (default: _gaitid when the trial has "
+                             "outputs of those names, Vicon's, else none)")
+    add_replace_outputs_argument(parser)
     parser.add_argument("--no-report", action="store_true", help="skip the PDF/HTML report")
     parser.add_argument("--excel", action="store_true", help="also write an Excel workbook")
     parser.add_argument("--parquet", action="store_true", help="also write Parquet tables")
@@ -114,8 +118,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     written.append(out / f"{result.name}_subject.csv")
     if result.uncertainty is not None:
         written += write_uncertainty(result, out)
+    c3d_lines = []
     if args.trial.lower().endswith(".c3d"):
-        written.append(result.to_c3d(out / f"{result.name}_results.c3d", suffix=args.suffix))
+        from gaitid.export import result_points, write_results_c3d
+
+        points = result_points(result, args.suffix, args.replace_outputs)
+        written.append(write_results_c3d(result, out / f"{result.name}_results.c3d", points=points))
+        c3d_lines = points.summary()
     if args.parquet:
         written += result.to_parquet(out)
     if args.excel:
@@ -139,6 +148,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             f"height {s.height:.3f} m ({s.sources.get('height', '?')})" if s.height else ""]
     print(f"  subject{' ' + s.name if s.name else ''}: {'; '.join(b for b in body if b)}; every value and its "
           f"source in {result.name}_subject.csv")
+    for line in c3d_lines:
+        print(f"  {line}")
     if scores is not None:
         print(f"  against the norms {args.norms}: " + "; ".join(summary_lines(scores)))
     if result.uncertainty is not None:

@@ -158,3 +158,76 @@ def frames_table(trial: Trial, outputs: Outputs) -> pd.DataFrame:
         })
     table.attrs["units"] = dict(outputs.units)
     return table[FRAME_COLUMNS]
+
+
+PLUGIN_GAIT_FORM = "external moments and forces, distal segment's frame, per kg of body mass"
+
+
+def _unreported(v: np.ndarray, layout) -> np.ndarray:
+    """Reported X, Y, Z (n, 3) -> the frame's own components (the inverse of :func:`reported`)."""
+    if layout is None:
+        return v
+    order, signs = layout
+    out = np.empty_like(v)
+    out[:, order] = v * signs
+    return out
+
+
+def _distal_external(v: np.ndarray, joint: str, quantity: str, side: str, j: int, kinematics: ModelKinematics,
+                     model: Model, settings: Settings) -> np.ndarray | None:
+    """A reported joint force or moment (n, 3) of ``settings``' frame and convention, in the distal
+    segment's frame under the external convention with the model's distal layout (None: the model
+    gives no distal layout for it)."""
+    to = output_layout(model, joint, quantity, "distal", side)
+    if to is None:
+        return None
+    sign = -convention_sign(settings.convention)  # the settings' convention -> external
+    if settings.frame == "distal":  # the same frame and layout: the sign only
+        return sign * v
+    root_R = kinematics.root.R if kinematics.root is not None else None
+    R_from = joint_rotations(kinematics.motion[side], settings.frame, root_R)[j]
+    R_to = joint_rotations(kinematics.motion[side], "distal")[j]
+    v = _unreported(v, output_layout(model, joint, quantity, settings.frame, side))
+    lab = v if R_from is None else np.einsum("nij,nj->ni", R_from, v)
+    return sign * reported(in_frame(lab, R_to), to)
+
+
+def plugin_gait_curves(outputs: Outputs, kinematics: ModelKinematics, model: Model, settings: Settings,
+                       subject: Subject) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, str], dict[str, str]]:
+    """The output curves as Plug-in Gait stores them, from curves of any ``Settings.frame``,
+    ``convention`` and ``normalise``: joint forces and moments (and their contributions) in the
+    distal segment's frame under the external convention with the model's distal layout (for the
+    Plug-in Gait models: Plug-in Gait's own, docs/conventions.md), kinetics per kg of body mass
+    (N/kg, N.m/kg, W/kg: powers and ground reactions as they are, only rescaled), angles in
+    degrees. Returns ``({side: {variable: values}}, {variable: unit}, {variable: reason})``: a
+    variable that cannot be given so (no body mass, no distal layout) is left out with the reason."""
+    scale = kinetics_scale(settings, subject)
+    quantity = {unit: (q, div) for q, (div, unit) in scale.items()}  # the unit says the quantity
+    mass = subject.mass
+    known = mass is not None and math.isfinite(mass) and mass > 0
+    per_kg = {"force": "N/kg", "moment": "N.m/kg", "power": "W/kg"}
+    curves: dict[str, dict[str, np.ndarray]] = {s: {} for s in outputs.curves}
+    units: dict[str, str] = {}
+    skipped: dict[str, str] = {}
+    for side, by_name in outputs.curves.items():
+        for name, values in by_name.items():
+            unit = outputs.units.get(name, "")
+            if unit == "deg":
+                curves[side][name], units[name] = values, unit
+                continue
+            if unit not in quantity:
+                continue
+            q, div = quantity[unit]
+            if not known:
+                skipped[name] = "the body mass is unknown (Plug-in Gait stores kinetics per kg)"
+                continue
+            v = np.asarray(values, float) * (1.0 if settings.normalise == "mass" else div / mass)
+            joint = next((jn for jn in JOINTS if name.startswith(jn)), None)
+            if joint is not None and q in ("force", "moment"):
+                v = _distal_external(v, joint, q, side, JOINTS.index(joint), kinematics, model, settings)
+                if v is None:
+                    skipped[name] = (f"model '{model.name}' gives no distal-frame layout for the "
+                                     f"{joint.lower()} {q} ({q}_axes)")
+                    continue
+            curves[side][name], units[name] = v, per_kg[q]
+    return curves, units, skipped

@@ -491,8 +491,10 @@ def _to_z_up(trial: Trial) -> Trial:
 
 # --------------------------------------------------------------------------- writing
 
-_OUTPUT_GROUPS = {"angle": ("ANGLES", "ANGLE", "deg", 1.0), "force": ("FORCES", "FORCE", "N", 1.0),
-                  "moment": ("MOMENTS", "MOMENT", "Nmm", 1e3), "power": ("POWERS", "POWER", "W", 1.0)}
+# model outputs as Plug-in Gait stores them: kind -> (POINT group, unit key, unit label, factor
+# from the per-kg SI value read: moments in N.mm/kg under "Nmm"); the reader undoes it (_model_output)
+OUTPUT_GROUPS = {"angle": ("ANGLES", "ANGLE", "deg", 1.0), "force": ("FORCES", "FORCE", "N", 1.0),
+                 "moment": ("MOMENTS", "MOMENT", "Nmm", 1e3), "power": ("POWERS", "POWER", "W", 1.0)}
 _C3D_CHAR, _C3D_INT, _C3D_FLOAT = -1, 2, 4  # C3D parameter data types (as ezc3d's type codes)
 _SUBJECT_OUT = {field: (name, 1.0 / scale) for name, (field, scale) in _SUBJECT_FIELDS.items()}
 _MAX_ENTRIES = 255  # a C3D dimension is one byte: longer lists continue in NAME2, NAME3...
@@ -692,7 +694,7 @@ def _write_points(c, trial: Trial, rot: np.ndarray, extra: dict[str, tuple[str, 
     for out in trial.model_outputs.values():
         if out.label in extra:
             continue  # replaced below
-        group, _, _, scale = _OUTPUT_GROUPS.get(out.kind, ("SCALARS", "SCALAR", out.unit, 1.0))
+        group, _, _, scale = OUTPUT_GROUPS.get(out.kind, ("SCALARS", "SCALAR", out.unit, 1.0))
         blocks.append((out.values[frames] * scale)[:, None, :])
         labels.append(out.label)
         groups.setdefault(group, []).append(out.label)
@@ -721,7 +723,7 @@ def _write_points(c, trial: Trial, rot: np.ndarray, extra: dict[str, tuple[str, 
     c["parameters"]["POINT"]["LABELS"]["value"] = labels  # ezc3d continues them in LABELS2...
     c["parameters"]["POINT"]["DESCRIPTIONS"]["value"] = [""] * len(labels)
     c["parameters"]["POINT"]["UNITS"]["value"] = ["mm"]
-    for kind, (group, unit_key, unit, _) in _OUTPUT_GROUPS.items():
+    for kind, (group, unit_key, unit, _) in OUTPUT_GROUPS.items():
         _param(c, "POINT", f"{unit_key}_UNITS", [unit], "str")
     type_groups = []
     for group, names in groups.items():

@@ -178,10 +178,14 @@ class Result:
 
         return write_excel(self, path)
 
-    def to_c3d(self, path: str | os.PathLike, suffix: str = "") -> Path:
+    def to_c3d(self, path: str | os.PathLike, suffix: str | None = None, replace_outputs: bool = False) -> Path:
+        """A copy of the input C3D with the results as Plug-in Gait stores its outputs (external
+        moments in the distal frame, N.mm/kg, whatever the settings; :func:`gaitid.export.result_points`).
+        The trial's own outputs are kept: gaitid's then carry ``suffix`` (default ``_gaitid`` when a
+        plain name is taken), unless ``replace_outputs``."""
         from gaitid.export import write_results_c3d
 
-        return write_results_c3d(self, path, suffix=suffix)
+        return write_results_c3d(self, path, suffix=suffix, replace_outputs=replace_outputs)
 
     def to_opensim(self, outdir: str | os.PathLike) -> list[Path]:
         from gaitid.export import write_opensim

@@ -32,12 +32,13 @@ second sheet).
 
 C3D: a copy of the input trial (rebuilt from gaitid's parsed trial: markers, virtual points,
 model outputs, analog channels, plates as type-2 wrenches, events, subject) with the results
-added as points named and scaled as
-Plug-in Gait does (``LAnkleMoment`` in N.mm/kg, ``LAnklePower`` in W/kg, ``LAnkleForce``
-in N/kg, ``LKneeAngles`` in degrees, powers in the Z component), listed in
-POINT:ANGLES/FORCES/MOMENTS/POWERS, with an optional label ``suffix`` so that Vicon's
-own outputs are not replaced. Existing points of the same name are replaced only in
-the copy. Lab-frame vectors are rotated back into the file's own lab frame.
+added as points named, expressed and scaled as Plug-in Gait stores its outputs, whatever the
+Result's frame, convention and normalisation (``LAnkleMoment``: external, distal segment's frame,
+N.mm/kg; ``LAnklePower`` in W/kg in the Z component, ``LAnkleForce`` in N/kg, ``LKneeAngles`` in
+degrees; ground reactions rotated back into the file's own lab), listed in
+POINT:ANGLES/FORCES/MOMENTS/POWERS (:func:`result_points`). The trial's own points of those
+names (Vicon's outputs) are kept: gaitid's then carry a suffix (``_gaitid`` unless given) unless
+``replace_outputs`` asks to replace them in the copy.
 
 OpenSim: ``<trial>_grf.mot`` (+ ExternalLoads XML) and ``<trial>_id.sto`` with every
 joint moment in N.m (unnormalised), columns ``<side>_<joint>_moment_<x|y|z>``.
@@ -392,7 +393,7 @@ class ResultPoints:
 
     def summary(self) -> list[str]:
         """Lines for the user: which names were written, in which convention, and what was not."""
-        names = list(self.points)
+        names = sorted(self.points, key=lambda label: not label.removesuffix(self.suffix).endswith("Moment"))
         shown = ", ".join(names[:4]) + (", ..." if len(names) > 4 else "")
         lines = [f"results C3D: {len(names)} points ({shown}) in Plug-in Gait's convention (external moments, "
                  f"distal frame, N.mm/kg)"]

@@ -112,19 +112,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     except ModelError as exc:
         raise explain_markers(exc, trial, static is not None) from None
     out = Path(args.outdir)
+    points = None  # the results C3D's points, before anything is written (a name clash is an error)
+    if args.trial.lower().endswith(".c3d"):
+        from gaitid.export import result_points, write_results_c3d
+
+        points = result_points(result, args.suffix, args.replace_outputs)
     written = result.to_csv(out)
     with atomic_path(out / f"{result.name}_subject.csv") as tmp:
         subject_table(result.trial.subject).to_csv(tmp, index=False)
     written.append(out / f"{result.name}_subject.csv")
     if result.uncertainty is not None:
         written += write_uncertainty(result, out)
-    c3d_lines = []
-    if args.trial.lower().endswith(".c3d"):
-        from gaitid.export import result_points, write_results_c3d
-
-        points = result_points(result, args.suffix, args.replace_outputs)
+    if points is not None:
         written.append(write_results_c3d(result, out / f"{result.name}_results.c3d", points=points))
-        c3d_lines = points.summary()
     if args.parquet:
         written += result.to_parquet(out)
     if args.excel:
@@ -148,7 +148,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             f"height {s.height:.3f} m ({s.sources.get('height', '?')})" if s.height else ""]
     print(f"  subject{' ' + s.name if s.name else ''}: {'; '.join(b for b in body if b)}; every value and its "
           f"source in {result.name}_subject.csv")
-    for line in c3d_lines:
+    for line in points.summary() if points is not None else ():
         print(f"  {line}")
     if scores is not None:
         print(f"  against the norms {args.norms}: " + "; ".join(summary_lines(scores)))

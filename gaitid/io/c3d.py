@@ -454,7 +454,7 @@ def _subject(params) -> Subject:
             continue
         field = next(((f, s) for k, (f, s) in _SUBJECT_FIELDS.items() if k.upper() == key.upper()), None)
         if field is not None:
-            stored_value(subject, field[0], v, field[1], f"PROCESSING:{key}", "kg" if field[0] == "mass" else "mm")
+            stored_value(subject, field[0], v, field[1], key, "kg" if field[0] == "mass" else "mm")
         elif not math.isfinite(v):
             continue
         elif re.fullmatch(r"[A-Za-z]+(Length|Width|Distance|Diameter)", key):  # Vicon names, mm

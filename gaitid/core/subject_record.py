@@ -14,18 +14,25 @@ through this grammar:
 - a value looked up by Subject field or ``extra`` name (:func:`subject_value`), as the models'
   ``[parameters]`` name their sources.
 
-Values are checked once: :func:`check_plausible` (the range of each quantity, which catches a
-value written in the wrong unit) and :func:`check_body` (a mass and height given as numbers).
-Merging several sources, subject files and the layers a run uses: :mod:`gaitid.subject`.
+Values are checked against one range per quantity (:data:`PLAUSIBLE`, which catches a value written
+in the wrong unit), whatever their source. A value the user typed (the command line, a caller's
+dict) or wrote in a subject table is checked by :func:`check_plausible` and refused (SettingsError;
+for a table, the reader's error names the file). A value a Vicon file stores (the C3D's
+PROCESSING group, a ``.vsk``/``.mp``) is checked by :func:`stored_value`:
+a non-finite, negative or implausible value, or a zero body mass, is kept out of the Subject and
+recorded in ``Subject.invalid`` (an :class:`InvalidValue` naming the stored name, the value and
+the range); a zero length is Plug-in Gait's "not set" (recorded too, as ``unset``). The merge
+(:mod:`gaitid.subject.merge`) then refuses it (DataError) unless another source gives the value,
+which it says. Merging several sources, subject files and the layers a run uses: :mod:`gaitid.subject`.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 
-from gaitid.core.errors import GaitIDError, SettingsError
+from gaitid.core.errors import SettingsError
 from gaitid.core.vocabulary import SIDES, side_key
 
 
@@ -46,6 +53,27 @@ class Subject:
     marker_diameter: float | None = None
     extra: dict = field(default_factory=dict)  # any other PROCESSING values, SI where the unit is known
     sources: dict = field(default_factory=dict)  # field or extra name -> where its value came from (merge_subject)
+    # field -> InvalidValue: what a file stores for it that cannot be used (stored_value); left out
+    # of the repr, which lists the values used
+    invalid: dict = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
+class InvalidValue:
+    """A value a source stores for a Subject ``field`` that cannot be used: ``stored`` (its name
+    and value as stored, ``Bodymass = 5000 kg``), ``why`` (``not plausible (expected 2-400
+    kg)``), ``unset`` (a zero length: Plug-in Gait's "not set", not an error), ``source`` (where,
+    set by the merge)."""
+
+    field: str
+    stored: str
+    why: str
+    unset: bool = False
+    source: str | None = None
+
+    def describe(self) -> str:
+        """``C3D PROCESSING stores Bodymass = 5000 kg: not plausible (expected 2-400 kg)``."""
+        return f"{self.source or 'the file'} stores {self.stored}: {self.why}"
 
 
 # Vicon anthropometry name (C3D PROCESSING group, .vsk, .mp) -> (Subject field, scale to SI)
@@ -62,7 +90,7 @@ VICON_SUBJECT_FIELDS = {
     "MarkerDiameter": ("marker_diameter", 1e-3),
 }
 VICON_LENGTH = re.compile(r"[A-Za-z]+(Length|Width|Distance|Diameter|Offset|Thickness|Delta)")  # Vicon names in mm
-NUMERIC_FIELDS = tuple(f.name for f in fields(Subject) if f.name not in ("name", "extra", "sources"))
+NUMERIC_FIELDS = tuple(f.name for f in fields(Subject) if f.name not in ("name", "extra", "sources", "invalid"))
 SIDED = ("leg_length", "knee_width", "ankle_width")  # Subject fields with _left / _right
 
 # plausible range of each Subject field (SI): catches values written in the wrong unit
@@ -96,13 +124,45 @@ def field_unit(field: str) -> str:
     return "kg" if field == "mass" else "m"
 
 
+def plausible_range(field: str) -> tuple[float, float, str]:
+    """(low, high, SI unit) of a Subject field's plausible values."""
+    return PLAUSIBLE.get(_base(field), (0.0, math.inf, field_unit(field)))
+
+
 def check_plausible(field: str, value: float, where: str, hint: str = "") -> float:
-    """``value`` (SI) if it is a plausible ``field``; else a SettingsError naming ``where``."""
-    lo, hi, unit = PLAUSIBLE.get(_base(field), (0.0, math.inf, field_unit(field)))
-    if not (isinstance(value, (int, float)) and math.isfinite(value) and lo <= value <= hi):
+    """``value`` (SI) if it is a plausible ``field``; else a SettingsError naming ``where``: the
+    check of a value the user typed (command line, a caller's dict)."""
+    lo, hi, unit = plausible_range(field)
+    if isinstance(value, bool) or not (isinstance(value, (int, float)) and math.isfinite(value) and lo <= value <= hi):
         raise SettingsError(f"{where}: {field} = {value!r} {unit} is not plausible (expected {lo:g}-{hi:g} {unit})"
                             + (f"; {hint}" if hint else ""))
     return float(value)
+
+
+def stored_value(subject: Subject, field: str, value: float, scale: float, name: str, unit: str,
+                 hint: str = "") -> None:
+    """Set ``subject.<field>`` to ``value * scale`` (SI) from a file, or record why not in
+    ``subject.invalid`` (``name`` and ``unit``: as the file stores it, e.g. 'Bodymass', 'kg'):
+    a non-finite or negative value, a zero mass, a value outside the plausible range are
+    invalid; a zero length is "not set" (Plug-in Gait's 0 = compute it)."""
+    lo, hi, _ = plausible_range(field)
+    shown = f"{name} = {value:g} {unit}" if math.isfinite(value) else f"{name} = {value}"
+    why = None
+    if not math.isfinite(value):
+        why = "not a number"
+    elif value == 0 and field != "mass":
+        subject.invalid[field] = InvalidValue(field, shown, "0, i.e. not set", unset=True)
+        return
+    elif value <= 0:
+        why = f"not a {'body mass' if field == 'mass' else 'length'} (must be positive)"
+    elif not lo <= value * scale <= hi:
+        why = f"not plausible (expected {lo / scale:g}-{hi / scale:g} {unit})" + (f"; {hint}" if hint else "")
+    if why is None:
+        setattr(subject, field, float(value * scale))
+        subject.invalid.pop(field, None)
+    else:
+        setattr(subject, field, None)
+        subject.invalid[field] = InvalidValue(field, shown, why)
 
 
 # ----------------------------------------------------------------------------- Vicon values
@@ -115,8 +175,9 @@ def vicon_short_name(name: str) -> str:
 
 def subject_from_vicon(values: dict[str, float], name: str | None = None,
                        quantities: dict[str, str] | None = None) -> Subject:
-    """A Subject from Vicon-named values in Vicon units (kg, mm, rad). Zero or negative
-    anthropometry means "not set" (Plug-in Gait's convention) and becomes None. Names are
+    """A Subject from Vicon-named values in Vicon units (kg, mm, rad). Anthropometry goes through
+    :func:`stored_value`: an invalid value (non-finite, negative, implausible, a zero mass) is
+    recorded in ``Subject.invalid``, a zero length is "not set" (Plug-in Gait). Names are
     shortened as PROCESSING spells them (``LeftKneeWidth`` -> ``LKneeWidth``); other values go
     to ``extra``: lengths (``quantities[name] == 'length'``, or a name ending in Length, Width,
     Distance, Diameter, Offset, Thickness, Delta) in m, the rest as stored (angles in rad)."""
@@ -124,12 +185,14 @@ def subject_from_vicon(values: dict[str, float], name: str | None = None,
     lower = {k.lower(): v for k, v in VICON_SUBJECT_FIELDS.items()}
     quantities = quantities or {}
     for key, v in values.items():
-        if v is None or not math.isfinite(v):
+        if v is None:
             continue
         short = vicon_short_name(key)
         field = lower.get(short.lower())
         if field is not None:
-            setattr(subject, field[0], v * field[1] if v > 0 else None)
+            stored_value(subject, field[0], v, field[1], key, "kg" if field[0] == "mass" else "mm")
+        elif not math.isfinite(v):
+            continue
         elif quantities.get(key) == "length" or (key not in quantities and VICON_LENGTH.fullmatch(short)):
             subject.extra[short] = v * 1e-3
         else:
@@ -159,7 +222,9 @@ def _number(value) -> float | None:
 
 def subject_from_mapping(data: dict, where: str) -> Subject:
     """A Subject from one table row / JSON or TOML entry (see the module docstring for the
-    keys); ``where`` names the file and row in errors."""
+    keys); ``where`` names the file and row in errors. A value that is not a number, negative,
+    implausible (:func:`check_plausible`), or a zero mass, is a SettingsError (a table is the
+    user's own file: they fix it); a zero length is "not measured" (Plug-in Gait's 0)."""
     subject = Subject()
     lower_vicon = {k.lower(): k for k in VICON_SUBJECT_FIELDS}
     for key, raw in data.items():
@@ -191,39 +256,31 @@ def subject_from_mapping(data: dict, where: str) -> Subject:
                    else [base] if base in NUMERIC_FIELDS else [])
         if not targets and base is not None and unit is None and k in NUMERIC_FIELDS:
             targets = [k]
+        vic = None if targets else lower_vicon.get(vicon_short_name(k).lower())
+        if vic is not None:
+            f, scale = VICON_SUBJECT_FIELDS[vic]
+            targets, unit = [f], ("kg" if f == "mass" else "mm")
+            hint = f"a Vicon name, so in {unit}; for SI values name it '{f}'"
+        elif targets:
+            if unit is not None and (unit in ("kg", "g")) != (base == "mass"):
+                raise SettingsError(f"{where}: '{k}': a {'mass' if base == 'mass' else 'length'} "
+                                    f"cannot be in {unit}")
+            scale = _UNIT_SCALE[unit] if unit else 1.0
+            hint = "" if unit else f"write the unit in the name, e.g. '{k}_{'kg' if base == 'mass' else 'mm'}'"
         if targets:
             if value is None:
                 if raw in (None, ""):
                     continue  # an empty cell: not given
                 raise SettingsError(f"{where}: '{k}' must be a number, not {raw!r}")
-            if value == 0:
-                continue  # 0 = not measured (Plug-in Gait's convention)
-            if value < 0:
-                raise SettingsError(f"{where}: '{k}' = {raw!r} must be a positive number")
-            scale = _UNIT_SCALE[unit] if unit else 1.0
-            if unit is not None and (unit in ("kg", "g")) != (base == "mass"):
-                raise SettingsError(f"{where}: '{k}': a {'mass' if base == 'mass' else 'length'} "
-                                    f"cannot be in {unit}")
             for f in targets:
-                shown = "mm" if base != "mass" else "kg"
-                hint = "" if unit else f"write the unit in the name, e.g. '{k}_{shown}'"
-                setattr(subject, f, check_plausible(f, value * scale, f"{where}: '{k}'", hint))
-            continue
-        vic = lower_vicon.get(vicon_short_name(k).lower())
-        if vic is not None:
-            if value is None:
-                if raw in (None, ""):
-                    continue
-                raise SettingsError(f"{where}: '{k}' must be a number, not {raw!r}")
-            if value == 0:
-                continue
-            if value < 0:
-                raise SettingsError(f"{where}: '{k}' = {raw!r} must be a positive number")
-            f, scale = VICON_SUBJECT_FIELDS[vic]
-            unit_vicon = "kg" if f == "mass" else "mm"
-            setattr(subject, f, check_plausible(
-                f, value * scale, f"{where}: '{k}' (a Vicon name, so in {unit_vicon})",
-                f"for SI values name it '{f}'"))
+                if value == 0 and f != "mass":
+                    continue  # 0 = not measured (Plug-in Gait's convention)
+                elif value <= 0:
+                    raise SettingsError(f"{where}: '{k}' = {raw!r} must be a positive number")
+                else:
+                    setattr(subject, f, check_plausible(f, value * scale, f"{where}: '{k}'"
+                                                        + (f" ({hint.split(';')[0]})" if vic else ""),
+                                                        hint.split("; ")[-1] if hint else ""))
             continue
         if value is not None and re.fullmatch(r"[A-Z][A-Za-z0-9]+", k):  # another Vicon-named value
             more = subject_from_vicon({k: value})
@@ -317,12 +374,3 @@ def split_subject_dict(values: dict) -> tuple[dict, dict]:
         else:
             params[key] = value
     return subject, params
-
-
-def check_body(values: dict, path=None, error: type[GaitIDError] = SettingsError) -> None:
-    """An ``error`` (naming ``path``) unless the ``mass`` (kg) and ``height`` (m) of a caller's
-    dict, where given, are positive finite numbers."""
-    for key in ("mass", "height"):
-        value = values.get(key)
-        if value is not None and not (isinstance(value, (int, float)) and value > 0 and math.isfinite(value)):
-            raise error(f"subject {key}={value!r} must be a positive number (kg, m)", path)

@@ -34,8 +34,11 @@ Choices made here (see also :mod:`gaitid.io.forceplates`, :mod:`gaitid.io.vertic
 * **Events**: EVENT:TIMES row 1 minutes, row 2 seconds; labels ``LHS``/``RTO``
   style (Qualisys) become ``Foot Strike``/``Foot Off`` with the side as context.
 * **Subject**: PROCESSING (Vicon): Bodymass kg; Height, leg lengths, widths,
-  InterAsisDistance, MarkerDiameter mm -> m. A zero or negative value means
-  "not set" (Plug-in Gait uses 0 for "compute it") and becomes None. Other
+  InterAsisDistance, MarkerDiameter mm -> m. A zero length means "not set"
+  (Plug-in Gait uses 0 for "compute it") and becomes None; a zero mass, a negative,
+  non-finite or implausible value is left out and recorded in ``Subject.invalid``
+  (:func:`gaitid.core.subject_record.stored_value`), which the subject stage refuses
+  unless another source gives the value. Other
   PROCESSING values go to ``extra`` under their stored names: single-word
   names ending in Length/Width/Distance/Diameter (Vicon, mm) converted to m,
   the rest as stored.
@@ -51,6 +54,7 @@ vertical axis) are decoded here in one pass over the parsed layout.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import re
 import struct
@@ -65,7 +69,7 @@ from gaitid.io.atomic import atomic_path, register_input, verify_c3d
 from gaitid.io.c3d_check import C3DData, C3DLayout, check_c3d, read_data
 from gaitid.io.vertical import detect_up, rotation_to_z_up
 from gaitid.core.rotation import cross
-from gaitid.core.subject_record import VICON_SUBJECT_FIELDS, Subject
+from gaitid.core.subject_record import VICON_SUBJECT_FIELDS, Subject, stored_value
 from gaitid.core.trial import Analogs, Event, ForcePlate, ModelOutput, Trial
 from gaitid.core.vocabulary import COP_THRESHOLD_N
 
@@ -450,7 +454,9 @@ def _subject(params) -> Subject:
             continue
         field = next(((f, s) for k, (f, s) in _SUBJECT_FIELDS.items() if k.upper() == key.upper()), None)
         if field is not None:
-            setattr(subject, field[0], v * field[1] if v > 0 else None)
+            stored_value(subject, field[0], v, field[1], key, "kg" if field[0] == "mass" else "mm")
+        elif not math.isfinite(v):
+            continue
         elif re.fullmatch(r"[A-Za-z]+(Length|Width|Distance|Diameter)", key):  # Vicon names, mm
             subject.extra[key] = v * 1e-3
         else:

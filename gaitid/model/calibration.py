@@ -13,7 +13,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from gaitid.core.subject_record import Subject, check_body, lower_keys, subject_value
+from gaitid.core.subject_record import Subject, check_plausible, lower_keys, subject_value
 from gaitid.core.errors import DataError, ModelError, SettingsError
 from gaitid.model import frames as fr
 from gaitid.model.evaluator import PointEvaluator
@@ -126,7 +126,8 @@ def split_subject(subject: Subject | dict | None, trial: Trial, parameters: dict
     elif isinstance(subject, dict):
         rest = dict(subject)
         body = {k: rest.pop(k) for k in ("mass", "height") if k in rest}
-        check_body(body, trial.path, ModelError)
+        for k, v in body.items():
+            check_plausible(k, v, "subject")
         subj, overrides = (replace(trial.subject, **body) if body else trial.subject), (rest or None)
     else:
         raise ModelError(f"subject must be a Subject or a dict of parameters, not {type(subject).__name__} (read a "

@@ -168,7 +168,7 @@ def process(
     model_def = require_markers(trial, load_model(settings.model), static_trial)
     markers = gait_markers(model_def, trial)
     contacts, ownership = foot_contacts(trial, markers, settings)
-    subj = subject_data(trial, subject, contacts, markers)
+    subj = subject_data(trial, subject, contacts, markers, settings.mass_tolerance)
     kinematics = segment_kinematics(trial, model_def, static_trial, subj, settings, segment_parameters)
     choice = gait_events(trial, contacts, markers, settings.events)
     loads = measured_loads(trial, contacts, ownership, choice.events, settings)

@@ -33,6 +33,14 @@ by ``auto``:
   (J = m g T + m dv). Accuracy a few per cent (the trunk is not the centre of mass).
 
 Each plate's unloaded offset (median Fz while |Fz| < 50 N) is removed first, and noted.
+
+:func:`check_mass` turns the same machinery round, on every trial with plates: the body mass a
+trial is processed with against what the plates carry (quiet standing; on a treadmill, the
+mean summed vertical force over whole strides, which is the body weight; else single support
+fitted to m (g + a_trunk)). A relative difference beyond ``tolerance`` (``Settings.mass_tolerance``)
+is a warning with both numbers (:class:`MassCheck`). When the plates cannot tell (none of
+these windows), the check says so in its :attr:`MassCheck.note` and warns nothing. The steps
+method is not used there: one step period is too short a window to judge a stored mass by.
 """
 
 from __future__ import annotations
@@ -294,6 +302,79 @@ def estimate_mass(trial: Trial, method: str = "auto", *, contacts: list[FootCont
             "auto": f"no quiet standing on the plates (first/last {window_s:g} s), {single}, and no two "
                     "consecutive foot contacts on two plates"}[method]
     raise DataError(f"body mass cannot be estimated from the plates: {what}; give the mass (kg)", trial.path)
+
+
+@dataclass(frozen=True)
+class MassCheck:
+    """The body mass a trial is processed with (``mass``, kg, from ``source``) against the plates'
+    (``plates``, kg; None when they cannot tell), by ``method`` ('quiet standing', 'treadmill
+    strides', 'single support'; '' when not run) over ``window_s``; ``tolerance``: the relative
+    difference beyond which it warns; ``note``: what was compared, or why not."""
+
+    mass: float
+    source: str
+    plates: float | None
+    method: str
+    window_s: tuple[float, float] | None
+    tolerance: float
+    note: str
+
+    @property
+    def difference(self) -> float:
+        """(plates - mass) / mass; NaN when the plates cannot tell."""
+        return self.plates / self.mass - 1.0 if self.plates is not None else math.nan
+
+    @property
+    def warning(self) -> str | None:
+        """The warning when the difference exceeds the tolerance, else None."""
+        if not abs(self.difference) > self.tolerance:
+            return None
+        return (f"body mass {self.mass:.1f} kg from {self.source}, but the plates carry {self.plates:.1f} kg in "
+                f"{self.method} ({100 * self.difference:+.0f} %, more than the {100 * self.tolerance:g} % "
+                "tolerated, Settings.mass_tolerance): check the mass (its unit, the subject) or the plate gains "
+                "(calibration, amplifier range); the kinetics scale with both")
+
+
+def _treadmill_strides(trial: Trial, fz: np.ndarray, contacts: list[FootContact]):
+    """(mass, window) from the mean summed vertical force over the whole strides of one foot on a
+    treadmill (first to last strike of that foot, every plate sample finite): the body weight,
+    as the centre of mass returns to its height every stride. None when not a treadmill or no stride."""
+    best = None
+    for side in SIDES:
+        strikes = sorted(c.strike_time for c in contacts
+                         if c.source == "treadmill" and c.side == side and np.isfinite(c.strike_time))
+        if len(strikes) < 2:
+            continue
+        a, b = trial.indices_between(strikes[0], strikes[-1])[[0, -1]]
+        window = fz[a:b]
+        if not np.isfinite(window).all() or (best is not None and b - a <= best[2]):
+            continue
+        best = (float(window.sum(axis=1).mean() / G), (float(trial.time[a]), float(trial.time[b])), b - a)
+    return best[:2] if best is not None else None
+
+
+def check_mass(trial: Trial, mass: float, source: str, *, contacts: list[FootContact] | None = None,
+               markers: GaitMarkers | None = None, tolerance: float = 0.15) -> MassCheck:
+    """The body mass used (``mass`` kg, from ``source``) against the plates (module docstring):
+    quiet standing, else whole treadmill strides, else single support (which needs the
+    ``contacts`` and ``markers``). Never raises for want of a window: the check then says so."""
+    def result(plates=None, method="", window=None, note=""):
+        return MassCheck(float(mass), source, plates, method, window, tolerance, note)
+
+    if not trial.force_plates:
+        return result(note="no force plates: the body mass was not checked against the plates")
+    fz, _ = _vertical_forces(trial)
+    got = _standing(trial, fz, 1.0, 0.02, 0.05)
+    if got is not None:
+        return result(got[0], "quiet standing", got[1], "mean vertical force of quiet standing")
+    got = _treadmill_strides(trial, fz, contacts or [])
+    if got is not None:
+        return result(got[0], "treadmill strides", got[1], "mean summed vertical force over whole strides")
+    got = _dynamic(trial, fz, contacts, markers, 0.03, 0.04) if contacts is not None and markers is not None else None
+    if got is not None and math.isfinite(got[0]):
+        return result(got[0], "single support", got[1], f"Fz = m (g + a_trunk) over {got[3]:.2f} s of single support")
+    return result(note="the plates cannot tell the body mass (no quiet standing, treadmill stride or "
+                       f"{MIN_SUPPORT_S:g} s of single support wholly on a plate): the mass was not checked")
 
 
 def _widen(mask: np.ndarray, k: int) -> np.ndarray:

@@ -13,14 +13,31 @@ order the command line and batch use (:data:`PRECEDENCE`, the layers of
 4. a ``.vsk`` / ``.mp`` found beside the trial: the session's subject file, possibly edited
    after the capture, so it only fills what the C3D lacks.
 
-Where two layers disagree on a value, :func:`subject_disagreements` says so. The merged
+A value a layer stores but that cannot be used (``Subject.invalid``: a zero or negative mass, an
+implausible or non-finite value, :func:`gaitid.core.subject_record.stored_value`) is never
+silently dropped: when another layer gives that value, :func:`ignored_values` says which stored
+value was ignored and which was used; when none does, the merged Subject keeps the first such
+entry in its ``invalid`` (its source named) and the subject stage refuses it
+(:func:`invalid_error`). Where two layers disagree on a value, :func:`subject_disagreements` says so. The merged
 subject's values and sources: :func:`subject_table` (a table), :func:`describe_subject` (lines
 grouped by source).
 """
 
 from __future__ import annotations
 
-from gaitid.core.subject_record import NUMERIC_FIELDS, VICON_LENGTH, Subject, as_subject, field_unit, format_value
+from dataclasses import replace
+
+from gaitid.core.errors import DataError
+from gaitid.core.subject_record import (
+    NUMERIC_FIELDS,
+    OPTIONS,
+    VICON_LENGTH,
+    InvalidValue,
+    Subject,
+    as_subject,
+    field_unit,
+    format_value,
+)
 
 PRECEDENCE = ("command line", "--subject file", "C3D PROCESSING", "subject file beside the trial")
 
@@ -35,6 +52,8 @@ def merge_subject(layers) -> tuple[Subject, dict[str, str]]:
     seen_extra: dict[str, str] = {}  # lower -> spelling kept
     for source, value in layers:
         s = as_subject(value, str(source))
+        for f, bad in _invalid(s, source).items():
+            merged.invalid.setdefault(f, bad)
         if merged.name is None and s.name:
             merged.name = s.name
         for f in NUMERIC_FIELDS:
@@ -48,7 +67,46 @@ def merge_subject(layers) -> tuple[Subject, dict[str, str]]:
                 merged.extra[k] = v
                 sources[k] = s.sources.get(k, source) if s.sources else source
     merged.sources = dict(sources)
+    merged.invalid = {f: bad for f, bad in merged.invalid.items() if getattr(merged, f) is None}
     return merged, sources
+
+
+def _invalid(subject: Subject, source) -> dict[str, InvalidValue]:
+    """``subject.invalid`` with each entry's source named (``source`` unless already named)."""
+    return {f: bad if bad.source else replace(bad, source=str(source)) for f, bad in subject.invalid.items()}
+
+
+def ignored_values(layers) -> list[str]:
+    """A line for each invalid value a layer stores (not a zero length, Plug-in Gait's "not
+    set") that another layer's value replaces: ``C3D PROCESSING stores PROCESSING:Bodymass = 5000
+    kg: not plausible (expected 2-400 kg); ignored, mass 70 kg from command line used``."""
+    merged, sources = merge_subject(layers)
+    out = []
+    for source, value in layers:
+        for f, bad in _invalid(as_subject(value, str(source)), source).items():
+            used = getattr(merged, f)
+            if used is not None and not bad.unset:
+                out.append(f"{bad.describe()}; ignored, {f.replace('_', ' ')} {format_value(f, used)} "
+                           f"from {sources.get(f, '?')} used")
+    return out
+
+
+def invalid_error(subject: Subject, path=None) -> DataError | None:
+    """The DataError for the first invalid value (not a zero length) no source replaced (the
+    merged ``subject.invalid``), naming the source, the value, why, and the option that gives
+    it; None when there is none."""
+    bad = next((b for b in subject.invalid.values() if not b.unset), None)
+    if bad is None:
+        return None
+    base = next((b for b in OPTIONS if bad.field.startswith(b)), None)
+    option = OPTIONS.get(base, "")
+    if bad.field == "mass":
+        give = "give the measured mass (--mass KG, subject=KG in a script), or estimate it from the force plates " \
+               "(--mass plates, subject='plates')"
+    else:
+        give = (f"give the measured value ({option}, or a --subject file; subject={{'{bad.field}': ...}} in a script)"
+                if option else f"give the measured value (a --subject file; subject={{'{bad.field}': ...}} in a script)")
+    return DataError(f"{bad.describe()}: processing with it would be wrong; {give}", path)
 
 
 def subject_disagreements(layers, rel_tol: float = 0.005) -> list[str]:

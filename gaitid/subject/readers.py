@@ -19,7 +19,14 @@ Sources (each reader returns a Subject in SI: kg, m, rad):
   ``LLegLength``, ``LeftKneeWidth``, ``LTibialTorsion``) in Vicon units (kg, mm, rad); a TOML
   ``[extra]`` table of Vicon-named values taken as SI. Text columns such as ``date`` or
   ``group`` are ignored. A value outside the plausible range of its quantity (a height of
-  1760 "m") is an error that names the column and the unit to write.
+  1760 "m"), negative, or a zero mass, is an error that names the file, the row, the column and
+  the unit to write: a table is the user's own file.
+
+A ``.vsk``'s or ``.mp``'s anthropometry goes through the same plausible ranges
+(:func:`gaitid.core.subject_record.stored_value`): a value outside its range, negative, non-finite
+(``inf``, ``nan``), or a zero mass is kept out of the Subject and recorded in ``Subject.invalid``
+with the name, value and range; the subject stage refuses it unless a more trusted source gives
+that value (then a warning says which value it ignored). A zero length is Plug-in Gait's "not set".
 """
 
 from __future__ import annotations
@@ -113,7 +120,8 @@ def vsk_parameters(path: str | Path) -> dict[str, float]:
     return _vsk_values(Path(path))[0]
 
 
-def _vsk_values(path: Path) -> tuple[dict[str, float], dict[str, str]]:
+def _vsk_values(path: Path) -> tuple[dict[str, float], dict[str, str], dict[str, float]]:
+    """(finite values, QUANTITY by name, non-finite stored values by name)."""
     elements = _vsk_elements(path)
     raw: dict[str, dict] = {}
     for el in elements:
@@ -121,6 +129,7 @@ def _vsk_values(path: Path) -> tuple[dict[str, float], dict[str, str]]:
     values: dict[str, float] = {}
     failed: set[str] = set()
     busy: set[str] = set()
+    broken: dict[str, float] = {}
 
     def stored(el) -> float | None:
         try:
@@ -152,6 +161,8 @@ def _vsk_values(path: Path) -> tuple[dict[str, float], dict[str, str]]:
             busy.discard(name)
         if v is None or not math.isfinite(v):
             failed.add(name)
+            if v is not None:
+                broken[name] = v  # inf, nan: not a value, but not dropped silently (read_vsk)
             raise KeyError(name)
         values[name] = v
         return v
@@ -162,15 +173,16 @@ def _vsk_values(path: Path) -> tuple[dict[str, float], dict[str, str]]:
         except (KeyError, ValueError):
             pass
     quantities = {name: (el.get("QUANTITY") or "").lower() for name, el in raw.items() if el.get("QUANTITY")}
-    return {n: values[n] for n in raw if n in values}, quantities
+    return {n: values[n] for n in raw if n in values}, quantities, broken
 
 
 def read_vsk(path: str | Path) -> Subject:
     """A Subject from a Vicon Nexus ``.vsk`` (see :func:`vsk_parameters`); the name is the
-    file's stem, as Nexus names subject files."""
+    file's stem, as Nexus names subject files. A non-finite anthropometric value (``inf``,
+    ``nan``) is recorded as invalid (``Subject.invalid``), never dropped silently."""
     path = Path(path)
-    values, quantities = _vsk_values(path)
-    return subject_from_vicon(values, name=path.stem, quantities=quantities)
+    values, quantities, broken = _vsk_values(path)
+    return subject_from_vicon({**values, **broken}, name=path.stem, quantities=quantities)
 
 
 def _read_mp(path: Path) -> Subject:
@@ -178,7 +190,7 @@ def _read_mp(path: Path) -> Subject:
     text = _text(path)
     values = {}
     for line in text.splitlines():
-        m = re.match(r"\s*\$(\w+)\s*=\s*([-+0-9.eE]+)\s*$", line)
+        m = re.match(r"\s*\$(\w+)\s*=\s*([-+0-9.eE]+|[-+]?(?i:inf|nan))\s*$", line)
         if m:
             try:
                 values[vicon_short_name(m.group(1))] = float(m.group(2))

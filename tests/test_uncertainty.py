@@ -209,7 +209,7 @@ def _direct_vs_batch(case, hjc_inputs):
         w2 = _plates_moved(w2, 1, gain=value)
     elif key[0] == "mass":  # the thigh 10 % heavier, every segment renormalised to body mass
         from gaitid.model.bsip import load_table
-        from gaitid.uncertainty.kinematics import bsip_groups
+        from gaitid.uncertainty.segments import bsip_groups
 
         tab = load_table("plugin-gait")
         paired, single = bsip_groups("plugin-gait")

@@ -16,7 +16,7 @@ from gaitid.model.bsip import load_table
 from gaitid.model.markerset import Model
 from gaitid.uncertainty.design import Parameter
 from gaitid.uncertainty.errormodel import ErrorModel
-from gaitid.uncertainty.kinematics import bsip_groups
+from gaitid.uncertainty.segments import bsip_groups
 from gaitid.uncertainty.points import joint_geometry, landmark_labels
 from gaitid.uncertainty.foot_load_errors import contacts_of
 from gaitid.core.vocabulary import SIDES

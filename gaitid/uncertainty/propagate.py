@@ -2,7 +2,7 @@
 
 :func:`joint_load_uncertainty` builds the design (Monte Carlo draws, the nominal, one column
 per input error, noise-only columns; :mod:`gaitid.uncertainty.design`), rebuilds the model for
-all columns at once (:mod:`gaitid.uncertainty.kinematics`), perturbs the feet's loads
+all columns at once (:mod:`gaitid.uncertainty.segments`), perturbs the feet's loads
 (:mod:`gaitid.uncertainty.foot_load_errors`), solves each leg ONCE for all columns (per-frame masses and
 inertias, :class:`gaitid.dynamics.Body`), names the outputs as the nominal ones
 (:func:`gaitid.cycles.outputs.output_curves`) and gathers the statistics (:mod:`gaitid.uncertainty.tables`).
@@ -30,7 +30,7 @@ import gaitid.uncertainty.tables as tb
 from gaitid.uncertainty.design import Design, Parameter, make_design
 from gaitid.uncertainty.errormodel import PLATE_KINDS, SOURCES, ErrorModel, load_error_model
 from gaitid.uncertainty.inputs import error_parameters
-from gaitid.uncertainty.kinematics import perturbed_kinematics, prepare
+from gaitid.uncertainty.segments import perturbed_kinematics, prepare
 from gaitid.uncertainty.points import filtered_noise, model_points
 from gaitid.uncertainty.foot_load_errors import perturbed_loads
 from gaitid.core.vocabulary import SIDES

@@ -6,9 +6,10 @@ them); here, per column, the segments' masses, centres of mass and radii of gyra
 the masses renormalised to body mass (:func:`segment_samples`), and the chain's motion derived:
 centre-of-mass accelerations, angular velocities and accelerations.
 
-Derivatives run along the frame axis for all columns at once (:func:`derivative`, the stencil of
-:func:`gaitid.core.signal.derivative`, and :func:`gaitid.core.signal.second_derivative` for the
-centres of mass, on (n, C...) arrays), so nothing is ever differentiated across two columns.
+Derivatives run along the frame axis for all columns at once (the pipeline's own
+:func:`gaitid.core.signal.second_derivative` for the centres of mass and
+:func:`gaitid.core.rotation.angular_velocity` / ``angular_acceleration`` for the frames, on
+(n, C, ...) arrays), so nothing is ever differentiated across two columns.
 """
 
 from __future__ import annotations
@@ -89,43 +90,13 @@ def segment_samples(model: Model, design: Design, side: str, ev: PerturbedEvalua
     return bodies, motion, omegas
 
 
-def derivative(x: np.ndarray, rate: float) -> np.ndarray:
-    """d/dt along axis 0 of (n, ...) samples at ``rate`` Hz: :func:`gaitid.core.signal.derivative`'s
-    stencil and arithmetic (numpy.gradient, edge_order 2, on each run of frames finite in every
-    column; runs of 1-2 frames NaN), written out: numpy.gradient costs about ten times more on
-    the batch's wide (n, C ...) arrays. Bit-identical results."""
-    x = np.asarray(x, float)
-    flat = x.reshape(x.shape[0], -1)
-    out = np.full_like(flat, np.nan)
-    dx = 1.0 / rate
-    for s, e in signal.nan_runs(np.isfinite(flat).all(axis=1)):
-        if e - s < 3:
-            continue
-        f, o = flat[s:e], out[s:e]
-        np.subtract(f[2:], f[:-2], out=o[1:-1])
-        o[1:-1] /= 2.0 * dx
-        o[0] = (-1.5 / dx) * f[0] + (2.0 / dx) * f[1] + (-0.5 / dx) * f[2]
-        o[-1] = (0.5 / dx) * f[-3] + (-2.0 / dx) * f[-2] + (1.5 / dx) * f[-1]
-    return out.reshape(x.shape)
-
-
 def angular_motion(R: np.ndarray, rate: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(omega_seg, omega_lab, alpha_seg), each (n C, 3), of frames R (n, C, 3, 3): omega_seg =
-    vee(R^T dR/dt), omega_lab = R omega_seg, alpha_seg = R^T d(omega_lab)/dt, as
-    :func:`gaitid.core.rotation.angular_velocity` and ``angular_acceleration`` compute them, with
-    the derivatives along the frame axis only; the 3 x 3 products are written out on
-    component-first arrays (batched 3 x 3 matmuls cost several times more)."""
-    Rt = np.ascontiguousarray(np.moveaxis(R, (-2, -1), (0, 1)))  # (3, 3, n, C): Rt[k, i] = R[..., k, i]
-    Dt = np.ascontiguousarray(np.moveaxis(derivative(R, rate), (-2, -1), (0, 1)))
-
-    def dot(i, j):  # (R^T dR)_ij = column i of R . column j of dR
-        return Rt[0, i] * Dt[0, j] + Rt[1, i] * Dt[1, j] + Rt[2, i] * Dt[2, j]
-
-    w = 0.5 * np.stack([dot(2, 1) - dot(1, 2), dot(0, 2) - dot(2, 0), dot(1, 0) - dot(0, 1)])  # (3, n, C)
-    w_lab = Rt[:, 0] * w[0] + Rt[:, 1] * w[1] + Rt[:, 2] * w[2]
-    a_lab = np.moveaxis(derivative(np.moveaxis(w_lab, 0, -1), rate), -1, 0)
-    a_seg = np.stack([Rt[0, i] * a_lab[0] + Rt[1, i] * a_lab[1] + Rt[2, i] * a_lab[2] for i in range(3)])
-    return tuple(np.moveaxis(v, 0, -1).reshape(-1, 3) for v in (w, w_lab, a_seg))
+    """(omega_seg, omega_lab, alpha_seg), each (n C, 3), of frames R (n, C, 3, 3):
+    :func:`gaitid.core.rotation.angular_velocity` and ``angular_acceleration`` on the stacked
+    columns, differentiated along the frame axis only."""
+    omega_seg, omega_lab = rotation.angular_velocity(R, rate)
+    alpha_seg, _ = rotation.angular_acceleration(R, omega_seg, rate)
+    return omega_seg.reshape(-1, 3), omega_lab.reshape(-1, 3), alpha_seg.reshape(-1, 3)
 
 
 @dataclass

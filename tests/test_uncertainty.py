@@ -26,6 +26,7 @@ from gaitid.uncertainty import (
 )
 from gaitid.uncertainty.design import Design, Parameter, make_design
 from gaitid.uncertainty.inputs import error_parameters
+from gaitid.uncertainty.nominal import NominalRun
 from gaitid.uncertainty.points import model_points
 from gaitid.uncertainty.propagate import column_curves
 
@@ -135,8 +136,9 @@ def test_the_nominal_column_is_the_nominal_processing(trials, nominal):
     pts, _ = model_points(nominal.trial, m, trials[1], nominal.settings)
     params = error_parameters(m, set(pts), nominal.loads, em, "floor", None, SOURCES)
     d = make_design(params, 6, 3, 0)
-    curves = column_curves(nominal.trial, m, trials[1], nominal.kinematics, nominal.loads, nominal.settings,
-                           nominal.trial.subject, None, d, em.marker_noise)
+    run = NominalRun(nominal.trial, m, trials[1], nominal.settings, nominal.trial.subject, None, nominal.kinematics,
+                     nominal.loads, nominal.outputs, nominal.cycles)
+    curves = column_curves(run, d, em.marker_noise)
     for side in ("Left", "Right"):
         for var, Y in curves[side].items():
             ref = nominal.curve(side, var)
@@ -224,8 +226,9 @@ def _direct_vs_batch(case, hjc_inputs):
     direct = process(w2, static=s2, segment_parameters=seg, **kw)
     params = [Parameter("x", key, 1.0)]
     d = Design(params, np.array([[0.0], [value]]), np.zeros(2, bool), slice(0, 0), 0, slice(1, 1), slice(2, 2), 1.0, 0)
-    curves = column_curves(base.trial, m, with_hjc(static, centres["s"]), base.kinematics, base.loads, base.settings,
-                           base.trial.subject, None, d, 0.0)
+    run = NominalRun(base.trial, m, with_hjc(static, centres["s"]), base.settings, base.trial.subject, None,
+                     base.kinematics, base.loads, base.outputs, base.cycles)
+    curves = column_curves(run, d, 0.0)
     return base, direct, curves
 
 

@@ -27,6 +27,7 @@ from gaitid.model.evaluator import PointEvaluator
 from gaitid.model.markerset import Model, read_toml
 from gaitid.core.trial import Trial
 from gaitid.uncertainty.design import Design
+from gaitid.uncertainty.nominal import NominalRun
 from gaitid.uncertainty.points import PerturbedEvaluator, column_offsets, joint_geometry, model_points, stacked
 from gaitid.uncertainty.static import static_corrections
 from gaitid.core.vocabulary import SIDES, side_path
@@ -52,14 +53,15 @@ def mass_factors(design: Design, table_name: str) -> dict[str, np.ndarray]:
     return {s: raw[s] * total / new for s in segs}
 
 
-def segment_samples(model: Model, design: Design, side: str, ev: PerturbedEvaluator, subject_mass: float,
-                    bsip: str, overrides: dict, n: int, rate: float, lengths0: dict[str, float]
+def segment_samples(run: NominalRun, design: Design, side: str, ev: PerturbedEvaluator, lengths0: dict[str, float]
                     ) -> tuple[list[Body], list[SegmentMotion], dict]:
-    """The chain's per-frame Bodies and SegmentMotions for all columns ((n C) rows), and the lab
-    angular velocity (n C, 3) of each chain segment. ``lengths0``: each segment's nominal length
-    (m; :func:`nominal_lengths`), the reference of its inertia's scaling."""
-    C = design.n_columns
-    table_name = bsip or model.bsip
+    """The chain's per-frame Bodies and SegmentMotions for all columns of ``design`` ((n C) rows),
+    and the lab angular velocity (n C, 3) of each chain segment, with the run's body mass, BSIP
+    table and segment parameters. ``lengths0``: each segment's nominal length (m;
+    :func:`nominal_lengths`), the reference of its inertia's scaling."""
+    model, n, rate, C = run.model, run.trial.n_frames, run.trial.point_rate, design.n_columns
+    overrides = run.segment_parameters or {}
+    table_name = run.settings.bsip or model.bsip
     table = load_table(table_name)
     factors = mass_factors(design, table_name)
     bodies, motion, omegas = [], [], {}
@@ -71,7 +73,7 @@ def segment_samples(model: Model, design: Design, side: str, ev: PerturbedEvalua
         e0, e1 = (ev.point(p) for p in spec["bsip_endpoints"]) if "bsip_endpoints" in spec else (prox, dist)
         lengths = np.nanmedian(np.linalg.norm(e0 - e1, axis=1).reshape(n, C), axis=0)  # (C,)
         ov = {**overrides.get(name, {}), **overrides.get(side_path(side, name), {})}
-        nominal = segment_parameters(table.row(row_name), subject_mass, lengths0[name],
+        nominal = segment_parameters(table.row(row_name), run.subject.mass, lengths0[name],
                                      spec.get("long_axis", "z"), spec.get("ml_axis", "y"), ov)
         mass = nominal.mass * factors.get(row_name, np.ones(C))
         com = nominal.com_from_proximal + design.value(("com", row_name))
@@ -124,10 +126,10 @@ def nominal_lengths(model: Model, points: dict, params: dict, side: str, trial: 
     return out
 
 
-def prepare(trial: Trial, model: Model, static: Trial | None, nominal: ModelKinematics, design: Design,
-            settings) -> Prepared:
+def prepare(run: NominalRun, design: Design) -> Prepared:
     """The shared inputs of :func:`perturbed_kinematics` for all columns of ``design``."""
-    pts, static_pts = model_points(trial, model, static, settings)
+    trial, model, static, nominal = run.trial, run.model, run.static, run.kinematics
+    pts, static_pts = model_points(trial, model, static, run.settings)
     frames, corrections, lengths = {}, {}, {}
     for side in SIDES:
         frames[side] = {seg: (nominal.root.R if seg == model.root else nominal.frames[side_path(side, seg)])
@@ -137,14 +139,14 @@ def prepare(trial: Trial, model: Model, static: Trial | None, nominal: ModelKine
     return Prepared(pts, static_pts, frames, corrections, lengths)
 
 
-def perturbed_kinematics(trial: Trial, model: Model, nominal: ModelKinematics, design: Design,
-                         columns: slice, prep: Prepared, settings, subject_mass: float, overrides: dict | None,
+def perturbed_kinematics(run: NominalRun, design: Design, columns: slice, prep: Prepared,
                          noise: dict | None) -> ModelKinematics:
     """The :class:`ModelKinematics` of the ``columns`` of ``design``, stacked frame-major ((n c)
     rows): chains with per-frame Bodies, motions, the root frame and joint angular velocities (no
-    angles: only what the kinetic outputs need). ``noise``: {label: (n, k, 3)} filtered noise of
-    the chunk's noisy columns (:func:`filtered_noise`), or None."""
-    sub = design.subset(columns)
+    angles: only what the kinetic outputs need). ``prep``: :func:`prepare` of ``run``; ``noise``:
+    {label: (n, k, 3)} filtered noise of the chunk's noisy columns, or None
+    (:func:`~gaitid.uncertainty.points.filtered_noise`)."""
+    trial, model, nominal, sub = run.trial, run.model, run.kinematics, design.subset(columns)
     n, C, rate, pts = trial.n_frames, sub.n_columns, trial.point_rate, prep.points
     base = stacked(pts, C, noise, sub.noise)
     chains, motions, omegas, root, shared = {}, {}, {}, None, {}  # side-free items (pelvis) computed once
@@ -154,8 +156,7 @@ def perturbed_kinematics(trial: Trial, model: Model, nominal: ModelKinematics, d
                        for seg, c in prep.corrections[side].items()}
         ev = PerturbedEvaluator(model, stacked(pts, C, noise, sub.noise, landmarks, base), nominal.parameters[side],
                                 side, trial, {k: v.reshape(-1, 3) for k, v in centres.items()}, corrections, shared)
-        bodies, motions[side], seg_omega = segment_samples(model, sub, side, ev, subject_mass, settings.bsip,
-                                                            overrides or {}, n, rate, prep.lengths[side])
+        bodies, motions[side], seg_omega = segment_samples(run, sub, side, ev, prep.lengths[side])
         chains[side] = Chain(tuple(bodies))
         omegas.update({side_path(side, k): v for k, v in seg_omega.items()})
         if model.root is not None and root is None:

@@ -453,3 +453,26 @@ def test_a_copy_of_the_result_keeps_its_tables_and_the_session_input_too(with_un
     copy = dataclasses.replace(with_unc)
     pd.testing.assert_frame_equal(copy.curves_summary, with_unc.curves_summary)
     pd.testing.assert_frame_equal(copy.parameters_summary, with_unc.parameters_summary)
+
+
+def test_the_uncertainty_columns_are_joined_when_a_table_is_first_read(trials, with_unc, tmp_path):
+    """process() builds no table for the uncertainty: each gets its columns when first read, a table
+    set later too, once; the curves CSV is written from the table with them, not from the arrays."""
+    import dataclasses
+
+    cols = ["uncertainty_sd", "uncertainty_low95", "uncertainty_high95", "uncertainty_sd_linear"]
+    fast = process(trials[0], static=trials[1], uncertainty=0)
+    assert not fast.curves_built
+    assert [c for c in fast.curves.columns if c.startswith("uncertainty")] == cols and fast.curves_built
+    fresh = dataclasses.replace(with_unc, curves=None)
+    assert not fresh.curves_built
+    fresh.to_csv(tmp_path)
+    written = pd.read_csv(tmp_path / f"{fresh.name}_curves.csv")
+    assert list(written.columns) == list(with_unc.curves.columns) and len(written) == len(with_unc.curves)
+    for c in cols:
+        np.testing.assert_allclose(written[c], with_unc.curves[c], rtol=1e-12)
+    assert written["uncertainty_sd"].notna().sum() > 1000
+    fresh.parameters = with_unc.parameters.drop(columns=cols)
+    pd.testing.assert_frame_equal(fresh.parameters, with_unc.parameters)
+    fresh.parameters = with_unc.parameters  # given with the columns: replaced, not added again
+    pd.testing.assert_frame_equal(fresh.parameters, with_unc.parameters)

@@ -94,9 +94,9 @@ def write_tables(result, outdir: str | os.PathLike, fmt: str = "csv") -> list[Pa
         raise GaitIDError(f"table format must be 'csv' or 'parquet', not {fmt!r}")
     outdir = Path(outdir)
     written = []
-    streamed = getattr(result, "uncertainty", None) is None  # with uncertainty: the table with its columns
+    streamed = getattr(result, "uncertainty", None) is None  # with uncertainty: the tables with its columns
     # the curves as CSV from the arrays unless the table exists already (Parquet: the table, categorical)
-    stream_curves = fmt == "csv" and not result.curves_built
+    stream_curves = fmt == "csv" and streamed and not result.curves_built
 
     def put(name, write):
         target = outdir / f"{result.name}_{name}.{fmt}"

@@ -193,6 +193,35 @@ def test_angular_velocity_nan_frames_stay_nan():
     assert np.isnan(w[40:45]).all() and np.isfinite(w[:40]).all() and np.isfinite(w[45:]).all()
 
 
+def test_stacked_samples_are_differentiated_along_frames_each_as_alone():
+    """(n, samples, 3, 3) frames (the uncertainty stage's columns) give each sample's own angular
+    velocity and acceleration, as one call per sample does, and the analytic values; a frame
+    missing in one sample is missing in all (the runs are the frames finite in every sample)."""
+    rate = 100.0
+    t = np.arange(0, 1.5, 1 / rate)
+    parts = [_gait_rotation(t + 0.13 * c) for c in range(4)]
+    R = np.stack([p[0] for p in parts], axis=1)  # (n, 4, 3, 3)
+    w_seg, w_lab = rotation.angular_velocity(R, rate)
+    a_seg, a_lab = rotation.angular_acceleration(R, w_seg, rate)
+    assert w_seg.shape == w_lab.shape == a_seg.shape == a_lab.shape == (len(t), 4, 3)
+    k = 10  # away from the one-sided ends
+    for c, (Rc, ws, wl, as_, al) in enumerate(parts):
+        one_w = rotation.angular_velocity(Rc, rate)
+        one_a = rotation.angular_acceleration(Rc, one_w[0], rate)
+        for got, alone in zip((w_seg, w_lab, a_seg, a_lab), (*one_w, *one_a)):
+            np.testing.assert_allclose(got[:, c], alone, rtol=0, atol=1e-12)
+        assert np.abs(w_seg[k:-k, c] - ws[k:-k]).max() < 0.01 and np.abs(w_lab[k:-k, c] - wl[k:-k]).max() < 0.01
+        assert np.abs(a_seg[k:-k, c] - as_[k:-k]).max() < 0.25 and np.abs(a_lab[k:-k, c] - al[k:-k]).max() < 0.25
+    x = R[..., 0]  # (n, 4, 3) vectors: the derivatives' arithmetic is element-wise, so bit for bit
+    for f in (signal.derivative, signal.second_derivative):
+        stacked = f(x, rate)
+        for c in range(4):
+            np.testing.assert_array_equal(stacked[:, c], f(x[:, c], rate))
+    R[40:45, 2] = np.nan
+    w, _ = rotation.angular_velocity(R, rate)
+    assert np.isnan(w[40:45]).all() and np.isfinite(w[:40]).all() and np.isfinite(w[45:]).all()
+
+
 # ------------------------------------------------------------------ angles
 
 def test_cardan_angles_recover_a_yxz_composition():

@@ -26,6 +26,7 @@ from gaitid.uncertainty import (
 )
 from gaitid.uncertainty.design import Design, Parameter, make_design
 from gaitid.uncertainty.inputs import error_parameters
+from gaitid.uncertainty.nominal import NominalRun
 from gaitid.uncertainty.points import model_points
 from gaitid.uncertainty.propagate import column_curves
 
@@ -136,8 +137,9 @@ def test_the_nominal_column_is_the_nominal_processing(trials, nominal):
     pts, _ = model_points(nominal.trial, m, trials[1], nominal.settings)
     params = error_parameters(m, set(pts), nominal.loads, em, "floor", None, SOURCES)
     d = make_design(params, 6, 3, 0)
-    curves = column_curves(nominal.trial, m, trials[1], nominal.kinematics, nominal.loads, nominal.settings,
-                           nominal.trial.subject, None, d, em.marker_noise)
+    run = NominalRun(nominal.trial, m, trials[1], nominal.settings, nominal.trial.subject, None, nominal.kinematics,
+                     nominal.loads, nominal.outputs, nominal.cycles)
+    curves = column_curves(run, d, em.marker_noise)
     for side in ("Left", "Right"):
         for var, Y in curves[side].items():
             ref = nominal.curve(side, var)
@@ -210,7 +212,7 @@ def _direct_vs_batch(case, hjc_inputs):
         w2 = _plates_moved(w2, 1, gain=value)
     elif key[0] == "mass":  # the thigh 10 % heavier, every segment renormalised to body mass
         from gaitid.model.bsip import load_table
-        from gaitid.uncertainty.kinematics import bsip_groups
+        from gaitid.uncertainty.segments import bsip_groups
 
         tab = load_table("plugin-gait")
         paired, single = bsip_groups("plugin-gait")
@@ -225,8 +227,9 @@ def _direct_vs_batch(case, hjc_inputs):
     direct = process(w2, static=s2, segment_parameters=seg, **kw)
     params = [Parameter("x", key, 1.0)]
     d = Design(params, np.array([[0.0], [value]]), np.zeros(2, bool), slice(0, 0), 0, slice(1, 1), slice(2, 2), 1.0, 0)
-    curves = column_curves(base.trial, m, with_hjc(static, centres["s"]), base.kinematics, base.loads, base.settings,
-                           base.trial.subject, None, d, 0.0)
+    run = NominalRun(base.trial, m, with_hjc(static, centres["s"]), base.settings, base.trial.subject, None,
+                     base.kinematics, base.loads, base.outputs, base.cycles)
+    curves = column_curves(run, d, 0.0)
     return base, direct, curves
 
 
@@ -451,3 +454,26 @@ def test_a_copy_of_the_result_keeps_its_tables_and_the_session_input_too(with_un
     copy = dataclasses.replace(with_unc)
     pd.testing.assert_frame_equal(copy.curves_summary, with_unc.curves_summary)
     pd.testing.assert_frame_equal(copy.parameters_summary, with_unc.parameters_summary)
+
+
+def test_the_uncertainty_columns_are_joined_when_a_table_is_first_read(trials, with_unc, tmp_path):
+    """process() builds no table for the uncertainty: each gets its columns when first read, a table
+    set later too, once; the curves CSV is written from the table with them, not from the arrays."""
+    import dataclasses
+
+    cols = ["uncertainty_sd", "uncertainty_low95", "uncertainty_high95", "uncertainty_sd_linear"]
+    fast = process(trials[0], static=trials[1], uncertainty=0)
+    assert not fast.curves_built
+    assert [c for c in fast.curves.columns if c.startswith("uncertainty")] == cols and fast.curves_built
+    fresh = dataclasses.replace(with_unc, curves=None)
+    assert not fresh.curves_built
+    fresh.to_csv(tmp_path)
+    written = pd.read_csv(tmp_path / f"{fresh.name}_curves.csv")
+    assert list(written.columns) == list(with_unc.curves.columns) and len(written) == len(with_unc.curves)
+    for c in cols:
+        np.testing.assert_allclose(written[c], with_unc.curves[c], rtol=1e-12)
+    assert written["uncertainty_sd"].notna().sum() > 1000
+    fresh.parameters = with_unc.parameters.drop(columns=cols)
+    pd.testing.assert_frame_equal(fresh.parameters, with_unc.parameters)
+    fresh.parameters = with_unc.parameters  # given with the columns: replaced, not added again
+    pd.testing.assert_frame_equal(fresh.parameters, with_unc.parameters)

@@ -29,6 +29,7 @@ from gaitid.core.resources import sample_data_dir
 from gaitid.validation.synthetic.injected import coverage_run
 from gaitid.uncertainty import UncertaintySettings, load_error_model
 from gaitid.uncertainty.design import Design, Parameter
+from gaitid.uncertainty.nominal import NominalRun
 from gaitid.uncertainty.propagate import column_curves
 from gaitid.uncertainty.tables import normalised
 
@@ -107,8 +108,9 @@ def test_hip_centre_sensitivity_against_stagni_2000():
     values[1, [0, 3]] = 0.03  # anterior (pelvis x) on both sides
     values[2, 1], values[2, 4] = 0.03, -0.03  # lateral: +y on the left, -y on the right
     d = Design(params, values, np.zeros(3, bool), slice(0, 0), 0, slice(1, 1), slice(3, 3), 1.0, 0)
-    curves = column_curves(r.trial, load_model(r.settings.model), static, r.kinematics, r.loads, r.settings,
-                           r.trial.subject, None, d, 0.0)
+    run = NominalRun(r.trial, load_model(r.settings.model), static, r.settings, r.trial.subject, None, r.kinematics,
+                     r.loads, r.outputs, r.cycles)
+    curves = column_curves(run, d, 0.0)
     norm = normalised(curves, r.trial.time, [c for c in r.cycles if c.kinetic])
     for (side, index), by in norm.items():
         Y = by["HipMoment"]  # (101 %, 3 columns, X sagittal / Y frontal / Z)

@@ -6,7 +6,8 @@ matrices' angular velocity and acceleration, joint (Cardan) angles.
 - :func:`angular_velocity` -- omega from R: vee(R^T dR/dt) (segment frame), R omega (lab).
 - :func:`cardan_angles` / :func:`joint_angles` -- Plug-in Gait / ISB joint angles.
 
-R (n, 3, 3) maps segment to lab coordinates throughout. Times in s, angles in rad unless
+R (n, 3, 3) maps segment to lab coordinates throughout (the angular velocity and acceleration
+also take stacked samples (n, ..., 3, 3), frames first). Times in s, angles in rad unless
 a name says ``_deg``.
 """
 
@@ -78,11 +79,12 @@ def angular_velocity(R: np.ndarray, rate: float) -> tuple[np.ndarray, np.ndarray
 
     omega_seg = vee(R^T dR/dt) (segment frame), omega_lab = R omega_seg (lab frame), rad/s,
     dR/dt by :func:`derivative` (central differences, O(h^2)); the skew part of R^T dR/dt is
-    used. Returns (omega_seg, omega_lab), NaN where R or its neighbours are NaN."""
+    used. Returns (omega_seg, omega_lab), each (n, 3), NaN where R or its neighbours are NaN.
+    Stacked samples R (n, ..., 3, 3) give (n, ..., 3), differentiated along the frames only."""
     R = np.asarray(R, float)
     dR = derivative(R, rate)
     omega_seg = _vee(np.swapaxes(R, -1, -2) @ dR)
-    omega_lab = np.einsum("nij,nj->ni", R, omega_seg)
+    omega_lab = np.einsum("...ij,...j->...i", R, omega_seg)
     return omega_seg, omega_lab
 
 
@@ -90,10 +92,11 @@ def angular_acceleration(R: np.ndarray, omega_seg: np.ndarray, rate: float) -> t
     """Angular acceleration (rad/s^2): alpha_lab = d(omega_lab)/dt and alpha_seg = R^T alpha_lab.
 
     (In the segment frame d(omega_seg)/dt equals R^T d(omega_lab)/dt, because
-    omega x omega = 0.) Returns (alpha_seg, alpha_lab)."""
-    omega_lab = np.einsum("nij,nj->ni", R, omega_seg)
+    omega x omega = 0.) R (n, 3, 3) or stacked (n, ..., 3, 3), omega_seg (n, [...,] 3) as
+    :func:`angular_velocity` gives it. Returns (alpha_seg, alpha_lab), each shaped as omega_seg."""
+    omega_lab = np.einsum("...ij,...j->...i", R, omega_seg)
     alpha_lab = derivative(omega_lab, rate)
-    alpha_seg = np.einsum("nji,nj->ni", R, alpha_lab)
+    alpha_seg = np.einsum("...ji,...j->...i", R, alpha_lab)
     return alpha_seg, alpha_lab
 
 

@@ -7,6 +7,7 @@
   back as scipy.signal.filtfilt does; :mod:`gaitid.core.butterworth`), each contiguous non-NaN run
   filtered on its own.
 - :func:`derivative` -- central differences (2nd order; one-sided 2nd order at run ends).
+  Both derivatives take stacked samples (n, ..., 3) alike: only along frames.
 - :func:`second_derivative` -- the compact second difference (centre-of-mass accelerations).
 - :func:`runs`, :func:`nan_runs` -- the runs of a mask.
 
@@ -129,24 +130,29 @@ def butter_lowpass(x: np.ndarray, rate: float, cutoff: float | None = 6.0, order
 
 
 def derivative(x: np.ndarray, rate: float) -> np.ndarray:
-    """Time derivative (n, ...) of samples at ``rate`` Hz: central differences inside each finite
-    run (O(h^2)), 2nd-order one-sided differences at run ends (numpy.gradient, edge_order=2).
-    Runs of 1-2 frames give NaN."""
+    """Time derivative (n, ...) of samples (n, ...) at ``rate`` Hz, along the frame axis 0 only:
+    central differences inside each run of frames finite in every column (O(h^2)), 2nd-order
+    one-sided differences at run ends (numpy.gradient, edge_order=2). Runs of 1-2 frames give NaN.
+    Stacked samples, e.g. (n, samples, 3, 3), are differentiated along the frames, never across two
+    samples; a frame with a NaN anywhere in it ends the run for all of them."""
     flat, shape = _as_2d(x)
     out = np.full_like(flat, np.nan)
     finite = np.isfinite(flat).all(axis=1)
     dt = 1.0 / rate
     for s, e in nan_runs(finite):
         if e - s >= 3:
-            out[s:e] = _gradient(flat[s:e], dt)
+            _gradient(flat[s:e], dt, out[s:e])
     return out.reshape(shape)
 
 
-def _gradient(f: np.ndarray, dx: float) -> np.ndarray:
+def _gradient(f: np.ndarray, dx: float, out: np.ndarray | None = None) -> np.ndarray:
     """numpy.gradient(f, dx, axis=0, edge_order=2) for uniform spacing, its arithmetic term by term
-    (bit for bit, tested), without its argument handling; f has at least 3 rows."""
-    out = np.empty_like(f)
-    out[1:-1] = (f[2:] - f[:-2]) / (2. * dx)
+    (bit for bit, tested), without its argument handling; written into ``out`` (f's shape) when
+    given, with no temporary (the uncertainty stage's wide arrays). f has at least 3 rows."""
+    if out is None:
+        out = np.empty_like(f)
+    np.subtract(f[2:], f[:-2], out=out[1:-1])
+    out[1:-1] /= 2. * dx
     out[0] = (-1.5 / dx) * f[0] + (2. / dx) * f[1] + (-0.5 / dx) * f[2]
     out[-1] = (0.5 / dx) * f[-3] + (-2. / dx) * f[-2] + (1.5 / dx) * f[-1]
     return out

@@ -52,8 +52,9 @@ from gaitid.core.settings import Settings
 from gaitid.subject.stage import SubjectData, subject_data
 from gaitid.core.trial import Trial
 from gaitid.core.vocabulary import COP_THRESHOLD_N, SIDES
+from gaitid.uncertainty.nominal import NominalRun  # the record alone: the stage is imported when a run asks for it
 
-if TYPE_CHECKING:  # the uncertainty package is imported only when a run asks for it
+if TYPE_CHECKING:  # the uncertainty stage is imported only when a run asks for it
     from gaitid.uncertainty import Uncertainty
 
 
@@ -126,11 +127,10 @@ def cycle_tables(trial: Trial, outputs: Outputs, cycles: list[Cycle], markers: G
     return arrays, curves_summary(arrays, outputs.units), params, summarise(params) if not params.empty else None
 
 
-def kinetic_uncertainty(trial: Trial, model: Model, static: Trial | None, kinematics: ModelKinematics,
-                        loads: dict[str, FootLoad], outputs: Outputs, cycles: list[Cycle], settings: Settings,
-                        subject: SubjectData, segment_parameters: dict | None, uncertainty) -> Uncertainty | None:
-    """The uncertainty stage (:mod:`gaitid.uncertainty`): None unless asked for (``uncertainty``:
-    True, a Monte Carlo sample count, a dict or :class:`~gaitid.uncertainty.UncertaintySettings`)."""
+def kinetic_uncertainty(nominal: NominalRun, uncertainty) -> Uncertainty | None:
+    """The uncertainty stage (:mod:`gaitid.uncertainty`) of the ``nominal`` run (the stages' products,
+    one record): None unless asked for (``uncertainty``: True, a Monte Carlo sample count, a dict or
+    :class:`~gaitid.uncertainty.UncertaintySettings`)."""
     if uncertainty is None or uncertainty is False:
         return None
     from gaitid.uncertainty import joint_load_uncertainty, uncertainty_settings
@@ -138,8 +138,7 @@ def kinetic_uncertainty(trial: Trial, model: Model, static: Trial | None, kinema
     how = uncertainty_settings(uncertainty)
     if how is None:
         return None
-    return joint_load_uncertainty(trial, model, static, kinematics, loads, outputs, cycles, settings,
-                                  subject.subject, segment_parameters, how)
+    return joint_load_uncertainty(nominal, how)
 
 
 def process(
@@ -176,8 +175,8 @@ def process(
     outputs = output_curves(kinematics, joints, loads, model_def, settings, subj.subject)
     cycles = gait_cycles(choice.events, contacts)
     normalised, curves_summary, params, params_summary = cycle_tables(trial, outputs, cycles, markers, settings)
-    unc = kinetic_uncertainty(trial, model_def, static_trial, kinematics, loads, outputs, cycles, settings, subj,
-                              segment_parameters, uncertainty)
+    unc = kinetic_uncertainty(NominalRun(trial, model_def, static_trial, settings, subj.subject, segment_parameters,
+                                         kinematics, loads, outputs, cycles), uncertainty)
     return Result(replace(trial, subject=subj.subject), settings, subj, markers, kinematics, contacts, choice, loads,
                   joints, outputs, cycles, None, curves_summary, params, params_summary, normalised=normalised,
                   static=static_trial and (static_trial.path or "?"), uncertainty=unc,

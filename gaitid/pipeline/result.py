@@ -39,26 +39,41 @@ if TYPE_CHECKING:  # imported by the uncertainty stage, when a run asks for it
     from gaitid.uncertainty import Uncertainty
 
 
-class _CurvesTable:
-    """``Result.curves``: the table given, or (None) the tidy long table of the Result's
-    normalised arrays, built on first use and kept (:func:`gaitid.cycles.curves.curves_table`). A
-    dataclass field, so ``Result(...)`` and ``dataclasses.replace`` take it as before."""
+class _CycleTable:
+    """A cycle table of ``Result``, a dataclass field (``Result(...)`` and ``dataclasses.replace``
+    take it as any other): the table given, or for ``curves`` (``built``) None: the tidy long table
+    of the Result's normalised arrays, built on first use and kept (:func:`gaitid.cycles.curves.curves_table`).
+    With an uncertainty, its columns are joined on ``keys`` when the table is first read
+    (:func:`gaitid.uncertainty.with_uncertainty`), once per uncertainty; a copy given a joined
+    table joins it again, which replaces the columns, never adds them twice."""
+
+    def __init__(self, keys: list[str], built: bool = False):
+        self.keys, self.built = keys, built
 
     def __set_name__(self, owner, name):
-        self.slot = "_" + name
+        self.name = name
+        self.slot = "_" + name if self.built else name  # where the table lives in __dict__ (and in pickles)
 
     def __get__(self, obj, owner=None):
         if obj is None:
             return None  # the field's default
-        table = obj.__dict__.get(self.slot)
-        if table is None and obj.__dict__.get("normalised") is not None:
+        state = obj.__dict__
+        table = state.get(self.slot)
+        if table is None and self.built and state.get("normalised") is not None:
             from gaitid.cycles.curves import curves_table
 
-            table = obj.__dict__[self.slot] = curves_table(obj.normalised, obj.cycles, obj.outputs.units)
+            table = state[self.slot] = curves_table(obj.normalised, obj.cycles, obj.outputs.units)
+        u = state.get("uncertainty")
+        if u is not None and table is not None and state.get("_joined", {}).get(self.name) is not u:
+            from gaitid.uncertainty import with_uncertainty
+
+            table = state[self.slot] = with_uncertainty(table, getattr(u, self.name), self.keys)
+            state.setdefault("_joined", {})[self.name] = u
         return table
 
     def __set__(self, obj, value):
         obj.__dict__[self.slot] = value
+        obj.__dict__.get("_joined", {}).pop(self.name, None)
 
 
 @dataclass(eq=False)
@@ -78,7 +93,7 @@ class Result:
     the :class:`~gaitid.uncertainty.Uncertainty` of the kinetic outputs when asked for; then
     every table above also has ``uncertainty_sd``, ``uncertainty_low95``, ``uncertainty_high95``
     and ``uncertainty_sd_linear`` columns (in the row's ``unit``; NaN for angles and moment
-    contributions).
+    contributions), joined when the table is first read.
     """
 
     trial: Trial
@@ -92,27 +107,15 @@ class Result:
     joint_loads: dict[str, JointLoads]
     outputs: Outputs
     cycles: list[Cycle]
-    curves: pd.DataFrame | None = field(default=_CurvesTable(), repr=False)
-    curves_summary: pd.DataFrame | None = None
-    parameters: pd.DataFrame | None = None
-    parameters_summary: pd.DataFrame | None = None
+    curves: pd.DataFrame | None = field(default=_CycleTable(["side", "cycle", "variable", "component", "percent"],
+                                                           built=True), repr=False)
+    curves_summary: pd.DataFrame | None = field(default=_CycleTable(["side", "variable", "component", "percent"]))
+    parameters: pd.DataFrame | None = field(default=_CycleTable(["side", "cycle", "parameter", "variable", "component"]))
+    parameters_summary: pd.DataFrame | None = field(default=_CycleTable(["side", "parameter", "variable", "component"]))
     warnings: list[str] = field(default_factory=list)
     static: Path | str | None = None
     uncertainty: Uncertainty | None = None
     normalised: dict[str, dict[str, np.ndarray]] | None = field(default=None, repr=False)
-
-    def __post_init__(self) -> None:
-        if self.uncertainty is not None:  # the cycle tables carry its columns (the per-frame table: frames)
-            from gaitid.uncertainty import with_uncertainty
-
-            u = self.uncertainty
-            self.curves = with_uncertainty(self.curves, u.curves, ["side", "cycle", "variable", "component", "percent"])
-            self.curves_summary = with_uncertainty(self.curves_summary, u.curves_summary,
-                                                   ["side", "variable", "component", "percent"])
-            self.parameters = with_uncertainty(self.parameters, u.parameters,
-                                               ["side", "cycle", "parameter", "variable", "component"])
-            self.parameters_summary = with_uncertainty(self.parameters_summary, u.parameters_summary,
-                                                       ["side", "parameter", "variable", "component"])
 
     @property
     def name(self) -> str:

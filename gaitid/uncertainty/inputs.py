@@ -17,7 +17,7 @@ from gaitid.model.markerset import Model
 from gaitid.model.point_methods import method_of
 from gaitid.uncertainty.design import Parameter
 from gaitid.uncertainty.errormodel import ErrorModel
-from gaitid.uncertainty.kinematics import bsip_groups
+from gaitid.uncertainty.segments import bsip_groups
 from gaitid.uncertainty.points import joint_geometry, landmark_labels
 from gaitid.uncertainty.foot_load_errors import contacts_of
 from gaitid.core.vocabulary import SIDES

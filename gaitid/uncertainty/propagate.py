@@ -2,7 +2,7 @@
 
 :func:`joint_load_uncertainty` builds the design (Monte Carlo draws, the nominal, one column
 per input error, noise-only columns; :mod:`gaitid.uncertainty.design`), rebuilds the model for
-all columns at once (:mod:`gaitid.uncertainty.kinematics`), perturbs the feet's loads
+all columns at once (:mod:`gaitid.uncertainty.segments`), perturbs the feet's loads
 (:mod:`gaitid.uncertainty.foot_load_errors`), solves each leg ONCE for all columns (per-frame masses and
 inertias, :class:`gaitid.dynamics.Body`), names the outputs as the nominal ones
 (:func:`gaitid.cycles.outputs.output_curves`) and gathers the statistics (:mod:`gaitid.uncertainty.tables`).
@@ -17,20 +17,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from gaitid.cycles.curves import Cycle
 from gaitid.dynamics import inverse_dynamics
 from gaitid.core.errors import SettingsError
-from gaitid.contacts.foot_loads import FootLoad
-from gaitid.model.assembly import ModelKinematics
-from gaitid.model.markerset import Model
 from gaitid.cycles.outputs import Outputs, output_curves
-from gaitid.core.settings import Settings
-from gaitid.core.trial import Subject, Trial
 import gaitid.uncertainty.tables as tb
 from gaitid.uncertainty.design import Design, Parameter, make_design
 from gaitid.uncertainty.errormodel import PLATE_KINDS, SOURCES, ErrorModel, load_error_model
 from gaitid.uncertainty.inputs import error_parameters
-from gaitid.uncertainty.kinematics import perturbed_kinematics, prepare
+from gaitid.uncertainty.nominal import NominalRun
+from gaitid.uncertainty.segments import perturbed_kinematics, prepare
 from gaitid.uncertainty.points import filtered_noise, model_points
 from gaitid.uncertainty.foot_load_errors import perturbed_loads
 from gaitid.core.vocabulary import SIDES
@@ -138,63 +133,58 @@ class Uncertainty:
 ROWS_PER_CHUNK = 1 << 18  # frames x columns evaluated at once: memory bounded, cost linear in trial length
 
 
-def column_curves(trial: Trial, model: Model, static: Trial | None, kinematics: ModelKinematics,
-                  loads: dict[str, FootLoad], settings: Settings, subject: Subject, segment_parameters: dict | None,
-                  design: Design, noise_sd: float) -> dict[str, dict[str, np.ndarray]]:
-    """{side: {variable: (n, C, k)}}: the kinetic outputs of every column of ``design``, in the
-    units and layout of the nominal outputs; the marker noise of the noise-only columns is added
-    to the Monte Carlo ones by the statistics (:func:`gaitid.uncertainty.design.with_noise`).
-    One solver call per leg for a chunk of columns of at most ROWS_PER_CHUNK frames x columns
-    (all of them for a trial of 1300 frames at 200 samples)."""
+def column_curves(run: NominalRun, design: Design, noise_sd: float) -> dict[str, dict[str, np.ndarray]]:
+    """{side: {variable: (n, C, k)}}: the kinetic outputs of every column of ``design`` applied to
+    the nominal ``run``, in the units and layout of the nominal outputs; ``noise_sd``: the marker
+    noise (m) of the noise-only columns, whose effect the statistics add to the Monte Carlo ones
+    (:func:`gaitid.uncertainty.design.with_noise`). One solver call per leg for a chunk of columns
+    of at most ROWS_PER_CHUNK frames x columns (all of them for a trial of 1300 frames at 200 samples)."""
+    trial, settings = run.trial, run.settings
     n, C, rate = trial.n_frames, design.n_columns, trial.point_rate
     rng = np.random.default_rng([design.seed, len(SOURCES)])  # the marker-noise stream
-    prep = prepare(trial, model, static, kinematics, design, settings)
+    prep = prepare(run, design)
     step = max(1, ROWS_PER_CHUNK // n)
     parts = []
     for a in range(0, C, step):  # chunks of columns, not a loop per sample
         cols = slice(a, min(C, a + step))
         noisy = design.noise[cols]
         noise = filtered_noise(prep.points, noisy, noise_sd, rng, rate, settings) if noise_sd > 0 and noisy.any() else None
-        pk = perturbed_kinematics(trial, model, kinematics, design, cols, prep, settings, subject.mass,
-                                  segment_parameters, noise)
-        ext, feet = perturbed_loads(loads, design.subset(cols), rate, settings)
+        pk = perturbed_kinematics(run, design, cols, prep, noise)
+        ext, feet = perturbed_loads(run.loads, design.subset(cols), rate, settings)
         root_R = pk.root.R if pk.root is not None else None
         joints = {side: inverse_dynamics(pk.chains[side], pk.motion[side], [ext[side]],
                                          gravity_lab=(0.0, 0.0, -settings.gravity_m_s2), frame=settings.frame,
                                          convention=settings.convention, proximal_R=root_R, contributions=False)
                   for side in SIDES}
-        outs: Outputs = output_curves(pk, joints, feet, model, settings, subject)
+        outs: Outputs = output_curves(pk, joints, feet, run.model, settings, run.subject)
         parts.append({side: {v: np.asarray(a).reshape(n, cols.stop - cols.start, -1)
                              for v, a in outs.curves[side].items() if v.endswith(KINETIC_SUFFIXES)} for side in SIDES})
     return {side: {v: np.concatenate([p[side][v] for p in parts], axis=1) if len(parts) > 1 else parts[0][side][v]
                    for v in parts[0][side]} for side in SIDES}
 
 
-def joint_load_uncertainty(trial: Trial, model: Model, static: Trial | None, kinematics: ModelKinematics,
-                           loads: dict[str, FootLoad], outputs: Outputs, cycles: list[Cycle], settings: Settings,
-                           subject: Subject, segment_parameters: dict | None,
-                           how: UncertaintySettings) -> Uncertainty:
+def joint_load_uncertainty(run: NominalRun, how: UncertaintySettings) -> Uncertainty:
     """The uncertainty stage (see the module docstring): draws the input errors of the error
-    model, evaluates the trial for all of them in one batch and returns :class:`Uncertainty`."""
+    model, evaluates the nominal ``run`` for all of them in one batch and returns :class:`Uncertainty`."""
     t0 = _time.process_time()
+    trial, model, settings, cycles = run.trial, run.model, run.settings, run.cycles
     errors = load_error_model(how.error_model)
     errors.plate(how.plates)  # an unknown plate kind fails here, naming the error model
-    pts, _ = model_points(trial, model, static, settings)
-    params = error_parameters(model, set(pts), loads, errors, how.plates, settings.bsip, how.sources)
+    pts, _ = model_points(trial, model, run.static, settings)
+    params = error_parameters(model, set(pts), run.loads, errors, how.plates, settings.bsip, how.sources)
     noise_sd = errors.marker_noise if "markers" in how.sources else 0.0
     design = make_design(params, how.samples, how.noise_samples if noise_sd > 0 else 0, how.seed,
                          linear=how.linear, noise_per_sample=how.noise_per_sample)
-    curves = column_curves(trial, model, static, kinematics, loads, settings, subject, segment_parameters, design,
-                           noise_sd)
+    curves = column_curves(run, design, noise_sd)
     norm = tb.normalised(curves, trial.time, cycles)
     values = tb.parameter_values(norm, cycles, settings.convention, settings.frame)
-    par_summary, contributions = tb.parameter_summary(values, design, outputs.units)
+    par_summary, contributions = tb.parameter_summary(values, design, run.outputs.units)
     kinetic_means = tb.cycle_means(norm, cycles, kinetic_only=True)
     summary, band = tb.summary_rows([tb.cycle_means(norm, cycles, kinetic_only=False), kinetic_means], design)
-    bands = tb.band_rows(band, kinetic_means, design, outputs.units)
+    bands = tb.band_rows(band, kinetic_means, design, run.outputs.units)
     mean_samples = tb.monte_carlo_means(kinetic_means, design) if how.samples else {}
     notes = []
-    if static is None and model.static:
+    if run.static is None and model.static:
         notes.append("no static trial: the static calibrations (foot offsets) are not recomputed with the "
                      "landmark and centre errors, so the foot frame moves with the ankle centre error")
     out = Uncertainty(

@@ -29,7 +29,7 @@ from gaitid.model.markerset import Model, load_model
 from gaitid.model.point_methods import method_of
 from gaitid.core.trial import PlateWrench, Trial
 from gaitid.uncertainty.errormodel import ErrorModel, JointCentreError, load_error_model
-from gaitid.uncertainty.kinematics import bsip_groups
+from gaitid.uncertainty.segments import bsip_groups
 from gaitid.uncertainty.points import axes_order, joint_geometry, landmark_labels
 from gaitid.core.vocabulary import JOINTS, SIDES, side_key, side_path
 

@@ -6,9 +6,10 @@ them); here, per column, the segments' masses, centres of mass and radii of gyra
 the masses renormalised to body mass (:func:`segment_samples`), and the chain's motion derived:
 centre-of-mass accelerations, angular velocities and accelerations.
 
-Derivatives run along the frame axis for all columns at once (:func:`derivative`, the stencil of
-:func:`gaitid.core.signal.derivative`, and :func:`gaitid.core.signal.second_derivative` for the
-centres of mass, on (n, C...) arrays), so nothing is ever differentiated across two columns.
+Derivatives run along the frame axis for all columns at once (the pipeline's own
+:func:`gaitid.core.signal.second_derivative` for the centres of mass and
+:func:`gaitid.core.rotation.angular_velocity` / ``angular_acceleration`` for the frames, on
+(n, C, ...) arrays), so nothing is ever differentiated across two columns.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from gaitid.model.evaluator import PointEvaluator
 from gaitid.model.markerset import Model, read_toml
 from gaitid.core.trial import Trial
 from gaitid.uncertainty.design import Design
+from gaitid.uncertainty.nominal import NominalRun
 from gaitid.uncertainty.points import PerturbedEvaluator, column_offsets, joint_geometry, model_points, stacked
 from gaitid.uncertainty.static import static_corrections
 from gaitid.core.vocabulary import SIDES, side_path
@@ -51,14 +53,15 @@ def mass_factors(design: Design, table_name: str) -> dict[str, np.ndarray]:
     return {s: raw[s] * total / new for s in segs}
 
 
-def segment_samples(model: Model, design: Design, side: str, ev: PerturbedEvaluator, subject_mass: float,
-                    bsip: str, overrides: dict, n: int, rate: float, lengths0: dict[str, float]
+def segment_samples(run: NominalRun, design: Design, side: str, ev: PerturbedEvaluator, lengths0: dict[str, float]
                     ) -> tuple[list[Body], list[SegmentMotion], dict]:
-    """The chain's per-frame Bodies and SegmentMotions for all columns ((n C) rows), and the lab
-    angular velocity (n C, 3) of each chain segment. ``lengths0``: each segment's nominal length
-    (m; :func:`nominal_lengths`), the reference of its inertia's scaling."""
-    C = design.n_columns
-    table_name = bsip or model.bsip
+    """The chain's per-frame Bodies and SegmentMotions for all columns of ``design`` ((n C) rows),
+    and the lab angular velocity (n C, 3) of each chain segment, with the run's body mass, BSIP
+    table and segment parameters. ``lengths0``: each segment's nominal length (m;
+    :func:`nominal_lengths`), the reference of its inertia's scaling."""
+    model, n, rate, C = run.model, run.trial.n_frames, run.trial.point_rate, design.n_columns
+    overrides = run.segment_parameters or {}
+    table_name = run.settings.bsip or model.bsip
     table = load_table(table_name)
     factors = mass_factors(design, table_name)
     bodies, motion, omegas = [], [], {}
@@ -70,7 +73,7 @@ def segment_samples(model: Model, design: Design, side: str, ev: PerturbedEvalua
         e0, e1 = (ev.point(p) for p in spec["bsip_endpoints"]) if "bsip_endpoints" in spec else (prox, dist)
         lengths = np.nanmedian(np.linalg.norm(e0 - e1, axis=1).reshape(n, C), axis=0)  # (C,)
         ov = {**overrides.get(name, {}), **overrides.get(side_path(side, name), {})}
-        nominal = segment_parameters(table.row(row_name), subject_mass, lengths0[name],
+        nominal = segment_parameters(table.row(row_name), run.subject.mass, lengths0[name],
                                      spec.get("long_axis", "z"), spec.get("ml_axis", "y"), ov)
         mass = nominal.mass * factors.get(row_name, np.ones(C))
         com = nominal.com_from_proximal + design.value(("com", row_name))
@@ -89,43 +92,13 @@ def segment_samples(model: Model, design: Design, side: str, ev: PerturbedEvalua
     return bodies, motion, omegas
 
 
-def derivative(x: np.ndarray, rate: float) -> np.ndarray:
-    """d/dt along axis 0 of (n, ...) samples at ``rate`` Hz: :func:`gaitid.core.signal.derivative`'s
-    stencil and arithmetic (numpy.gradient, edge_order 2, on each run of frames finite in every
-    column; runs of 1-2 frames NaN), written out: numpy.gradient costs about ten times more on
-    the batch's wide (n, C ...) arrays. Bit-identical results."""
-    x = np.asarray(x, float)
-    flat = x.reshape(x.shape[0], -1)
-    out = np.full_like(flat, np.nan)
-    dx = 1.0 / rate
-    for s, e in signal.nan_runs(np.isfinite(flat).all(axis=1)):
-        if e - s < 3:
-            continue
-        f, o = flat[s:e], out[s:e]
-        np.subtract(f[2:], f[:-2], out=o[1:-1])
-        o[1:-1] /= 2.0 * dx
-        o[0] = (-1.5 / dx) * f[0] + (2.0 / dx) * f[1] + (-0.5 / dx) * f[2]
-        o[-1] = (0.5 / dx) * f[-3] + (-2.0 / dx) * f[-2] + (1.5 / dx) * f[-1]
-    return out.reshape(x.shape)
-
-
 def angular_motion(R: np.ndarray, rate: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(omega_seg, omega_lab, alpha_seg), each (n C, 3), of frames R (n, C, 3, 3): omega_seg =
-    vee(R^T dR/dt), omega_lab = R omega_seg, alpha_seg = R^T d(omega_lab)/dt, as
-    :func:`gaitid.core.rotation.angular_velocity` and ``angular_acceleration`` compute them, with
-    the derivatives along the frame axis only; the 3 x 3 products are written out on
-    component-first arrays (batched 3 x 3 matmuls cost several times more)."""
-    Rt = np.ascontiguousarray(np.moveaxis(R, (-2, -1), (0, 1)))  # (3, 3, n, C): Rt[k, i] = R[..., k, i]
-    Dt = np.ascontiguousarray(np.moveaxis(derivative(R, rate), (-2, -1), (0, 1)))
-
-    def dot(i, j):  # (R^T dR)_ij = column i of R . column j of dR
-        return Rt[0, i] * Dt[0, j] + Rt[1, i] * Dt[1, j] + Rt[2, i] * Dt[2, j]
-
-    w = 0.5 * np.stack([dot(2, 1) - dot(1, 2), dot(0, 2) - dot(2, 0), dot(1, 0) - dot(0, 1)])  # (3, n, C)
-    w_lab = Rt[:, 0] * w[0] + Rt[:, 1] * w[1] + Rt[:, 2] * w[2]
-    a_lab = np.moveaxis(derivative(np.moveaxis(w_lab, 0, -1), rate), -1, 0)
-    a_seg = np.stack([Rt[0, i] * a_lab[0] + Rt[1, i] * a_lab[1] + Rt[2, i] * a_lab[2] for i in range(3)])
-    return tuple(np.moveaxis(v, 0, -1).reshape(-1, 3) for v in (w, w_lab, a_seg))
+    """(omega_seg, omega_lab, alpha_seg), each (n C, 3), of frames R (n, C, 3, 3):
+    :func:`gaitid.core.rotation.angular_velocity` and ``angular_acceleration`` on the stacked
+    columns, differentiated along the frame axis only."""
+    omega_seg, omega_lab = rotation.angular_velocity(R, rate)
+    alpha_seg, _ = rotation.angular_acceleration(R, omega_seg, rate)
+    return omega_seg.reshape(-1, 3), omega_lab.reshape(-1, 3), alpha_seg.reshape(-1, 3)
 
 
 @dataclass
@@ -153,10 +126,10 @@ def nominal_lengths(model: Model, points: dict, params: dict, side: str, trial: 
     return out
 
 
-def prepare(trial: Trial, model: Model, static: Trial | None, nominal: ModelKinematics, design: Design,
-            settings) -> Prepared:
+def prepare(run: NominalRun, design: Design) -> Prepared:
     """The shared inputs of :func:`perturbed_kinematics` for all columns of ``design``."""
-    pts, static_pts = model_points(trial, model, static, settings)
+    trial, model, static, nominal = run.trial, run.model, run.static, run.kinematics
+    pts, static_pts = model_points(trial, model, static, run.settings)
     frames, corrections, lengths = {}, {}, {}
     for side in SIDES:
         frames[side] = {seg: (nominal.root.R if seg == model.root else nominal.frames[side_path(side, seg)])
@@ -166,14 +139,14 @@ def prepare(trial: Trial, model: Model, static: Trial | None, nominal: ModelKine
     return Prepared(pts, static_pts, frames, corrections, lengths)
 
 
-def perturbed_kinematics(trial: Trial, model: Model, nominal: ModelKinematics, design: Design,
-                         columns: slice, prep: Prepared, settings, subject_mass: float, overrides: dict | None,
+def perturbed_kinematics(run: NominalRun, design: Design, columns: slice, prep: Prepared,
                          noise: dict | None) -> ModelKinematics:
     """The :class:`ModelKinematics` of the ``columns`` of ``design``, stacked frame-major ((n c)
     rows): chains with per-frame Bodies, motions, the root frame and joint angular velocities (no
-    angles: only what the kinetic outputs need). ``noise``: {label: (n, k, 3)} filtered noise of
-    the chunk's noisy columns (:func:`filtered_noise`), or None."""
-    sub = design.subset(columns)
+    angles: only what the kinetic outputs need). ``prep``: :func:`prepare` of ``run``; ``noise``:
+    {label: (n, k, 3)} filtered noise of the chunk's noisy columns, or None
+    (:func:`~gaitid.uncertainty.points.filtered_noise`)."""
+    trial, model, nominal, sub = run.trial, run.model, run.kinematics, design.subset(columns)
     n, C, rate, pts = trial.n_frames, sub.n_columns, trial.point_rate, prep.points
     base = stacked(pts, C, noise, sub.noise)
     chains, motions, omegas, root, shared = {}, {}, {}, None, {}  # side-free items (pelvis) computed once
@@ -183,8 +156,7 @@ def perturbed_kinematics(trial: Trial, model: Model, nominal: ModelKinematics, d
                        for seg, c in prep.corrections[side].items()}
         ev = PerturbedEvaluator(model, stacked(pts, C, noise, sub.noise, landmarks, base), nominal.parameters[side],
                                 side, trial, {k: v.reshape(-1, 3) for k, v in centres.items()}, corrections, shared)
-        bodies, motions[side], seg_omega = segment_samples(model, sub, side, ev, subject_mass, settings.bsip,
-                                                            overrides or {}, n, rate, prep.lengths[side])
+        bodies, motions[side], seg_omega = segment_samples(run, sub, side, ev, prep.lengths[side])
         chains[side] = Chain(tuple(bodies))
         omegas.update({side_path(side, k): v for k, v in seg_omega.items()})
         if model.root is not None and root is None:

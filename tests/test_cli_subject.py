@@ -174,3 +174,48 @@ def test_run_batch_validate_and_process_use_the_same_subject(tmp_path, capsys, m
     assert api == validated == {k: (v, src) for k, (v, _, src) in ran.items()}
     assert ("subject values differ between sources: mass 81 kg (command line) used; flatFoot.vsk beside the trial "
             "says 75 kg") in notes
+
+
+@pytest.mark.realdata
+def test_subject_table_is_in_si_with_the_true_unit_of_every_row(tmp_path, capsys):
+    """HC030A05 stores Plug-in Gait's upper-body values in mm (LShoulderOffset 35, LElbowWidth 84,
+    LHandThickness 31), its rotations in rad and about 70 flags and marker offsets of unknown unit:
+    the table gives the lengths in m, the angles in rad, and lists no value whose unit is unknown."""
+    code = main(["run", str(realdata_path("biomechzoo/HC030A05.c3d")), "--no-report", "-o", str(tmp_path)])
+    assert code == 0, capsys.readouterr()
+    s = subject_csv(tmp_path, "HC030A05")
+    c3d = "C3D PROCESSING"
+    assert s["LShoulderOffset"] == (0.035, "m", c3d)
+    assert s["LElbowWidth"] == (0.084, "m", c3d)
+    assert s["RHandThickness"] == (0.031, "m", c3d)
+    assert s["LAsisTrocanterDistance"][:2] == (pytest.approx(0.058344, abs=1e-6), "m")
+    assert s["LFemurLength"][:2] == (pytest.approx(0.352333, abs=1e-6), "m")
+    assert s["LStaticPlantFlex"][:2] == (pytest.approx(0.190487, abs=1e-6), "rad")
+    assert s["HeadOffset"][:2] == (pytest.approx(0.009777, abs=1e-6), "rad")  # an angle, not a length
+    assert s["leg_length_left"] == (0.83, "m", c3d)  # no float noise from the mm -> m conversion
+    assert all(unit in ("kg", "m", "rad") for _, unit, _ in s.values())
+    assert not any(name.startswith(("%", "$")) for name in s)  # Vicon's marker offsets and flags
+    assert "UseFloorFF" not in s and "SpineOffset" not in s  # a flag; a value of unknown unit
+    assert len(s) == 40
+
+
+def test_the_subject_file_given_is_not_called_unused_beside_the_trial(tmp_path, capsys):
+    """`--subject RoboSM.vsk` lying beside the trial is used as the --subject layer, and no note
+    calls it "beside the trial not used"; another subject's file there is still named."""
+    vsk = realdata_path("pycgm-cadop/59993_Frame_SM.vsk")
+    shutil.copy(WALK, tmp_path / "walk.c3d")
+    shutil.copy(vsk, tmp_path / "RoboSM.vsk")
+    out = tmp_path / "out"
+    code = main(["run", str(tmp_path / "walk.c3d"), "--subject", str(tmp_path / "RoboSM.vsk"), "--no-report",
+                 "-o", str(out)])
+    text = capsys.readouterr().out
+    assert code == 0, text
+    assert "not used" not in text
+    assert "--subject RoboSM.vsk is named 'RoboSM' but the trial's subject is 'synthetic'" in text
+    assert subject_csv(out, "walk")["LShoulderOffset"] == (0.05, "m", "--subject RoboSM.vsk")
+    shutil.copy(vsk, tmp_path / "Other.vsk")
+    code = main(["run", str(tmp_path / "walk.c3d"), "--subject", str(tmp_path / "RoboSM.vsk"), "--no-report",
+                 "-o", str(out)])
+    text = capsys.readouterr().out
+    assert code == 0 and "subject file(s) Other.vsk beside the trial not used" in text
+    assert "RoboSM.vsk beside" not in text

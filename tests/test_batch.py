@@ -647,3 +647,19 @@ def test_an_edited_summary_is_a_pairing_table_even_with_quoted_names(tmp_path):
     shutil.copy(sample_data_dir() / "static_synthetic.c3d", static)
     table.write_text("trial,static\n'=walk,static.c3d\n'-walk2,\n")
     assert read_pairing(table) == {Path("=walk"): static.resolve(), Path("-walk2"): None}
+
+
+def test_a_results_c3d_named_as_a_file_is_not_a_trial(session, tmp_path, capsys):
+    """A shell glob over a folder `gaitid run -o` wrote into names its results C3D as a file: the
+    batch plans it as not a trial (skipped, with the reason), and validate lists it as not compared."""
+    from gaitid.validation.plugin_gait import validate
+
+    shutil.copy(session / "walk01.c3d", session / "walk01_results.c3d")
+    (session / "walk01_curves.csv").write_text("variable\n")  # an output of the same trial beside it
+    files = [session / "walk01.c3d", session / "walk01_results.c3d"]
+    jobs = plan(files, tmp_path / "out")
+    assert [(j.path.name, j.not_a_trial[:19]) for j in jobs] == [("walk01.c3d", ""),
+                                                                  ("walk01_results.c3d", "gaitid's own output")]
+    records = validate([session / "walk01_results.c3d"])
+    assert [r["file"] for r in records] == [str(session / "walk01_results.c3d")]
+    assert records[0]["reason"].startswith("gaitid's own output")

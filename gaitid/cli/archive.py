@@ -108,7 +108,7 @@ def _batch(args: argparse.Namespace, settings, opts) -> int:
     again = summary.attrs.get("up_to_date_failures", 0)
     print(f"{len(summary) - not_trials} trials: {counts.get('ok', 0)} ok, {counts.get('skipped', 0)} up to date, "
           f"{counts.get('failed', 0)} failed{f' ({again} unchanged since the last run: --force retries)' if again else ''}"
-          f"{f', {not_trials} not trial files (folders or broken links named .c3d)' if not_trials else ''}"
+          f"{f', {not_trials} not trials (gaitid outputs, folders or broken links named .c3d)' if not_trials else ''}"
           f"; summary in {Path(args.outdir) / 'batch_summary.csv'}")
     for _, row in summary[summary["status"] == "failed"].iterrows():
         error = str(row["error"])

@@ -66,10 +66,36 @@ def test_missing_anthropometry_and_markers_name_the_options(tmp_path, capsys):
     assert code == 1 and "the trial's markers fit: isb, isb-cast, isb-davis (--model isb)" in err
 
 
+@pytest.mark.realdata
+def test_the_missing_mass_error_names_only_command_line_options(tmp_path, capsys):
+    """PlugInC3D stores no body mass: the command line is told --mass KG / --mass plates, a script
+    subject=KG / subject='plates' (the error carries both)."""
+    from gaitid import process
+    from gaitid.core.errors import DataError
+
+    trial = realdata_path("btkdata/PlugInC3D.c3d")
+    sizes = ["--leg-length", "900mm", "--knee-width", "100mm", "--ankle-width", "70mm"]
+    assert main(["run", str(trial), "-o", str(tmp_path), "--no-report", *sizes]) == 1
+    err = capsys.readouterr().err
+    assert "body mass unknown: the file stores none; give it (--mass KG), or estimate it from the force plates " \
+           "(--mass plates)" in err
+    assert "subject=" not in err
+    with pytest.raises(DataError, match=r"give it \(subject=KG; --mass KG on the command line\)"):
+        process(trial, subject={"leg_length": 0.9, "knee_width": 0.1, "ankle_width": 0.07})
+
+
 def test_length_options_take_units_and_refuse_implausible_values(tmp_path, capsys):
     assert main(["run", WALK, "-o", str(tmp_path), "--height", "1760"]) == 2
     assert "write the unit, e.g. 1760mm" in capsys.readouterr().err
     assert main(["run", WALK, "-o", str(tmp_path), "--knee-width", "105mm,2cm,3"]) == 2
+    capsys.readouterr()
+    # a value suggested in the unit where it is plausible: 168 is a height in cm, not in mm
+    assert main(["run", WALK, "-o", str(tmp_path), "--height", "168"]) == 2
+    assert "write the unit, e.g. 168cm" in capsys.readouterr().err
+    assert main(["run", WALK, "-o", str(tmp_path), "--height", "168mm"]) == 2
+    assert "height = 0.168 m is not plausible (expected 0.4-2.6 m); did you mean 168cm?" in capsys.readouterr().err
+    assert main(["run", WALK, "-o", str(tmp_path), "--knee-width", "10"]) == 2
+    assert "write the unit, e.g. 10cm" in capsys.readouterr().err
     assert main(["run", WALK, "-o", str(tmp_path), "--mass", "7000"]) == 2
     assert main(["validate", WALK, "--mass", "plates"]) == 2
 

@@ -78,11 +78,11 @@ def _norm_controls(args: argparse.Namespace, settings, opts) -> list:
             try:
                 trial, given, notes = trial_with_subject(path, opts, settings)
             except GaitIDError as exc:
-                print(f"  skipped: {exc}", file=sys.stderr)
+                print(f"  skipped: {exc.for_cli()}", file=sys.stderr)
                 continue
             r = process_safely(trial, subject=given, static=static, settings=settings, warnings=notes)
             if isinstance(r, Exception):
-                print(f"  skipped: {r}", file=sys.stderr)
+                print(f"  skipped: {r.for_cli() if isinstance(r, GaitIDError) else r}", file=sys.stderr)
             elif not r.cycles:
                 print("  skipped: no complete gait cycle", file=sys.stderr)
             else:

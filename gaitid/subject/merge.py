@@ -103,10 +103,14 @@ def invalid_error(subject: Subject, path=None) -> DataError | None:
     if bad.field == "mass":
         give = "give the measured mass (--mass KG, subject=KG in a script), or estimate it from the force plates " \
                "(--mass plates, subject='plates')"
+        cli = "give the measured mass (--mass KG), or estimate it from the force plates (--mass plates)"
     else:
         give = (f"give the measured value ({option}, or a --subject file; subject={{'{bad.field}': ...}} in a script)"
                 if option else f"give the measured value (a --subject file; subject={{'{bad.field}': ...}} in a script)")
-    return DataError(f"{bad.describe()}: processing with it would be wrong; {give}", path)
+        cli = f"give the measured value ({option}, or a --subject file)" if option else \
+            "give the measured value (a --subject file)"
+    what = f"{bad.describe()}: processing with it would be wrong"
+    return DataError(f"{what}; {give}", path, cli=f"{what}; {cli}")
 
 
 def subject_disagreements(layers, rel_tol: float = 0.005) -> list[str]:

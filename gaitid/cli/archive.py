@@ -8,6 +8,7 @@ import sys
 
 from gaitid.cli.options import (
     EXIT_FAILURE,
+    EXIT_INTERRUPTED,
     EXIT_OK,
     add_norms_argument,
     add_replace_outputs_argument,
@@ -97,11 +98,17 @@ def _batch(args: argparse.Namespace, settings, opts) -> int:
         n = sum(not j.not_a_trial for j in jobs)
         print(f"{n} trials to process (dry run: nothing processed)")
         return EXIT_OK
-    summary = run_batch(args.sources, args.outdir, settings, jobs=args.jobs, scheduler=args.scheduler,
-                        subject=opts, pairing=args.pairing, report=not args.no_report,
-                        parquet=args.parquet, force=args.force, memory_limit=args.memory_limit,
-                        replace_outputs=args.replace_outputs,
-                        time_limit_s=args.time_limit or None)
+    from gaitid.batch.runner import BatchInterrupted
+
+    try:
+        summary = run_batch(args.sources, args.outdir, settings, jobs=args.jobs, scheduler=args.scheduler,
+                            subject=opts, pairing=args.pairing, report=not args.no_report,
+                            parquet=args.parquet, force=args.force, memory_limit=args.memory_limit,
+                            replace_outputs=args.replace_outputs,
+                            time_limit_s=args.time_limit or None)
+    except BatchInterrupted as stop:  # Ctrl-C: what finished is kept and summarised; a rerun goes on
+        print(f"\n{stop}; summary in {stop.summary}", file=sys.stderr)
+        return EXIT_INTERRUPTED
     not_trials = int(((summary["status"] == "skipped") & (summary["error"].fillna("") != "")).sum())
     counts = summary["status"].value_counts().to_dict()
     counts["skipped"] = counts.get("skipped", 0) - not_trials

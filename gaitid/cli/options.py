@@ -8,6 +8,7 @@ import os
 from gaitid.core.vocabulary import NORMS_ENV
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
+EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT), as shells report it
 _LENGTH = {"m": 1.0, "cm": 1e-2, "mm": 1e-3}
 
 

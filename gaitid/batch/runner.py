@@ -181,8 +181,10 @@ def run_batch(
                         _warn(session_report(*task))
                 write_combined_tables(todo, summary, out, parquet=parquet, force=force)
         except KeyboardInterrupt:  # Ctrl-C: the workers stopped, the summary of what finished written
-            if pool is not None:
-                pool.stop()
+            if pool is not None:  # the trials whose answer came with the interruption are done
+                for (kind, _), status, row in pool.stop():
+                    if kind == "trial" and status == "ok" and row["path"] not in {r["path"] for r in finished}:
+                        notify(row)
             summary = _summary(todo, [*finished, *_not_run(todo, finished)])
             _write_summary(out, summary)
             trials = {str(j.path) for j in todo if not j.not_a_trial}

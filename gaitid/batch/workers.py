@@ -164,12 +164,19 @@ class WorkerPool:
                 out[i] = (status, value)
         return [out[i] for i in range(len(args_list))]
 
-    def stop(self, timeout: float = 5.0) -> None:
-        """Stop now (the batch is interrupted): queued tasks dropped, every worker sent SIGTERM,
-        which ends its task as an exception would (its ``atomic_path`` writes remove their
-        temporary files; a trial's record is written only when it is done), killed after
-        ``timeout`` seconds if still alive."""
+    def stop(self, timeout: float = 5.0) -> list[tuple]:
+        """Stop now (the batch is interrupted): queued tasks dropped, the answers already sent
+        returned (``(key, status, value)``), every worker sent SIGTERM, which ends its task as an
+        exception would (its ``atomic_path`` writes remove their temporary files; a trial's record
+        is written only when it is done), killed after ``timeout`` seconds if still alive."""
         self.queue.clear()
+        answers = []
+        for w in self.workers:
+            try:
+                if w.task is not None and w.conn.poll(0):
+                    answers.append((w.task[0], *w.conn.recv()))
+            except (EOFError, OSError):
+                pass
         for w in self.workers:
             if w.proc.is_alive():
                 w.proc.terminate()
@@ -181,6 +188,7 @@ class WorkerPool:
                 w.proc.join()
             w.conn.close()
         self.workers = []
+        return answers
 
     def close(self) -> None:
         for w in self.workers:

@@ -647,3 +647,68 @@ def test_an_edited_summary_is_a_pairing_table_even_with_quoted_names(tmp_path):
     shutil.copy(sample_data_dir() / "static_synthetic.c3d", static)
     table.write_text("trial,static\n'=walk,static.c3d\n'-walk2,\n")
     assert read_pairing(table) == {Path("=walk"): static.resolve(), Path("-walk2"): None}
+
+
+def test_a_results_c3d_named_as_a_file_is_not_a_trial(session, tmp_path, capsys):
+    """A shell glob over a folder `gaitid run -o` wrote into names its results C3D as a file: the
+    batch plans it as not a trial (skipped, with the reason), and validate lists it as not compared."""
+    from gaitid.validation.plugin_gait import validate
+
+    shutil.copy(session / "walk01.c3d", session / "walk01_results.c3d")
+    (session / "walk01_curves.csv").write_text("variable\n")  # an output of the same trial beside it
+    files = [session / "walk01.c3d", session / "walk01_results.c3d"]
+    jobs = plan(files, tmp_path / "out")
+    assert [(j.path.name, j.not_a_trial[:19]) for j in jobs] == [("walk01.c3d", ""),
+                                                                  ("walk01_results.c3d", "gaitid's own output")]
+    records = validate([session / "walk01_results.c3d"])
+    assert [r["file"] for r in records] == [str(session / "walk01_results.c3d")]
+    assert records[0]["reason"].startswith("gaitid's own output")
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_ctrl_c_writes_the_summary_of_what_finished_and_a_rerun_goes_on(tmp_path, jobs):
+    """SIGINT to `gaitid batch` once a trial is done (its record written): exit 130, the message
+    says how many trials are done and not started, batch_summary.csv lists the finished trials and
+    marks the others 'not run: interrupted', the workers stop (no temporary file left behind), and
+    a rerun skips the finished trials and processes the others."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    folder = tmp_path / "session"
+    folder.mkdir()
+    n = 8
+    for k in range(1, n + 1):
+        shutil.copy(sample_data_dir() / "walk_synthetic.c3d", folder / f"walk{k:02d}.c3d")
+    shutil.copy(sample_data_dir() / "static_synthetic.c3d", folder / "walk_static.c3d")
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "gaitid.cli", "batch", str(folder), "-o", str(out), "--no-report",
+                             "--jobs", str(jobs)], cwd=Path(__file__).resolve().parent.parent,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not list(out.glob("*/gaitid-run.json")):
+            assert proc.poll() is None and time.monotonic() < deadline, "no trial finished"
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err[-2000:]
+    summary = pd.read_csv(out / "batch_summary.csv", keep_default_na=False)
+    done, not_run = summary[summary["status"] == "ok"], summary[summary["status"] == "not run"]
+    assert len(done) >= 1 and len(not_run) >= 1 and len(done) + len(not_run) == n == len(summary)
+    assert set(not_run["error"]) == {"not run: interrupted"}
+    assert f"interrupted: {len(done)} done, {len(not_run)} not started; run again to continue" in err
+    assert "Traceback" not in err
+    assert not list(out.rglob(".gaitid-tmp-*"))  # the stopped workers removed their temporary files
+    again = run_batch([folder], out, report=False)
+    assert set(again["status"]) <= {"ok", "skipped"} and len(again) == n
+    skipped, redone = set(again.loc[again["status"] == "skipped", "trial"]), set(again.loc[again["status"] == "ok", "trial"])
+    assert set(done["trial"]) <= skipped and redone <= set(not_run["trial"])
+    # a trial whose worker wrote its record as the Ctrl-C came is found done by the rerun; the
+    # others were stopped before their record: processed again
+    assert len(skipped - set(done["trial"])) <= jobs

@@ -25,6 +25,14 @@ def test_run_writes_results_and_reports_them(tmp_path, capsys):
     assert (tmp_path / "walk_synthetic_results.c3d").exists()
 
 
+def test_run_into_a_folder_with_an_earlier_run_says_it_replaces_its_outputs(tmp_path, capsys):
+    assert main(["run", WALK, "-o", str(tmp_path), "--no-report"]) == 0
+    assert "replacing" not in capsys.readouterr().out
+    assert main(["run", WALK, "-o", str(tmp_path), "--no-report"]) == 0  # not an error
+    out = capsys.readouterr().out
+    assert out.startswith(f"replacing the outputs of an earlier run in {tmp_path} (walk_synthetic_*)\n")
+
+
 def test_usage_and_data_errors_have_distinct_exit_codes(tmp_path, capsys):
     assert main(["run", WALK]) == 2  # -o missing
     assert main([]) == 2

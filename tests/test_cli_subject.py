@@ -66,10 +66,36 @@ def test_missing_anthropometry_and_markers_name_the_options(tmp_path, capsys):
     assert code == 1 and "the trial's markers fit: isb, isb-cast, isb-davis (--model isb)" in err
 
 
+@pytest.mark.realdata
+def test_the_missing_mass_error_names_only_command_line_options(tmp_path, capsys):
+    """PlugInC3D stores no body mass: the command line is told --mass KG / --mass plates, a script
+    subject=KG / subject='plates' (the error carries both)."""
+    from gaitid import process
+    from gaitid.core.errors import DataError
+
+    trial = realdata_path("btkdata/PlugInC3D.c3d")
+    sizes = ["--leg-length", "900mm", "--knee-width", "100mm", "--ankle-width", "70mm"]
+    assert main(["run", str(trial), "-o", str(tmp_path), "--no-report", *sizes]) == 1
+    err = capsys.readouterr().err
+    assert "body mass unknown: the file stores none; give it (--mass KG), or estimate it from the force plates " \
+           "(--mass plates)" in err
+    assert "subject=" not in err
+    with pytest.raises(DataError, match=r"give it \(subject=KG; --mass KG on the command line\)"):
+        process(trial, subject={"leg_length": 0.9, "knee_width": 0.1, "ankle_width": 0.07})
+
+
 def test_length_options_take_units_and_refuse_implausible_values(tmp_path, capsys):
     assert main(["run", WALK, "-o", str(tmp_path), "--height", "1760"]) == 2
     assert "write the unit, e.g. 1760mm" in capsys.readouterr().err
     assert main(["run", WALK, "-o", str(tmp_path), "--knee-width", "105mm,2cm,3"]) == 2
+    capsys.readouterr()
+    # a value suggested in the unit where it is plausible: 168 is a height in cm, not in mm
+    assert main(["run", WALK, "-o", str(tmp_path), "--height", "168"]) == 2
+    assert "write the unit, e.g. 168cm" in capsys.readouterr().err
+    assert main(["run", WALK, "-o", str(tmp_path), "--height", "168mm"]) == 2
+    assert "height = 0.168 m is not plausible (expected 0.4-2.6 m); did you mean 168cm?" in capsys.readouterr().err
+    assert main(["run", WALK, "-o", str(tmp_path), "--knee-width", "10"]) == 2
+    assert "write the unit, e.g. 10cm" in capsys.readouterr().err
     assert main(["run", WALK, "-o", str(tmp_path), "--mass", "7000"]) == 2
     assert main(["validate", WALK, "--mass", "plates"]) == 2
 
@@ -174,3 +200,48 @@ def test_run_batch_validate_and_process_use_the_same_subject(tmp_path, capsys, m
     assert api == validated == {k: (v, src) for k, (v, _, src) in ran.items()}
     assert ("subject values differ between sources: mass 81 kg (command line) used; flatFoot.vsk beside the trial "
             "says 75 kg") in notes
+
+
+@pytest.mark.realdata
+def test_subject_table_is_in_si_with_the_true_unit_of_every_row(tmp_path, capsys):
+    """HC030A05 stores Plug-in Gait's upper-body values in mm (LShoulderOffset 35, LElbowWidth 84,
+    LHandThickness 31), its rotations in rad and about 70 flags and marker offsets of unknown unit:
+    the table gives the lengths in m, the angles in rad, and lists no value whose unit is unknown."""
+    code = main(["run", str(realdata_path("biomechzoo/HC030A05.c3d")), "--no-report", "-o", str(tmp_path)])
+    assert code == 0, capsys.readouterr()
+    s = subject_csv(tmp_path, "HC030A05")
+    c3d = "C3D PROCESSING"
+    assert s["LShoulderOffset"] == (0.035, "m", c3d)
+    assert s["LElbowWidth"] == (0.084, "m", c3d)
+    assert s["RHandThickness"] == (0.031, "m", c3d)
+    assert s["LAsisTrocanterDistance"][:2] == (pytest.approx(0.058344, abs=1e-6), "m")
+    assert s["LFemurLength"][:2] == (pytest.approx(0.352333, abs=1e-6), "m")
+    assert s["LStaticPlantFlex"][:2] == (pytest.approx(0.190487, abs=1e-6), "rad")
+    assert s["HeadOffset"][:2] == (pytest.approx(0.009777, abs=1e-6), "rad")  # an angle, not a length
+    assert s["leg_length_left"] == (0.83, "m", c3d)  # no float noise from the mm -> m conversion
+    assert all(unit in ("kg", "m", "rad") for _, unit, _ in s.values())
+    assert not any(name.startswith(("%", "$")) for name in s)  # Vicon's marker offsets and flags
+    assert "UseFloorFF" not in s and "SpineOffset" not in s  # a flag; a value of unknown unit
+    assert len(s) == 40
+
+
+def test_the_subject_file_given_is_not_called_unused_beside_the_trial(tmp_path, capsys):
+    """`--subject RoboSM.vsk` lying beside the trial is used as the --subject layer, and no note
+    calls it "beside the trial not used"; another subject's file there is still named."""
+    vsk = realdata_path("pycgm-cadop/59993_Frame_SM.vsk")
+    shutil.copy(WALK, tmp_path / "walk.c3d")
+    shutil.copy(vsk, tmp_path / "RoboSM.vsk")
+    out = tmp_path / "out"
+    code = main(["run", str(tmp_path / "walk.c3d"), "--subject", str(tmp_path / "RoboSM.vsk"), "--no-report",
+                 "-o", str(out)])
+    text = capsys.readouterr().out
+    assert code == 0, text
+    assert "not used" not in text
+    assert "--subject RoboSM.vsk is named 'RoboSM' but the trial's subject is 'synthetic'" in text
+    assert subject_csv(out, "walk")["LShoulderOffset"] == (0.05, "m", "--subject RoboSM.vsk")
+    shutil.copy(vsk, tmp_path / "Other.vsk")
+    code = main(["run", str(tmp_path / "walk.c3d"), "--subject", str(tmp_path / "RoboSM.vsk"), "--no-report",
+                 "-o", str(out)])
+    text = capsys.readouterr().out
+    assert code == 0 and "subject file(s) Other.vsk beside the trial not used" in text
+    assert "RoboSM.vsk beside" not in text

@@ -492,6 +492,35 @@ def test_cli_norms_build_show_score(sample, tmp_path, capsys):
     assert main(["norms"]) == 2
 
 
+def test_cli_norms_build_reads_a_gaitid_run_folder_and_skips_its_results_c3d(tmp_path, capsys):
+    """`gaitid norms build OUT` on what `gaitid run -o OUT` wrote takes the run's moment convention
+    from the record beside the tables (here external, no --convention given); a shell glob over the
+    trial's folder, where the run also wrote its results C3D, takes the trial and says the results
+    C3D is gaitid's own output, not a control."""
+    import shutil
+
+    from gaitid.cli import main
+
+    folder = tmp_path / "session"
+    folder.mkdir()
+    shutil.copy(SAMPLE, folder / "walk.c3d")
+    assert main(["run", str(folder / "walk.c3d"), "-o", str(folder), "--no-report", "--convention", "external"]) == 0
+    record = json.loads((folder / "walk_run.json").read_text())
+    assert record["settings"]["convention"] == "external" and record["trial"].endswith("walk.c3d")
+    capsys.readouterr()
+    out = tmp_path / "norms.toml"
+    assert main(["norms", "build", str(folder), "-o", str(out)]) == 0, capsys.readouterr().err
+    norms = read_norms(out)
+    assert norms.meta["convention"] == "external" and norms.meta["trials"] == ["walk"]
+    files = sorted(str(p) for p in folder.glob("*.c3d"))  # what the shell gives for session/*.c3d
+    assert [Path(f).name for f in files] == ["walk.c3d", "walk_results.c3d"]
+    out2 = tmp_path / "norms2.toml"
+    assert main(["norms", "build", *files, "-o", str(out2)]) == 0
+    err = capsys.readouterr().err
+    assert f"skipped: {folder / 'walk_results.c3d'}: gaitid's own output" in err
+    assert "[1/1]" in err and read_norms(out2).meta["n_trials"] == 1
+
+
 # --------------------------------------------------------------------------- real trials (smoke)
 
 

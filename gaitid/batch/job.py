@@ -166,7 +166,7 @@ def run_job(job: Job, settings: Settings, mass: float | str | None = None, repor
         retry = True
         row.update(status="failed", error=str(exc))
     except GaitIDError as exc:
-        row.update(status="failed", error=str(exc))
+        row.update(status="failed", error=exc.for_cli())
     except Exception as exc:  # a bug in gaitid: record it, keep the batch going
         retry = True
         last = traceback.extract_tb(exc.__traceback__)[-1]

@@ -160,26 +160,64 @@ def run_batch(
             if job.renamed:
                 print(f"warning: {job.path}: {job.renamed}", file=sys.stderr)
         bar = Progress(len(todo)) if progress is None else None
-        notify = progress or bar.update
-        if pool is not None:
-            summary = _run_pool(pool, todo, args, notify, out, report=report, parquet=parquet, force=force)
-        else:
-            rows = []
-            if client is not None:
-                rows = run_dask(todo, args, client, notify)
+        finished: list[dict] = []  # the rows of the trials done, in the order they finished
+
+        def notify(row: dict) -> None:
+            finished.append(row)
+            (progress or bar.update)(row)
+
+        try:
+            if pool is not None:
+                summary = _run_pool(pool, todo, args, notify, out, report=report, parquet=parquet, force=force)
             else:
-                for job in todo:
-                    rows.append(run_job(job, *args))
-                    notify(rows[-1])
-            summary = _summary(todo, rows)
-            if report:
-                for task in _session_tasks(todo, summary, out, force):
-                    _warn(session_report(*task))
-            write_combined_tables(todo, summary, out, parquet=parquet, force=force)
-    with atomic_path(out / "batch_summary.csv") as tmp:
-        spreadsheet_safe(summary[SUMMARY_COLUMNS]).to_csv(tmp, index=False)
+                if client is not None:
+                    run_dask(todo, args, client, notify)
+                else:
+                    for job in todo:
+                        notify(run_job(job, *args))
+                summary = _summary(todo, finished)
+                if report:
+                    for task in _session_tasks(todo, summary, out, force):
+                        _warn(session_report(*task))
+                write_combined_tables(todo, summary, out, parquet=parquet, force=force)
+        except KeyboardInterrupt:  # Ctrl-C: the workers stopped, the summary of what finished written
+            if pool is not None:  # the trials whose answer came with the interruption are done
+                for (kind, _), status, row in pool.stop():
+                    if kind == "trial" and status == "ok" and row["path"] not in {r["path"] for r in finished}:
+                        notify(row)
+            summary = _summary(todo, [*finished, *_not_run(todo, finished)])
+            _write_summary(out, summary)
+            trials = {str(j.path) for j in todo if not j.not_a_trial}
+            done = sum(r["path"] in trials for r in finished)
+            raise BatchInterrupted(done, len(trials) - done, out / "batch_summary.csv") from None
+    _write_summary(out, summary)
     summary.attrs["up_to_date_failures"] = int(summary["up_to_date"].eq(True).sum())
     return _public(summary)
+
+
+class BatchInterrupted(KeyboardInterrupt):
+    """A batch stopped by Ctrl-C (SIGINT): ``done`` trials finished (their outputs and records are
+    complete: the next run skips them), ``not_started`` not (marked 'not run' in ``summary``,
+    ``batch_summary.csv``, written for what finished)."""
+
+    def __init__(self, done: int, not_started: int, summary):
+        super().__init__(f"interrupted: {done} done, {not_started} not started; run again to continue")
+        self.done, self.not_started, self.summary = done, not_started, summary
+
+
+NOT_RUN = "not run"
+
+
+def _not_run(todo: list[Job], finished: list[dict]) -> list[dict]:
+    """Summary rows for the jobs of ``todo`` with no row in ``finished`` (status 'not run')."""
+    seen = {r["path"] for r in finished}
+    return [{**failed_row(j, ""), "status": NOT_RUN, "error": f"{NOT_RUN}: interrupted"}
+            for j in todo if str(j.path) not in seen]
+
+
+def _write_summary(out: Path, summary: pd.DataFrame) -> None:
+    with atomic_path(out / "batch_summary.csv") as tmp:
+        spreadsheet_safe(summary[SUMMARY_COLUMNS]).to_csv(tmp, index=False)
 
 
 def _public(summary: pd.DataFrame) -> pd.DataFrame:

@@ -78,10 +78,15 @@ def _not_a_file(p: Path) -> str:
     return "not a regular file"
 
 
+GAITID_OUTPUT = "gaitid's own output (a results C3D beside its trial's tables, or in a batch trial folder), not a trial"
+
+
 def find_sources(sources: Iterable[str | os.PathLike]) -> tuple[list[Path], list[NotATrial]]:
     """The C3D files under the folders / matching the glob patterns (sorted, resolved, without
     duplicates and without gaitid's own outputs, :func:`is_gaitid_output`), and the ``*.c3d``
-    names that are not files (folders, dangling symbolic links), each with the reason."""
+    names that are not trial files, each with the reason: folders, dangling symbolic links, and
+    gaitid's own outputs named as files (as a shell glob gives them; under a folder or matching
+    a pattern they are passed over)."""
     found: set[Path] = set()
     rejected: dict[Path, str] = {}
 
@@ -100,7 +105,10 @@ def find_sources(sources: Iterable[str | os.PathLike]) -> tuple[list[Path], list
             for q in p.rglob("*"):
                 consider(q)
         elif p.is_file():
-            found.add(p)
+            if p.suffix.lower() == ".c3d" and is_gaitid_output(p):  # e.g. a shell glob over a run's folder
+                rejected[p.absolute()] = GAITID_OUTPUT
+            else:
+                found.add(p)
         elif p.is_symlink():
             rejected[p.absolute()] = _not_a_file(p)
         else:

@@ -33,6 +33,7 @@ def _worker_main(conn, report: bool, memory: int | None) -> None:
     """A worker process: import the pipeline (and the report) once, then run the tasks it is sent
     (``(function, args)``, answered ``('ok', value)`` or ``('error', text)``) until ``None``."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C: the parent stops the batch
+    signal.signal(signal.SIGTERM, _stop)  # the parent's stop: unwind (temporary files removed), then exit
     if memory:
         from gaitid.io.c3d_check import BUDGET_ENV
 
@@ -48,12 +49,18 @@ def _worker_main(conn, report: bool, memory: int | None) -> None:
         fn, args = task
         try:
             answer = ("ok", fn(*args))
+        except SystemExit:  # stopped (SIGTERM): no answer
+            return
         except BaseException as exc:  # noqa: BLE001  (tasks record their own errors; this is a bug)
             answer = ("error", f"{type(exc).__name__}: {exc}")
         try:
             conn.send(answer)
         except (OSError, ValueError):
             return
+
+
+def _stop(signum, frame) -> None:
+    raise SystemExit(128 + signum)
 
 
 class _Worker:
@@ -156,6 +163,32 @@ class WorkerPool:
             for (_, i), status, value in self.results():
                 out[i] = (status, value)
         return [out[i] for i in range(len(args_list))]
+
+    def stop(self, timeout: float = 5.0) -> list[tuple]:
+        """Stop now (the batch is interrupted): queued tasks dropped, the answers already sent
+        returned (``(key, status, value)``), every worker sent SIGTERM, which ends its task as an
+        exception would (its ``atomic_path`` writes remove their temporary files; a trial's record
+        is written only when it is done), killed after ``timeout`` seconds if still alive."""
+        self.queue.clear()
+        answers = []
+        for w in self.workers:
+            try:
+                if w.task is not None and w.conn.poll(0):
+                    answers.append((w.task[0], *w.conn.recv()))
+            except (EOFError, OSError):
+                pass
+        for w in self.workers:
+            if w.proc.is_alive():
+                w.proc.terminate()
+        deadline = time.monotonic() + timeout
+        for w in self.workers:
+            w.proc.join(max(0.0, deadline - time.monotonic()))
+            if w.proc.is_alive():
+                w.proc.kill()
+                w.proc.join()
+            w.conn.close()
+        self.workers = []
+        return answers
 
     def close(self) -> None:
         for w in self.workers:

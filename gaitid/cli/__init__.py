@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.run(args)
     except GaitIDError as exc:
-        print(f"gaitid {args.command}: error: {exc}", file=sys.stderr)
+        print(f"gaitid {args.command}: error: {exc.for_cli()}", file=sys.stderr)
         return EXIT_FAILURE
     except KeyboardInterrupt:
         return 130

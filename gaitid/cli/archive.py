@@ -8,6 +8,7 @@ import sys
 
 from gaitid.cli.options import (
     EXIT_FAILURE,
+    EXIT_INTERRUPTED,
     EXIT_OK,
     add_norms_argument,
     add_replace_outputs_argument,
@@ -97,18 +98,24 @@ def _batch(args: argparse.Namespace, settings, opts) -> int:
         n = sum(not j.not_a_trial for j in jobs)
         print(f"{n} trials to process (dry run: nothing processed)")
         return EXIT_OK
-    summary = run_batch(args.sources, args.outdir, settings, jobs=args.jobs, scheduler=args.scheduler,
-                        subject=opts, pairing=args.pairing, report=not args.no_report,
-                        parquet=args.parquet, force=args.force, memory_limit=args.memory_limit,
-                        replace_outputs=args.replace_outputs,
-                        time_limit_s=args.time_limit or None)
+    from gaitid.batch.runner import BatchInterrupted
+
+    try:
+        summary = run_batch(args.sources, args.outdir, settings, jobs=args.jobs, scheduler=args.scheduler,
+                            subject=opts, pairing=args.pairing, report=not args.no_report,
+                            parquet=args.parquet, force=args.force, memory_limit=args.memory_limit,
+                            replace_outputs=args.replace_outputs,
+                            time_limit_s=args.time_limit or None)
+    except BatchInterrupted as stop:  # Ctrl-C: what finished is kept and summarised; a rerun goes on
+        print(f"\n{stop}; summary in {stop.summary}", file=sys.stderr)
+        return EXIT_INTERRUPTED
     not_trials = int(((summary["status"] == "skipped") & (summary["error"].fillna("") != "")).sum())
     counts = summary["status"].value_counts().to_dict()
     counts["skipped"] = counts.get("skipped", 0) - not_trials
     again = summary.attrs.get("up_to_date_failures", 0)
     print(f"{len(summary) - not_trials} trials: {counts.get('ok', 0)} ok, {counts.get('skipped', 0)} up to date, "
           f"{counts.get('failed', 0)} failed{f' ({again} unchanged since the last run: --force retries)' if again else ''}"
-          f"{f', {not_trials} not trial files (folders or broken links named .c3d)' if not_trials else ''}"
+          f"{f', {not_trials} not trials (gaitid outputs, folders or broken links named .c3d)' if not_trials else ''}"
           f"; summary in {Path(args.outdir) / 'batch_summary.csv'}")
     for _, row in summary[summary["status"] == "failed"].iterrows():
         error = str(row["error"])

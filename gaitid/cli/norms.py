@@ -54,6 +54,7 @@ def _norm_controls(args: argparse.Namespace, settings, opts) -> list:
     from gaitid.core.errors import GaitIDError, SettingsError
     from gaitid.norms import control_from_folder
     from gaitid.batch.pairing import walking_trials
+    from gaitid.batch.session import find_sources
     from gaitid.pipeline import process_safely
 
     controls, c3d_sources = [], []
@@ -66,6 +67,8 @@ def _norm_controls(args: argparse.Namespace, settings, opts) -> list:
         else:
             c3d_sources.append(src)
     if c3d_sources:
+        for skipped in find_sources(c3d_sources)[1]:  # gaitid's own outputs (a shell glob), folders named .c3d
+            print(f"  skipped: {skipped.path}: {skipped.reason}", file=sys.stderr)
         walks, pairing = walking_trials(c3d_sources)
         if not walks and not controls:
             raise SettingsError(f"no walking trial among {', '.join(c3d_sources)} (static trials are not controls)")
@@ -75,11 +78,11 @@ def _norm_controls(args: argparse.Namespace, settings, opts) -> list:
             try:
                 trial, given, notes = trial_with_subject(path, opts, settings)
             except GaitIDError as exc:
-                print(f"  skipped: {exc}", file=sys.stderr)
+                print(f"  skipped: {exc.for_cli()}", file=sys.stderr)
                 continue
             r = process_safely(trial, subject=given, static=static, settings=settings, warnings=notes)
             if isinstance(r, Exception):
-                print(f"  skipped: {r}", file=sys.stderr)
+                print(f"  skipped: {r.for_cli() if isinstance(r, GaitIDError) else r}", file=sys.stderr)
             elif not r.cycles:
                 print("  skipped: no complete gait cycle", file=sys.stderr)
             else:

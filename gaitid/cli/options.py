@@ -8,6 +8,7 @@ import os
 from gaitid.core.vocabulary import NORMS_ENV
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
+EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT), as shells report it
 _LENGTH = {"m": 1.0, "cm": 1e-2, "mm": 1e-3}
 
 
@@ -57,13 +58,24 @@ def _lengths(field: str, option: str, sided: bool):
         for u in units:
             v = float(u.group(1)) * _LENGTH[u.group(2) or unit or "m"]
             try:
-                values.append(check_plausible(field, v, option, "" if unit else
-                                              f"write the unit, e.g. {u.group(1)}mm"))
+                values.append(check_plausible(field, v, option, _unit_hint(field, u.group(1), unit)))
             except SettingsError as exc:
                 raise argparse.ArgumentTypeError(exc.reason) from None
         return values * (2 if sided and len(values) == 1 else 1) if sided else values[0]
 
     return parse
+
+
+def _unit_hint(field: str, number: str, unit: str | None) -> str:
+    """For a length not plausible in ``unit`` (None: m, none written): the unit in which it is
+    (``168`` as a height: ``write the unit, e.g. 168cm``; ``168mm``: ``did you mean 168cm?``)."""
+    from gaitid.core.subject_record import plausible_range
+
+    lo, hi, _ = plausible_range(field)
+    fits = [u for u in ("mm", "cm", "m") if u != (unit or "m") and lo <= float(number) * _LENGTH[u] <= hi]
+    if unit is None:
+        return f"write the unit, e.g. {number}{fits[0]}" if fits else "write the unit (m, cm or mm)"
+    return f"did you mean {number}{fits[0]}?" if fits else ""
 
 
 def add_subject_arguments(parser: argparse.ArgumentParser, plates: bool = True) -> None:

@@ -112,6 +112,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     except ModelError as exc:
         raise explain_markers(exc, trial, static is not None) from None
     out = Path(args.outdir)
+    if earlier_outputs(out, result.name):
+        print(f"replacing the outputs of an earlier run in {out} ({result.name}_*)")
     points = None  # the results C3D's points, before anything is written (a name clash is an error)
     if args.trial.lower().endswith(".c3d"):
         from gaitid.export import result_points, write_results_c3d
@@ -121,6 +123,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     with atomic_path(out / f"{result.name}_subject.csv") as tmp:
         subject_table(result.trial.subject).to_csv(tmp, index=False)
     written.append(out / f"{result.name}_subject.csv")
+    written.append(write_run_record(result, out, static))
     if result.uncertainty is not None:
         written += write_uncertainty(result, out)
     if points is not None:
@@ -166,6 +169,35 @@ def cmd_run(args: argparse.Namespace) -> int:
     for r in reports:
         print(f"report: {r}")
     return EXIT_OK
+
+
+def earlier_outputs(out, name: str) -> list:
+    """The outputs of an earlier run of trial ``name`` in the folder ``out`` (its tables, record,
+    results C3D): the new run replaces them."""
+    from gaitid.core.vocabulary import RUN_RECORD_SUFFIX
+
+    return [p for p in (out / f"{name}_curves.csv", out / f"{name}{RUN_RECORD_SUFFIX}",
+                        out / f"{name}_subject.csv", out / f"{name}_results.c3d") if p.exists()]
+
+
+def write_run_record(result, outdir, static) -> "Path":
+    """``<trial>_run.json`` beside the tables: the trial, its static, the settings that give the
+    numbers their meaning (convention, frame, normalisation...), the subject's sources and gaitid's
+    version; ``gaitid norms build`` reads the settings from it."""
+    import json
+    from pathlib import Path
+
+    import gaitid
+    from gaitid.core.vocabulary import RUN_RECORD_SUFFIX
+    from gaitid.io.atomic import atomic_path
+
+    target = Path(outdir) / f"{result.name}{RUN_RECORD_SUFFIX}"
+    record = {"trial": str(result.trial.path or ""), "static": str(static or ""),
+              "settings": result.settings.as_dict(), "subject_sources": dict(result.trial.subject.sources),
+              "gaitid": gaitid.__version__}
+    with atomic_path(target) as tmp:
+        tmp.write_text(json.dumps(record, indent=1, default=str))
+    return target
 
 
 def rejected_contact_lines(contacts, name: str) -> list[str]:

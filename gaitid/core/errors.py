@@ -12,12 +12,21 @@ from pathlib import Path
 
 
 class GaitIDError(Exception):
-    """Base class of every error gaitid raises on purpose."""
+    """Base class of every error gaitid raises on purpose. ``cli``: the message as the command
+    line says it, where a script's way to fix it differs (``--mass KG`` rather than
+    ``subject=KG``); :meth:`for_cli` gives it."""
 
-    def __init__(self, message: str, path: str | Path | None = None):
+    def __init__(self, message: str, path: str | Path | None = None, *, cli: str | None = None):
         self.path = None if path is None else Path(path)
         self.reason = message
+        self.cli_reason = cli
         super().__init__(f"{self.path}: {message}" if path is not None else message)
+
+    def for_cli(self) -> str:
+        """The message for a command-line user: naming only the command's options."""
+        if getattr(self, "cli_reason", None) is None:
+            return str(self)
+        return f"{self.path}: {self.cli_reason}" if self.path is not None else self.cli_reason
 
 
 class FileFormatError(GaitIDError):

@@ -89,7 +89,13 @@ VICON_SUBJECT_FIELDS = {
     "InterAsisDistance": ("inter_asis_distance", 1e-3),
     "MarkerDiameter": ("marker_diameter", 1e-3),
 }
-VICON_LENGTH = re.compile(r"[A-Za-z]+(Length|Width|Distance|Diameter|Offset|Thickness|Delta)")  # Vicon names in mm
+# Vicon's other subject values whose unit is known (C3D PROCESSING, .vsk, .mp): lengths in mm (a
+# name ending so, or the shoulder offset), Plug-in Gait's angles in rad; any other name's unit is
+# unknown (flags, marker offsets such as %RMMAX): kept as stored and not listed in subject tables
+VICON_LENGTH = re.compile(r"[A-Za-z]+(Length|Width|Distance|Diameter|Thickness|Delta|Depth)|[LR]?ShoulderOffset",
+                          re.IGNORECASE)
+VICON_ANGLE = re.compile(r"[LR]?(ThighRotation|ShankRotation|TibialTorsion|AnkleAbAdd|StaticPlantFlex|StaticRotOff)"
+                         r"|HeadOffset", re.IGNORECASE)
 NUMERIC_FIELDS = tuple(f.name for f in fields(Subject) if f.name not in ("name", "extra", "sources", "invalid"))
 SIDED = ("leg_length", "knee_width", "ankle_width")  # Subject fields with _left / _right
 
@@ -122,6 +128,24 @@ def _base(field: str) -> str:
 def field_unit(field: str) -> str:
     """SI unit of a Subject field ('kg' for mass, 'm' for the others)."""
     return "kg" if field == "mass" else "m"
+
+
+def vicon_unit(name: str, quantity: str | None = None) -> tuple[str, float] | None:
+    """(SI unit, scale from the stored unit) of a Vicon subject value other than the Subject
+    fields: ``('m', 1e-3)`` for a length (stored in mm), ``('rad', 1.0)`` for an angle; None when
+    its unit is not known. ``quantity``: the .vsk's QUANTITY ('length', 'angle'), when it says."""
+    short = vicon_short_name(name)
+    if quantity == "length" or quantity is None and VICON_LENGTH.fullmatch(short):
+        return "m", 1e-3
+    if quantity == "angle" or quantity is None and VICON_ANGLE.fullmatch(short):
+        return "rad", 1.0
+    return None
+
+
+def extra_unit(name: str) -> str:
+    """SI unit of a ``Subject.extra`` value ('m', 'rad'; '' when not known: see :func:`vicon_unit`)."""
+    unit = vicon_unit(name)
+    return unit[0] if unit else ""
 
 
 def plausible_range(field: str) -> tuple[float, float, str]:
@@ -179,8 +203,8 @@ def subject_from_vicon(values: dict[str, float], name: str | None = None,
     :func:`stored_value`: an invalid value (non-finite, negative, implausible, a zero mass) is
     recorded in ``Subject.invalid``, a zero length is "not set" (Plug-in Gait). Names are
     shortened as PROCESSING spells them (``LeftKneeWidth`` -> ``LKneeWidth``); other values go
-    to ``extra``: lengths (``quantities[name] == 'length'``, or a name ending in Length, Width,
-    Distance, Diameter, Offset, Thickness, Delta) in m, the rest as stored (angles in rad)."""
+    to ``extra``: lengths (``quantities[name] == 'length'``, or a length's name,
+    :data:`VICON_LENGTH`) in m, the rest as stored (angles in rad; :func:`vicon_unit`)."""
     subject = Subject(name=name)
     lower = {k.lower(): v for k, v in VICON_SUBJECT_FIELDS.items()}
     quantities = quantities or {}
@@ -191,12 +215,9 @@ def subject_from_vicon(values: dict[str, float], name: str | None = None,
         field = lower.get(short.lower())
         if field is not None:
             stored_value(subject, field[0], v, field[1], key, "kg" if field[0] == "mass" else "mm")
-        elif not math.isfinite(v):
-            continue
-        elif quantities.get(key) == "length" or (key not in quantities and VICON_LENGTH.fullmatch(short)):
-            subject.extra[short] = v * 1e-3
-        else:
-            subject.extra[short] = v
+        elif math.isfinite(v):
+            unit = vicon_unit(short, quantities.get(key))
+            subject.extra[short] = v * unit[1] if unit else v
     return subject
 
 

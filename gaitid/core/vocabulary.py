@@ -118,3 +118,6 @@ def plate_overrides(overrides) -> dict[int, str]:
             raise SettingsError(f"plate override key {key!r} is not a plate number (1, 2, ...)")
         out[plate] = parse_plate_override(word)
     return out
+# ``gaitid run -o OUT`` records what a trial's outputs were made from (its settings: the moments'
+# convention, frame, normalisation...) in OUT/<trial> + this; gaitid norms build reads it
+RUN_RECORD_SUFFIX = "_run.json"

@@ -39,9 +39,10 @@ Choices made here (see also :mod:`gaitid.io.forceplates`, :mod:`gaitid.io.vertic
   non-finite or implausible value is left out and recorded in ``Subject.invalid``
   (:func:`gaitid.core.subject_record.stored_value`), which the subject stage refuses
   unless another source gives the value. Other
-  PROCESSING values go to ``extra`` under their stored names: single-word
-  names ending in Length/Width/Distance/Diameter (Vicon, mm) converted to m,
-  the rest as stored.
+  PROCESSING values go to ``extra`` under their stored names: lengths (a name
+  ending in Length/Width/Distance/Diameter/Thickness/Delta/Depth, the
+  ShoulderOffset; Vicon, mm) converted to m, the rest as stored (Plug-in Gait's
+  angles in rad; :func:`gaitid.core.subject_record.vicon_unit`).
 * **Force plates** are computed from the analog channels (:mod:`gaitid.io.forceplates`).
   A plate whose channels are all NaN is a :class:`DataError`.
 * **Vertical axis** detected (:mod:`gaitid.io.vertical`) and the lab rotated to Z-up;
@@ -69,7 +70,7 @@ from gaitid.io.atomic import atomic_path, register_input, verify_c3d
 from gaitid.io.c3d_check import C3DData, C3DLayout, check_c3d, read_data
 from gaitid.io.vertical import detect_up, rotation_to_z_up
 from gaitid.core.rotation import cross
-from gaitid.core.subject_record import VICON_SUBJECT_FIELDS, Subject, stored_value
+from gaitid.core.subject_record import VICON_SUBJECT_FIELDS, Subject, stored_value, vicon_unit
 from gaitid.core.trial import Analogs, Event, ForcePlate, ModelOutput, Trial
 from gaitid.core.vocabulary import COP_THRESHOLD_N
 
@@ -455,12 +456,9 @@ def _subject(params) -> Subject:
         field = next(((f, s) for k, (f, s) in _SUBJECT_FIELDS.items() if k.upper() == key.upper()), None)
         if field is not None:
             stored_value(subject, field[0], v, field[1], key, "kg" if field[0] == "mass" else "mm")
-        elif not math.isfinite(v):
-            continue
-        elif re.fullmatch(r"[A-Za-z]+(Length|Width|Distance|Diameter)", key):  # Vicon names, mm
-            subject.extra[key] = v * 1e-3
-        else:
-            subject.extra[key] = v
+        elif math.isfinite(v):
+            unit = vicon_unit(key)  # the one grammar of Vicon names: lengths in mm -> m, angles in rad
+            subject.extra[key] = v * unit[1] if unit else v
     return subject
 
 

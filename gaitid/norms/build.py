@@ -16,6 +16,7 @@ import pandas as pd
 
 from gaitid.cycles.clinical import curve_matrices
 from gaitid.core.errors import DataError, FileFormatError, SettingsError
+from gaitid.core.vocabulary import RUN_RECORD_SUFFIX
 from gaitid.norms.data import (
     BAND_COLUMNS,
     CURVE_COLUMNS,
@@ -64,8 +65,8 @@ def control_from_result(result) -> ControlTables:
 
 def control_from_folder(folder: str | os.PathLike, convention: str | None = None) -> list[ControlTables]:
     """ControlTables of every trial in a result folder (``<trial>_curves.csv`` and
-    ``<trial>_parameters.csv``, searched recursively; ``gaitid batch`` folders carry their settings
-    in ``gaitid-run.json``). ``convention``: the moment convention of tables without that record."""
+    ``<trial>_parameters.csv``, searched recursively; their settings from the record beside them,
+    :func:`recorded_settings`). ``convention``: the moment convention of tables without a record."""
     folder = Path(folder)
     found = sorted(folder.rglob("*_curves.csv"))
     if not found:
@@ -83,22 +84,33 @@ def control_from_folder(folder: str | os.PathLike, convention: str | None = None
             raise FileFormatError(f"not a readable result table ({exc})", curves_path) from None
         curves["component"] = curves["component"].fillna("")
         params[["variable", "component"]] = params[["variable", "component"]].fillna("")
-        settings = {}
-        stamp = curves_path.parent / "gaitid-run.json"
-        if stamp.exists():
-            try:
-                settings = json.loads(stamp.read_text()).get("fingerprint", {}).get("settings", {}) or {}
-            except ValueError:
-                settings = {}
+        settings = recorded_settings(curves_path.parent, stem)
         if not settings.get("convention"):
             has_moments = curves["variable"].astype(str).str.endswith("Moment").any()
             if convention is None and has_moments:
                 raise SettingsError(f"{curves_path}: the moment convention of these tables is not recorded "
-                                    "(no gaitid-run.json beside them); give it (--convention internal|external)")
+                                    f"(no {stem}{RUN_RECORD_SUFFIX} or gaitid-run.json beside them, which gaitid "
+                                    "run and batch write); give it (--convention internal|external)")
             settings = {**settings, "convention": convention}
         out.append(ControlTables(name=stem, curves=curves, parameters=params, cycles=_cycles_from_parameters(params, curves),
                                  settings=settings))
     return out
+
+
+def recorded_settings(folder: Path, stem: str) -> dict:
+    """The settings a trial's tables were made with, as recorded beside them: ``<trial>_run.json``
+    (``gaitid run``) or ``gaitid-run.json`` (a ``gaitid batch`` trial folder); {} when neither says."""
+    for record, keys in ((folder / f"{stem}{RUN_RECORD_SUFFIX}", ("settings",)),
+                         (folder / "gaitid-run.json", ("fingerprint", "settings"))):
+        try:
+            value = json.loads(record.read_text())
+        except (OSError, ValueError):
+            continue
+        for key in keys:
+            value = value.get(key, {}) if isinstance(value, dict) else {}
+        if isinstance(value, dict) and value:
+            return value
+    return {}
 
 
 def _cycles_from_parameters(params: pd.DataFrame, curves: pd.DataFrame) -> pd.DataFrame:

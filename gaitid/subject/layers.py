@@ -58,11 +58,19 @@ def named_subject(path: Path | None, subject_name: str | None) -> tuple[str, str
     return None
 
 
-def beside_subject_files(path: Path, subject_name: str | None) -> tuple[list[Path], str]:
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.samefile(b)
+    except OSError:
+        return False
+
+
+def beside_subject_files(path: Path, subject_name: str | None, given: Path | None = None) -> tuple[list[Path], str]:
     """The ``.vsk`` / ``.mp`` files beside the trial at ``path`` that are its subject's: those
     named after its C3D subject (``subject_name``); without a subject name, the files of the
-    folder's only subject. Returns the files and a note when some were not used."""
-    files = subject_files(path.parent)
+    folder's only subject. Returns the files and a note when some were not used. ``given``: the
+    ``--subject`` file, already a layer of its own: neither returned nor named as not used."""
+    files = [p for p in subject_files(path.parent) if given is None or not _same_file(p, given)]
     if not files:
         return [], ""
     stems = {p.stem.lower() for p in files}
@@ -108,7 +116,8 @@ def subject_layers(trial_subject: Subject, path: str | os.PathLike | None, *, cl
                                 f"{', '.join(repr(n) for n in names if n)}; the file has {', '.join(subjects)})")
         layers.append((f"--subject {sf.name}" + (f" [{pick.name}]" if len(subjects) > 1 else ""), pick))
     layers.append(("C3D PROCESSING", trial_subject))
-    files, note = beside_subject_files(path, name) if path is not None else ([], "")
+    given = Path(subject_file) if subject_file is not None else None
+    files, note = beside_subject_files(path, name, given) if path is not None else ([], "")
     if note:
         notes.append(note)
     for p in sorted(files, key=lambda q: (q.suffix.lower() != ".vsk", q.name)):

@@ -31,10 +31,10 @@ from gaitid.core.errors import DataError
 from gaitid.core.subject_record import (
     NUMERIC_FIELDS,
     OPTIONS,
-    VICON_LENGTH,
     InvalidValue,
     Subject,
     as_subject,
+    extra_unit,
     field_unit,
     format_value,
 )
@@ -103,10 +103,14 @@ def invalid_error(subject: Subject, path=None) -> DataError | None:
     if bad.field == "mass":
         give = "give the measured mass (--mass KG, subject=KG in a script), or estimate it from the force plates " \
                "(--mass plates, subject='plates')"
+        cli = "give the measured mass (--mass KG), or estimate it from the force plates (--mass plates)"
     else:
         give = (f"give the measured value ({option}, or a --subject file; subject={{'{bad.field}': ...}} in a script)"
                 if option else f"give the measured value (a --subject file; subject={{'{bad.field}': ...}} in a script)")
-    return DataError(f"{bad.describe()}: processing with it would be wrong; {give}", path)
+        cli = f"give the measured value ({option}, or a --subject file)" if option else \
+            "give the measured value (a --subject file)"
+    what = f"{bad.describe()}: processing with it would be wrong"
+    return DataError(f"{what}; {give}", path, cli=f"{what}; {cli}")
 
 
 def subject_disagreements(layers, rel_tol: float = 0.005) -> list[str]:
@@ -129,19 +133,30 @@ def subject_disagreements(layers, rel_tol: float = 0.005) -> list[str]:
 
 
 def subject_table(subject: Subject):
-    """The subject's values as a table: parameter, value, unit, source (one row each)."""
+    """The subject's values as a table: parameter, value (SI), unit, source (one row each): the
+    Subject fields (kg, m), then the other values whose unit is known (Vicon's lengths in m, angles
+    in rad: :func:`gaitid.core.subject_record.vicon_unit`: the leg and upper-body measurements,
+    the ASIS-trochanter distances, Plug-in Gait's rotations and offsets). Values of unknown unit
+    (Vicon's flags and marker offsets: ``UseFloorFF``, ``%RMMAX``...) stay in ``Subject.extra``,
+    where a model may read them, and are not listed."""
     import pandas as pd
 
     rows = []
     for f in NUMERIC_FIELDS:
         v = getattr(subject, f)
         if v is not None:
-            rows.append({"parameter": f, "value": v, "unit": field_unit(f),
+            rows.append({"parameter": f, "value": _shown(v), "unit": field_unit(f),
                          "source": subject.sources.get(f, "")})
     for k, v in subject.extra.items():
-        unit = "m" if VICON_LENGTH.fullmatch(k) else ""
-        rows.append({"parameter": k, "value": v, "unit": unit, "source": subject.sources.get(k, "")})
+        unit = extra_unit(k)
+        if unit and isinstance(v, (int, float)):
+            rows.append({"parameter": k, "value": _shown(v), "unit": unit, "source": subject.sources.get(k, "")})
     return pd.DataFrame(rows, columns=["parameter", "value", "unit", "source"])
+
+
+def _shown(value: float) -> float:
+    """A value without the float noise of a unit conversion (0.9400000000000001 -> 0.94)."""
+    return float(f"{value:.12g}")
 
 
 def describe_subject(subject: Subject) -> list[str]:

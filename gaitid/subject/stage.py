@@ -116,8 +116,10 @@ def subject_data(trial: Trial, subject: SubjectData | Subject | dict | float | s
     if refused is not None:
         raise refused
     if merged.mass is None or not merged.mass > 0:
-        raise DataError("body mass unknown: the file stores none; give it (--mass KG, or subject=KG), "
-                        "or estimate it from the force plates (--mass plates, subject='plates')", trial.path)
+        raise DataError("body mass unknown: the file stores none; give it (subject=KG; --mass KG on the command "
+                        "line), or estimate it from the force plates (subject='plates'; --mass plates)", trial.path,
+                        cli="body mass unknown: the file stores none; give it (--mass KG), or estimate it from "
+                            "the force plates (--mass plates)")
     if not plates:
         check = check_mass(trial, merged.mass, sources.get("mass", "?"), contacts=contacts, markers=markers,
                            tolerance=mass_tolerance)

@@ -313,11 +313,11 @@ def validate(paths: str | os.PathLike | Iterable[str | os.PathLike], *, modes: I
     not be compared.
     """
     from gaitid.batch.pairing import pair_statics
-    from gaitid.batch.session import find_trials, scan_trial
+    from gaitid.batch.session import find_sources, scan_trial
 
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
-    files = find_trials(paths)
+    files, not_trials = find_sources(paths)
     beside = {q.resolve() for f in files for q in f.parent.glob("*") if q.suffix.lower() == ".c3d" and q.is_file()}
     infos = {p: scan_trial(p) for p in sorted(set(files) | beside)}
     statics = [i for i in infos.values() if i.kind == "static"]
@@ -327,7 +327,7 @@ def validate(paths: str | os.PathLike | Iterable[str | os.PathLike], *, modes: I
         from gaitid.core.errors import SettingsError
 
         raise SettingsError(f"--static {static}: no such file (give a static C3D, or 'auto')")
-    records: list[dict] = []
+    records: list[dict] = [{"file": str(r.path), "reason": r.reason} for r in not_trials]
     for w in walks:
         pairing = pairs[w.path]
         given = static is not None and str(static) != "auto"

@@ -43,8 +43,7 @@ COMPONENTS = ("X", "Y", "Z")
 class Cycle:
     """One gait cycle of one foot; times in s on the file clock (NaN when absent).
 
-    ``index``: the cycle's number among that side's cycles, **from 1** (the ``cycle`` column of every
-    table, the report's and the exports' cycle numbers). ``kinetic``:
+    ``index``: its number among that side's cycles, **from 1** (every table's ``cycle``). ``kinetic``:
     its stance is one valid plate contact; ``reason`` says why not ('' if kinetic).
     ``plates``: the plates of that contact.
     """

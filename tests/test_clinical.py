@@ -288,3 +288,48 @@ def test_real_trial_signs_agree_with_plug_in_gait():
     pig_hip = ours.set_index(["side", "cycle", "parameter"])["value"].xs("hip extensor moment, early stance, peak",
                                                                          level=2)
     assert (got.xs("hip extensor moment, early stance, peak", level=2) < pig_hip).all()
+
+
+@pytest.mark.parametrize("convention", ["internal", "external"])
+def test_a_moment_absent_from_its_window_is_nan_with_the_reason_never_a_value_of_the_wrong_sign(convention):
+    """The ankle moment is plantarflexor from initial contact on (-0.015 N.m/kg at 0 %, growing), so
+    the loading response holds no dorsiflexor moment: the peak is absent (NaN, note naming it), not
+    -0.015 at 0 %. The same for a knee that is flexor throughout early stance, and for a moment that
+    is zero in its window. An angle's negative peak is a position and keeps its value."""
+    s = 1.0 if convention == "internal" else -1.0  # internal: + dorsiflexor / flexor
+    ankle = np.zeros((101, 3))
+    ankle[:, 0] = s * (-0.015 - 0.02 * PCT)
+    knee = np.zeros((101, 3))
+    knee[:, 0] = s * (0.2 + bump(15, 0.3, 5))  # flexor throughout
+    angles = np.zeros((101, 3))
+    angles[:, 0] = -5.0 + bump(30, 2.0, 5)  # the ankle stays plantarflexed: dorsiflexion peak -3 deg
+    t = _one({"AnkleMoment": ankle, "KneeMoment": knee, "AnkleAngles": angles}, convention)
+    for name, what in (("ankle dorsiflexor moment, loading response, peak", "dorsiflexor moment in the loading"),
+                       ("knee extensor moment, early stance, peak", "extensor moment in the early stance"),
+                       ("knee extensor moment, pre-swing, peak", "extensor moment in the pre swing")):
+        row = t.loc[name]
+        assert np.isnan(row["value"]) and np.isnan(row["percent"]) and np.isnan(row["time_s"]), name
+        assert row["note"].startswith(f"absent: no {what}"), row["note"]
+    assert t.loc["ankle plantarflexor moment, late stance, peak", "value"] == pytest.approx(0.015 + 0.02 * 62)
+    assert t.loc["knee flexor moment, terminal stance, peak", "value"] > 0.2
+    zero = _one({"HipMoment": np.zeros((101, 3))}, convention).loc["hip extensor moment, early stance, peak"]
+    assert np.isnan(zero["value"]) and zero["note"].startswith("absent: no extensor moment")
+    assert t.loc["ankle dorsiflexion, stance, peak", "value"] == pytest.approx(-3.0, abs=1e-9)
+
+
+@pytest.mark.realdata
+def test_real_ankle_moment_without_a_dorsiflexor_moment_in_the_window_is_absent():
+    """HC030A05's left ankle moment read from its mid-stance on (shifted 30 % earlier): the 'loading
+    response' then holds only the real plantarflexor moment, and the dorsiflexor peak is absent,
+    not the plantarflexor value at the window's edge; unshifted it is the real positive peak."""
+    from conftest import realdata_path
+    from gaitid.pipeline import process
+
+    r = process(realdata_path("biomechzoo/HC030A05.c3d"))
+    ankle = r.normalised["Left"]["AnkleMoment"][0]
+    name = "ankle dorsiflexor moment, loading response, peak"
+    assert _one({"AnkleMoment": ankle}).loc[name, "value"] > 0.05
+    shifted = np.concatenate([ankle[30:], np.zeros((30, 3))])
+    assert (shifted[:11, 0] < 0).all()  # plantarflexor (internal -) throughout the window 0-10 %
+    row = _one({"AnkleMoment": shifted}).loc[name]
+    assert np.isnan(row["value"]) and row["note"].startswith("absent: no dorsiflexor moment")

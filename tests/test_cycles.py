@@ -48,7 +48,7 @@ def test_cycle_without_its_foot_off_is_skipped():
     ev = [Event("Foot Strike", "Left", 1.0, 101), Event("Foot Strike", "Left", 2.1, 211),
           Event("Foot Off", "Left", 2.7, 271), Event("Foot Strike", "Left", 3.2, 321)]
     cyc = C.gait_cycles(ev)
-    assert [(c.start_time, c.end_time, c.index) for c in cyc] == [(2.1, 3.2, 0)]
+    assert [(c.start_time, c.end_time, c.index) for c in cyc] == [(2.1, 3.2, 1)]  # numbered from 1
     assert np.isnan(cyc[0].opposite_off_time) and cyc[0].reason == "no plate contacts given"
 
 
@@ -76,11 +76,12 @@ def test_cycle_curves_long_table():
     # 2 left cycles x 3 components + 2 right cycles x 4 curves, 101 points each
     assert len(df) == (2 * 3 + 2 * 4) * 101
     c = cyc[0]
-    row = df[(df.side == c.side) & (df.cycle == 0) & (df.variable == "Lin") & (df.component == "Y")]
+    assert c.index == 1 and sorted(set(df.cycle)) == [1, 2]  # cycles numbered from 1
+    row = df[(df.side == c.side) & (df.cycle == 1) & (df.variable == "Lin") & (df.component == "Y")]
     np.testing.assert_allclose(row.value, 2 * np.linspace(c.start_time, c.end_time, 101), atol=1e-12)
     assert set(df[df.variable == "Lin"].unit) == {"m"} and set(df[df.variable == "Scalar"].component) == {""}
     st = C.cycle_curves(curves, t, cyc, stance_only=True)
-    row = st[(st.side == c.side) & (st.cycle == 0) & (st.variable == "Lin") & (st.component == "X")]
+    row = st[(st.side == c.side) & (st.cycle == 1) & (st.variable == "Lin") & (st.component == "X")]
     np.testing.assert_allclose(row.value, np.linspace(c.start_time, c.foot_off_time, 101), atol=1e-12)
 
 

@@ -307,10 +307,11 @@ def test_trial_report_files(written, result):
     assert pdf.read_bytes().startswith(b"%PDF-") and pdf.read_bytes().rstrip().endswith(b"%%EOF")
     assert pdf_pages(pdf) == len(report_pages(gather(result))) == 5
     text = page.read_text(encoding="utf-8")
-    sections = ["summary", "kinematics", "kinetics", "contributions", "parameters", "cycles", "plates", "settings"]
+    sections = ["summary", "kinematics", "kinetics", "contributions", "kinematic-parameters", "parameters", "cycles",
+                "plates", "settings"]
     assert [m for m in re.findall(r'<section id="([a-z-]+)"', text)] == sections
     assert text.index('id="warnings"') < text.index('id="kinematics"')  # the warnings come first
-    for table in ("spatiotemporal", "kinetic-parameters", "cycle-table", "plate-table", "settings-table",
+    for table in ("spatiotemporal", "kinematic-parameters", "kinetic-parameters", "cycle-table", "plate-table", "settings-table",
                   "subject-table"):
         assert f'id="{table}"' in text
     assert text.count("<svg ") == 3 and "<img" not in text and "<script" not in text
@@ -516,3 +517,62 @@ def test_grf_without_a_direction_of_progression_is_in_lab_axes(result, monkeypat
     t = contact.strike_time + np.linspace(0, 1, 101) * (contact.off_time - contact.strike_time)
     np.testing.assert_allclose(panel(page, "GRF lab X").get("grf:Right")[0].y,
                                np.interp(t, x.time_s.to_numpy(), x.value.to_numpy()), atol=1e-9)
+
+
+def test_kinetic_and_kinematic_parameter_tables_hold_their_own_rows(result):
+    """The 'Kinetic parameters' table holds moments, powers and forces only; the clinical angles
+    (knee flexion in swing, ankle dorsiflexion in stance...) are in the 'Kinematic parameters' table."""
+    from gaitid.report.display import parameter_table
+
+    data = gather(result)
+    kinetic, kinematic = parameter_table(data, "kinetic"), parameter_table(data, "kinematic")
+    assert {row[1] for row in kinetic.rows} == {"N.m/kg", "W/kg"}
+    assert {row[1] for row in kinematic.rows} == {"deg"}
+    assert "knee flexion, swing, peak" in [row[0] for row in kinematic.rows]
+    assert not any("flexion" in row[0] or "range" in row[0] for row in kinetic.rows)
+    summary = result.parameters_summary
+    n_kinetic = summary[summary["variable"].str.endswith(("Moment", "Power", "Force"))]["parameter"].nunique()
+    n_angles = summary[summary["variable"].str.endswith("Angles")]["parameter"].nunique()
+    assert (len(kinetic.rows), len(kinematic.rows)) == (n_kinetic, n_angles) == (19, 10)
+
+
+def test_an_absent_moment_peak_reads_absent_in_the_report(result):
+    """A moment peak absent from its window (NaN, note 'absent: ...') in every left cycle shows
+    'absent'; absent in one of the right cycles, the mean of the others with 'absent in 1'; a note says
+    what it means. Never a number of the wrong sign."""
+    from gaitid.cycles.parameters import summarise
+    from gaitid.report.display import ABSENT_NOTE, parameter_table
+
+    name = "ankle dorsiflexor moment, loading response, peak"
+    p = result.parameters.copy()
+    right = p[(p["parameter"] == name) & (p["side"] == "Right")].index
+    hit = ((p["parameter"] == name) & (p["side"] == "Left")) | p.index.isin(right[:1])
+    p.loc[hit, ["value", "percent"]] = np.nan
+    p.loc[hit, "note"] = "absent: no dorsiflexor moment in the loading response"
+    p = pd.concat([p, p[p["parameter"] == name].iloc[:1].assign(side="Right", cycle=99, value=0.25, percent=8.0, note="")])
+    changed = dataclasses.replace(result, parameters=p, parameters_summary=summarise(p))
+    table = parameter_table(gather(changed), "kinetic")
+    row = next(r for r in table.rows if r[0] == name)
+    assert row[2] == "absent" and row[3] == "\u2013"
+    assert row[4].endswith("; absent in 1)") and "(n=1" in row[4] and row[4].startswith("0.250")
+    assert table.notes == [ABSENT_NOTE]
+    assert parameter_table(gather(result), "kinetic").notes == []
+
+
+def test_the_reports_cycle_numbers_are_the_tables(result):
+    """Cycle N of the report's 'Gait cycles' table is cycle N of the cycles, curves and parameters
+    tables and of Result.cycles: the same start time; numbered from 1."""
+    from gaitid.cycles.curves import cycles_table as result_cycles
+    from gaitid.report.display import cycles_table
+
+    shown = cycles_table(gather(result))
+    col = {c: i for i, c in enumerate(shown.columns)}
+    table = result_cycles(result.cycles).set_index(["side", "cycle"])
+    assert sorted(set(table.index.get_level_values("cycle"))) == [1, 2, 3]
+    for row in shown.rows:
+        key = (row[col["Side"]], int(row[col["Cycle"]]))
+        assert row[col["Start [s]"]] == f"{table.loc[key, 'start_time_s']:.3f}"
+    assert {(r[col["Side"]], int(r[col["Cycle"]])) for r in shown.rows} == set(table.index) \
+        == set(zip(result.curves["side"], result.curves["cycle"])) \
+        == set(zip(result.parameters["side"], result.parameters["cycle"])) \
+        == {(c.side, c.index) for c in result.cycles}

@@ -18,11 +18,11 @@ from conftest import REPO
 WALK = REPO / "sample_data" / "walk_synthetic.c3d"
 STATIC = REPO / "sample_data" / "static_synthetic.c3d"
 UNCERTAINTY = "Kinetic parameters: uncertainty from the input errors"
-PLAIN = ["Summary", "Kinematics", "Kinetics", "Moment contributions", "Kinetic parameters", "Gait cycles",
-         "Force-plate assignment"]
-WITH_UNCERTAINTY = [*PLAIN[:5], UNCERTAINTY, *PLAIN[5:]]
+PLAIN = ["Summary", "Kinematics", "Kinetics", "Moment contributions", "Kinematic parameters", "Kinetic parameters",
+         "Gait cycles", "Force-plate assignment"]
+WITH_UNCERTAINTY = [*PLAIN[:6], UNCERTAINTY, *PLAIN[6:]]
 WITH_MAP = [PLAIN[0], "Movement Analysis Profile", *PLAIN[1:]]
-EVERYTHING = [WITH_MAP[0], *WITH_MAP[1:6], UNCERTAINTY, *WITH_MAP[6:]]
+EVERYTHING = [WITH_MAP[0], *WITH_MAP[1:7], UNCERTAINTY, *WITH_MAP[7:]]
 BAND_LEGEND = "95 % band of the mean from input errors"
 
 

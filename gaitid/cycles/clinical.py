@@ -43,13 +43,16 @@ the extremum of that sign on the grid samples inside the window, NaN when the wi
 none).
 
 Values are reported **positive in the named direction** (``positive`` column): 'knee
-extensor moment, early stance, peak' is +0.5 N.m/kg under either convention; a negative
-value means the window holds none of the named moment (the opposite one throughout).
-Power bursts keep the power's sign (absorption negative), as the parameters table does.
+extensor moment, early stance, peak' is +0.5 N.m/kg under either convention. A moment's peak
+is never reported with the wrong sign: when the window holds none of the named moment (the
+opposite one, or none, throughout) the peak is *absent*: NaN with ``note`` 'absent: no
+extensor moment in the early stance ...'. (An angle's peak keeps its sign: -3 deg of 'ankle
+dorsiflexion, stance, peak' is a foot that stays plantarflexed.) Power bursts keep the
+power's sign (absorption negative), as the parameters table does.
 A value is NaN, with the reason in ``note``, when the window is undefined (an event is
-missing), the curve has a gap inside the window, or (bursts) there is no burst. ``note``
-also flags a peak found on the window's edge (the curve keeps rising beyond it: no peak
-inside the phase).
+missing), the curve has a gap inside the window, the named moment is absent, or (bursts) there
+is no burst. ``note`` also flags a peak found on the window's edge (the curve keeps rising
+beyond it: no peak inside the phase).
 
 Sources: docs/clinical.md gives the reference of every definition.
 
@@ -304,15 +307,33 @@ def evaluate(defn: ClinicalParameter, y: np.ndarray, lo: np.ndarray, hi: np.ndar
     y = np.atleast_2d(np.asarray(y, float))
     n = y.shape[0]
     s = float(defn.sign[0] if convention == "internal" else defn.sign[1])
-    return evaluate_rows(defn.kind, y, np.broadcast_to(np.asarray(lo, float), (n,)),
-                         np.broadcast_to(np.asarray(hi, float), (n,)), np.full(n, s))
+    value, at, notes = evaluate_rows(defn.kind, y, np.broadcast_to(np.asarray(lo, float), (n,)),
+                                     np.broadcast_to(np.asarray(hi, float), (n,)), np.full(n, s),
+                                     np.full(n, directional(defn)))
+    return value, at, [absent_note(defn) if note == ABSENT else note for note in notes]
+
+
+ABSENT = "absent: the window holds none of the named direction"  # evaluate_rows' note, named by absent_note
+
+
+def directional(defn: ClinicalParameter) -> bool:
+    """Whether a non-positive value of ``defn`` means its named moment is absent (a moment's peak),
+    rather than a value of its own (an angle's peak: a position either side of zero)."""
+    return defn.kind == "peak" and defn.kinetic
+
+
+def absent_note(defn: ClinicalParameter) -> str:
+    """The note of an absent peak: 'absent: no dorsiflexor moment in the loading response (...)'."""
+    return (f"absent: no {defn.positive} in the {defn.phase.replace('_', ' ')} "
+            f"({PHASES[defn.phase].definition}); the opposite moment, or none, throughout")
 
 
 def evaluate_rows(kind: str, y: np.ndarray, lo: np.ndarray, hi: np.ndarray, sign: np.ndarray,
-                  ) -> tuple[np.ndarray, np.ndarray, list[str]]:
+                  directional: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """:func:`evaluate` of one kind of parameter for many rows at once (a row: one definition on
     one cycle): curves ``y`` (rows, P), windows ``lo``, ``hi`` and the positive direction ``sign``
-    (rows,), so a trial's parameters cost a few array operations per kind, not per definition."""
+    (rows,), so a trial's parameters cost a few array operations per kind, not per definition.
+    ``directional`` (rows,): peaks that are absent (NaN, note :data:`ABSENT`) when not positive."""
     n, p = y.shape
     grid = np.linspace(0.0, 100.0, p)
     s = sign[:, None]
@@ -359,6 +380,12 @@ def evaluate_rows(kind: str, y: np.ndarray, lo: np.ndarray, hi: np.ndarray, sign
                 edge = (_close(at, lo) | _close(at, hi)) & (hi - lo < 100.0)
                 for i in np.flatnonzero(edge & ~gap & window_ok):
                     notes[i] = "peak on the window's edge: the curve keeps rising beyond it"
+                if directional is not None:  # none of the named moment: absent, never a value of the wrong sign
+                    absent = directional & ~gap & window_ok & ~(value > 0)
+                    value = np.where(absent, np.nan, value)
+                    at = np.where(absent, np.nan, at)
+                    for i in np.flatnonzero(absent):
+                        notes[i] = ABSENT
         value = np.where(gap, np.nan, value)
         at = np.where(gap, np.nan, at)
         for i in np.flatnonzero(gap & window_ok):
@@ -428,9 +455,10 @@ def _parameter_columns(curves, events: CycleEvents, *, convention, frame, units,
         lo = np.concatenate([windows[d.phase][0] for _, d in items])
         hi = np.concatenate([windows[d.phase][1] for _, d in items])
         sign = np.repeat([float(d.sign[0] if convention == "internal" else d.sign[1]) for _, d in items], n)
-        value, at, notes = evaluate_rows(kind, y, lo, hi, sign)
-        for j, (order, _) in enumerate(items):
-            results[order] = (value[j * n:(j + 1) * n], at[j * n:(j + 1) * n], notes[j * n:(j + 1) * n])
+        value, at, notes = evaluate_rows(kind, y, lo, hi, sign, np.repeat([directional(d) for _, d in items], n))
+        for j, (order, d) in enumerate(items):
+            results[order] = (value[j * n:(j + 1) * n], at[j * n:(j + 1) * n],
+                              [absent_note(d) if note == ABSENT else note for note in notes[j * n:(j + 1) * n]])
     if not used:
         return None
     k = len(used)

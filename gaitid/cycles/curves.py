@@ -43,7 +43,7 @@ COMPONENTS = ("X", "Y", "Z")
 class Cycle:
     """One gait cycle of one foot; times in s on the file clock (NaN when absent).
 
-    ``index``: order of the cycle among that side's cycles (0-based). ``kinetic``:
+    ``index``: its number among that side's cycles, **from 1** (every table's ``cycle``). ``kinetic``:
     its stance is one valid plate contact; ``reason`` says why not ('' if kinetic).
     ``plates``: the plates of that contact.
     """
@@ -88,7 +88,7 @@ def gait_cycles(events: list[Event], contacts: list[FootContact] | None = None, 
         opp_offs = np.array([e.time for e in opp if e.label == FOOT_OFF], float)
         opp_strikes = np.array([e.time for e in opp if e.label == FOOT_STRIKE], float)
         lookup = _ContactLookup(contacts, side) if contacts is not None else None
-        k = 0
+        k = 1  # cycles are numbered from 1, as clinicians count them, everywhere (tables, API, report)
         for s0, s1 in zip(strikes[:-1], strikes[1:]):
             i, j = np.searchsorted(offs, s0, "right"), np.searchsorted(offs, s1, "left")  # offs strictly inside
             if j - i != 1:

@@ -17,7 +17,7 @@ import functools
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -37,6 +37,17 @@ from gaitid.core.trial import Event, Trial
 
 if TYPE_CHECKING:  # imported by the uncertainty stage, when a run asks for it
     from gaitid.uncertainty import Uncertainty
+
+
+class CycleCurves(NamedTuple):
+    """:meth:`Result.cycle_curves`: ``values`` (n_cycles, 101, k), ``percent`` (101,), ``cycles``
+    (n_cycles,) numbers from 1, ``kinetic`` (n_cycles,) and the ``unit``."""
+
+    values: np.ndarray
+    percent: np.ndarray
+    cycles: np.ndarray
+    kinetic: np.ndarray
+    unit: str
 
 
 class _CycleTable:
@@ -164,6 +175,28 @@ class Result:
         if values is None:
             raise DataError(f"no output '{variable}' for side '{side}'")
         return np.asarray(values, float).reshape(self.trial.n_frames, -1)
+
+    def cycle_curves(self, side: str, variable: str) -> CycleCurves:
+        """One variable's time-normalised cycles of one side: ``values`` (n_cycles, 101, k) (k = 3
+        components X, Y, Z, or 1 for a scalar such as a power), ``percent`` (101,) the 0-100 % axis and
+        ``cycles`` (n_cycles,) their numbers (the ``cycle`` column of the tables, from 1), and
+        ``kinetic`` (n_cycles,) bool: a moment or power is a cycle's only when its stance was on a plate,
+        so take ``values[kinetic]`` for those, as the report does. In the table's units (``unit``); the
+        values of the long table ``curves``' rows of that side and variable; NaN where not defined (e.g.
+        a moment once the foot lands beside the plates). A copy: changing it changes nothing in the Result.
+        Example: docs/examples/knee_moments_per_cycle.py."""
+        from gaitid.cycles.curves import PERCENT
+
+        arrays = (self.normalised or {}).get(side, {})
+        if variable not in arrays:
+            have = sorted(arrays) or ["none"]
+            raise DataError(f"{self.name}: no cycle curves of '{variable}' for side '{side}' "
+                            f"(variables of that side: {', '.join(have[:8])}{', ...' if len(have) > 8 else ''})")
+        own = [c for c in self.cycles if c.side == side]
+        a = np.array(arrays[variable], float)
+        return CycleCurves(a.reshape(a.shape[0], a.shape[1], -1), PERCENT.copy(),
+                           np.array([c.index for c in own], np.int64), np.array([c.kinetic for c in own], bool),
+                           self.units.get(variable, ""))
 
     # exports live in gaitid.export; these are the documented entry points
     def to_csv(self, outdir: str | os.PathLike) -> list[Path]:

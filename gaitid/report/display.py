@@ -99,26 +99,60 @@ def parameter_norm(normative, parameter: str, unit: str):
     return get(parameter, unit) if callable(get) else None
 
 
-def parameter_table(data: ReportData, kind: str = "spatiotemporal", normative=None) -> Table:
-    """Mean +- SD (n) per side of the discrete parameters; ``kind`` 'spatiotemporal' or 'kinetic'.
+PARAMETER_KINDS = ("spatiotemporal", "kinematic", "kinetic")
+ABSENT = "absent"
+ABSENT_NOTE = ("absent: the named moment does not occur in its phase window (the opposite one, or none, "
+               "throughout): no value, never one of the wrong sign; 'absent in k' counts such cycles "
+               "(the parameters table's note says why, per cycle).")
 
-    Kinetic rows add the mean timing (% cycle) of the peak per side; a moment's name carries the
-    sign label of the report's convention ("Ankle moment sagittal max (Plantarflexor +)").
+
+def parameter_kind(parameter: str, variable: str) -> str:
+    """Which report table a parameter belongs to: 'spatiotemporal', 'kinematic' (angles, from every
+    cycle) or 'kinetic' (moments, powers, forces: from the kinetic cycles)."""
+    if parameter in SPATIOTEMPORAL:
+        return "spatiotemporal"
+    return "kinematic" if variable.endswith("Angles") else "kinetic"
+
+
+def _absent_counts(data: ReportData) -> dict[tuple, int]:
+    """{(side, parameter, variable, component, unit): cycles where the parameter is absent}."""
+    p = data.parameters
+    if p is None or p.empty or "note" not in p.columns:
+        return {}
+    keys = ["side", "parameter", "variable", "component", "unit"]
+    absent = p[p["note"].fillna("").astype(str).str.startswith("absent")]
+    if absent.empty:
+        return {}
+    absent = absent.assign(**{k: absent[k].fillna("").astype(str) for k in keys})
+    return {tuple(k): int(n) for k, n in absent.groupby(keys, sort=False).size().items()}
+
+
+def parameter_table(data: ReportData, kind: str = "spatiotemporal", normative=None) -> Table:
+    """Mean +- SD (n) per side of the discrete parameters of one ``kind`` (:data:`PARAMETER_KINDS`,
+    :func:`parameter_kind`).
+
+    Kinematic and kinetic rows add the mean timing (% cycle) of the peak per side; a moment's name
+    carries the sign label of the report's convention ("Ankle moment sagittal max (Plantarflexor +)").
+    A moment peak absent from its window in every cycle shows 'absent', in some cycles
+    '... (n=2; absent in 1)', with a note (:data:`ABSENT_NOTE`).
     Spatio-temporal rows add a 'Norm' column when ``normative`` gives norms (:func:`parameter_norm`).
     """
-    kinetic = kind != "spatiotemporal"
-    columns = ["Parameter", "Unit", "Left", *(["Left timing [%]"] if kinetic else []), "Right",
-               *(["Right timing [%]"] if kinetic else [])]
+    if kind not in PARAMETER_KINDS:
+        raise ValueError(f"parameter table kind {kind!r}: one of {', '.join(PARAMETER_KINDS)}")
+    timed = kind != "spatiotemporal"
+    columns = ["Parameter", "Unit", "Left", *(["Left timing [%]"] if timed else []), "Right",
+               *(["Right timing [%]"] if timed else [])]
     s = data.parameters_summary
     if s is None or s.empty:
         return Table(columns, [])
     keys = ["parameter", "variable", "component", "unit"]
     s = s.assign(**{k: s[k].fillna("").astype(str) for k in keys})
-    s = s[~s["parameter"].isin(SPATIOTEMPORAL)] if kinetic else s[s["parameter"].isin(SPATIOTEMPORAL)]
+    s = s[[parameter_kind(p, v) == kind for p, v in zip(s["parameter"], s["variable"])]]
     order = list(dict.fromkeys(zip(*(s[k].tolist() for k in keys))))
-    if not kinetic:
+    if kind == "spatiotemporal":
         order.sort(key=lambda key: SPATIOTEMPORAL.index(key[0]))
     by_key = {(r.side, r.parameter, r.variable, r.component, r.unit): r for r in s.itertuples(index=False)}
+    absent = _absent_counts(data) if kind == "kinetic" else {}
     norms = {key: parameter_norm(normative, key[0], key[3]) for key in order} if normative is not None else {}
     show_norm = any(v is not None for v in norms.values())
     rows = []
@@ -126,15 +160,22 @@ def parameter_table(data: ReportData, kind: str = "spatiotemporal", normative=No
         row = [parameter_name(key[0], key[1], key[2], data.convention), key[3]]
         for side in SIDES:
             r = by_key.get((side, *key))
-            row.append(mean_sd_text(float(r.mean), float(r.sd), int(r.n), key[3]) if r is not None else DASH)
-            if kinetic:
+            cell = mean_sd_text(float(r.mean), float(r.sd), int(r.n), key[3]) if r is not None else DASH
+            k = absent.get((side, *key), 0)
+            if k and cell == DASH:
+                cell = ABSENT
+            elif k:
+                cell = f"{cell[:-1]}; absent in {k})"
+            row.append(cell)
+            if timed:
                 pm = float(getattr(r, "percent_mean", np.nan)) if r is not None else np.nan
                 row.append(f"{pm:.0f}" if np.isfinite(pm) else DASH)
         if show_norm:
             norm = norms.get(key)
             row.append(mean_sd_text(*norm, 0, key[3]).removesuffix(" (n=0)") if norm is not None else DASH)
         rows.append(row)
-    return Table(columns + (["Norm (mean \u00b1 SD)"] if show_norm else []), rows, wide=("Parameter",))
+    notes = [ABSENT_NOTE] if absent else []  # (kinetic rows only)
+    return Table(columns + (["Norm (mean \u00b1 SD)"] if show_norm else []), rows, wide=("Parameter",), notes=notes)
 
 
 def cycles_table(data: ReportData) -> Table:
@@ -142,7 +183,7 @@ def cycles_table(data: ReportData) -> Table:
     rows = []
     for r in data.cycles.itertuples(index=False):
         kinetic = f"yes (plate {text(r.plates)})" if r.kinetic else f"no: {text(r.reason) or 'no reason recorded'}"
-        rows.append([text(r.trial), text(r.side), str(int(r.cycle) + 1), num(r.start_s), num(r.end_s),
+        rows.append([text(r.trial), text(r.side), str(int(r.cycle)), num(r.start_s), num(r.end_s),
                      num(r.foot_off_pct, 1), kinetic])
     table = _first_rows(Table(columns, rows, wide=("Kinetic",)), data, "gait cycles",
                         "their events are in the trial's _events.csv, their parameters in _parameters.csv")

@@ -1,7 +1,7 @@
 """The report's sections, listed once, in the order both the PDF and the HTML page show them.
 
 :data:`SECTIONS` is that list: the summary (the first page), the Movement Analysis Profile, the
-curve pages, the kinetic parameters, their uncertainty, the gait cycles, the force-plate
+curve pages, the kinematic and the kinetic parameters, the latter's uncertainty, the gait cycles, the force-plate
 assignment and the settings (HTML only). A :class:`Section` says whether a report shows it
 (``shown``) and builds its content (``build``) from :class:`ReportInputs`: the gathered data and
 the options (normative bands, gait indices, the uncertainty toggle). The content is plain data --
@@ -181,6 +181,11 @@ SECTIONS = (
             lambda i: (Drawn((kinematics_page(i.data, i.normative, draws_cycles(i.data)),)),)),
     Section("kinetics", "Kinetics", _kinetics),
     Section("contributions", "Moment contributions", lambda i: (Drawn((contributions_page(i.data),)),)),
+    Section("kinematic-parameters", "Kinematic parameters",
+            lambda i: (TableBlock(parameter_table(i.data, "kinematic"), "kinematic-parameters", "no complete gait cycle",
+                                  html_note="Every cycle; mean \u00b1 SD (n cycles); timing in % of the gait cycle."),),
+            pdf_title="Kinematic parameters: joint angles in their phase (every cycle)", nav="Kinematic parameters",
+            pdf_pages="tables"),
     Section("parameters", "Kinetic parameters",
             lambda i: (TableBlock(parameter_table(i.data, "kinetic"), "kinetic-parameters", "no kinetic cycle",
                                   html_note="Kinetic cycles only; mean \u00b1 SD (n cycles); timing in % of the "

@@ -309,19 +309,20 @@ def test_parameters_follow_the_clinical_definitions(with_unc):
     got = np.array([values[(row.side, row.cycle, row.parameter, row.variable, row.component)][0]
                     for row in p.itertuples()])
     np.testing.assert_allclose(got, p["value"].to_numpy(float), rtol=1e-9, atol=1e-9, equal_nan=True)
-    # a peak absent (NaN, gaitid.cycles.clinical) in some perturbed copies has no SD: under the input errors
-    # the named moment may not be there (the sample's knee flexor moment in terminal stance, 0.09 N.m/kg)
+    # a peak that vanishes from its window in some perturbed copies counts as 0 there (the named moment's
+    # magnitude): the sample's knee flexor moment in terminal stance, 0.09 N.m/kg, whose 95 % interval
+    # reaches 0, the sign that under the input errors it may be absent
     vanishes = (p["parameter"] == "knee flexor moment, terminal stance, peak").to_numpy()
-    assert p.loc[vanishes, "value"].between(0, 0.15).all() and p.loc[vanishes, "uncertainty_sd"].isna().all()
-    known = p["value"].notna() & ~vanishes
+    assert p.loc[vanishes, "value"].between(0, 0.15).all()
+    assert p.loc[vanishes, "uncertainty_sd"].gt(0).all()
+    assert p.loc[vanishes, "uncertainty_low95"].lt(0.01).all()  # 0, give or take the marker noise added after
+    known = p["value"].notna()
     assert p.loc[known, "uncertainty_sd"].gt(0).all()
     assert ((p.loc[known, "uncertainty_low95"] < p.loc[known, "value"] + 3 * p.loc[known, "uncertainty_sd"])
             & (p.loc[known, "uncertainty_high95"] > p.loc[known, "value"] - 3 * p.loc[known, "uncertainty_sd"])).all()
     s = r.parameters_summary
     s = s[s["parameter"].isin(kinetic_names)]
-    flexor = s["parameter"] == "knee flexor moment, terminal stance, peak"
-    assert s.loc[flexor, "uncertainty_sd"].isna().all()
-    assert s.loc[~flexor, "uncertainty_sd"].notna().sum() == s.loc[~flexor, "mean"].notna().sum()
+    assert s["uncertainty_sd"].notna().sum() == s["mean"].notna().sum()
     assert not r.parameters["parameter"].str.endswith((" max", " min")).any()  # no retired whole-cycle extremes
     # spatio-temporal parameters carry no kinetic uncertainty
     assert r.parameters.loc[r.parameters["parameter"] == "walking_speed", "uncertainty_sd"].isna().all()

@@ -177,7 +177,7 @@ def joint_load_uncertainty(run: NominalRun, how: UncertaintySettings) -> Uncerta
                          linear=how.linear, noise_per_sample=how.noise_per_sample)
     curves = column_curves(run, design, noise_sd)
     norm = tb.normalised(curves, trial.time, cycles)
-    values = tb.parameter_values(norm, cycles, settings.convention, settings.frame)
+    values = tb.parameter_values(norm, cycles, settings.convention, settings.frame, design.nominal)
     par_summary, contributions = tb.parameter_summary(values, design, run.outputs.units)
     kinetic_means = tb.cycle_means(norm, cycles, kinetic_only=True)
     summary, band = tb.summary_rows([tb.cycle_means(norm, cycles, kinetic_only=False), kinetic_means], design)

@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from gaitid.cycles.clinical import COMPONENT_INDEX, PARAMETERS, CycleEvents, evaluate, phase_windows
+from gaitid.cycles.clinical import COMPONENT_INDEX, PARAMETERS, CycleEvents, absent_note, evaluate, phase_windows
 from gaitid.cycles.curves import N_POINTS, PERCENT, Cycle, components, cycles_table
 from gaitid.uncertainty.design import Design, with_noise
 from gaitid.uncertainty.errormodel import SOURCES
@@ -123,13 +123,18 @@ def monte_carlo_means(means: dict, design: Design) -> dict:
     return out
 
 
-def parameter_values(norm: dict, cycles: list[Cycle], convention: str = "internal", frame: str = "distal") -> dict:
+def parameter_values(norm: dict, cycles: list[Cycle], convention: str = "internal", frame: str = "distal",
+                     nominal: int | None = None) -> dict:
     """{(side, cycle, parameter, variable, component): (C,)}: every column's kinetic clinical
     parameters, defined as the parameters table defines them (:data:`gaitid.cycles.clinical.PARAMETERS`:
     each taken in its phase window of the cycle, from that cycle's own events, positive in its
     named direction under ``convention``; power bursts), kinetic cycles only. One
     :func:`gaitid.cycles.clinical.evaluate` call per definition for every cycle and column at once.
-    Moment parameters in the lab frame are NaN in the parameters table and absent here."""
+    Moment parameters in the lab frame are NaN in the parameters table and absent here. A moment
+    peak the nominal column has but a perturbed column lacks (the named moment vanished from its
+    window under the input errors) counts as 0 there, the named moment's magnitude, so the
+    interval reaching 0 says the peak may be absent; where the ``nominal`` column lacks it, the
+    parameter is absent (NaN with its note in the parameters table) and so is its uncertainty."""
     kinetic = [c for c in cycles if c.kinetic and (c.side, c.index) in norm]
     if not kinetic:
         return {}
@@ -146,10 +151,15 @@ def parameter_values(norm: dict, cycles: list[Cycle], convention: str = "interna
             rows = [_component(norm[(kinetic[i].side, kinetic[i].index)][d.variable], d.component).T for i in have]
             C = rows[0].shape[0]
             lo, hi = (np.repeat(w[have], C) for w in lo_hi[d.phase])
-            value, _, _ = evaluate(d, np.concatenate(rows), lo, hi, convention)
+            value, _, notes = evaluate(d, np.concatenate(rows), lo, hi, convention)
+            absent = np.array([note == absent_note(d) for note in notes]).reshape(len(have), C)
+            value = value.reshape(len(have), C)
+            if nominal is not None:
+                vanished = absent & ~absent[:, [nominal]]  # absent in a perturbed column only
+                value = np.where(vanished, 0.0, value)
             for k, i in enumerate(have):
                 c = kinetic[i]
-                out[(c.side, c.index, d.name, d.variable, d.component)] = value[k * C:(k + 1) * C]
+                out[(c.side, c.index, d.name, d.variable, d.component)] = value[k]
     return out
 
 

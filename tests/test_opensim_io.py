@@ -400,11 +400,48 @@ def test_write_grf_mot_and_xml_round_trip(walk, tmp_path: Path):
     back = read_opensim_trial(trc, external_loads_xml=tmp_path / "walk_grf.xml")
     assert read_mot(mot).labels[:3] == ["ground_force1_vx", "ground_force1_vy", "ground_force1_vz"]
     for a, b in zip(back.force_plates, walk.force_plates):
-        for name in ("force", "cop", "free_moment"):
+        for name in ("cop", "free_moment"):
             np.testing.assert_allclose(getattr(a.analog, name), getattr(b.analog, name), rtol=1e-8, atol=1e-9)
-        np.testing.assert_allclose(a.point.force, b.point.force, rtol=1e-8, atol=1e-6)
+        loaded = np.isfinite(b.analog.cop).all(axis=1)  # below the COP threshold: no load, written 0
+        np.testing.assert_allclose(a.analog.force[loaded], b.analog.force[loaded], rtol=1e-8, atol=1e-9)
+        np.testing.assert_array_equal(a.analog.force[~loaded], 0.0)
     with pytest.raises(DataError, match="no body given"):
         write_grf_mot(walk, tmp_path / "x.mot", xml_path=tmp_path / "x.xml", bodies={1: "calcn_r"})
+
+
+def test_unloaded_frames_are_written_as_opensim_writes_them_and_kept_by_a_round_trip(walk, tmp_path: Path):
+    """OpenSim's own subject01_walk1_grf.mot: where a plate is unloaded its force and torque are
+    exactly 0 and its COP a finite point near the foot, never the origin. gaitid used to write the
+    sub-threshold force (0-10 N) at (0, 0, 0) with zero torque: a moment of up to 3 N.m at the joints."""
+    ref = read_mot(realdata_path(OSIM + "subject01_walk1_grf.mot"))
+    for fid, pid, tid in find_external_forces(ref):
+        unloaded = (ref.vector(fid) == 0).all(axis=1)
+        assert unloaded.sum() > 100
+        assert (ref.vector(tid)[unloaded] == 0).all()
+        assert np.isfinite(ref.vector(pid)[unloaded]).all() and (np.abs(ref.vector(pid)[unloaded][:, 0]) > 0.2).all()
+    mot = write_grf_mot(walk, tmp_path / "walk_grf.mot")
+    table = read_mot(mot)
+    for plate, (fid, pid, tid) in zip(walk.force_plates, find_external_forces(table)):
+        unloaded = ~np.isfinite(plate.analog.cop).all(axis=1)
+        weak = unloaded & (np.linalg.norm(plate.analog.force, axis=1) > 1.0)  # 1-10 N: used to act at 0
+        assert unloaded.sum() > 100 and weak.sum() > 10
+        np.testing.assert_array_equal(table.vector(fid)[unloaded], 0.0)
+        np.testing.assert_array_equal(table.vector(tid)[unloaded], 0.0)
+        cop = table.vector(pid)
+        # held at the last defined COP (the first one before any): on the walkway, not at the origin
+        last = np.flatnonzero(~unloaded)
+        held = last[np.clip(np.searchsorted(last, np.arange(unloaded.size), side="right") - 1, 0, None)]
+        np.testing.assert_array_equal(cop[unloaded], cop[held[unloaded]])
+        assert (np.abs(cop[unloaded][:, 0]) > 0.2).all()
+    # the TRC/MOT round trip keeps it: read back and written again, the same numbers
+    trc = write_trc(walk, tmp_path / "walk.trc")
+    write_external_loads(tmp_path / "walk_grf.xml", [("calcn_r", "ground_force1_v", "ground_force1_p",
+                                                      "ground_torque1_"),
+                                                     ("calcn_l", "ground_force2_v", "ground_force2_p",
+                                                      "ground_torque2_")], datafile="walk_grf.mot")
+    back = read_opensim_trial(trc, external_loads_xml=tmp_path / "walk_grf.xml")
+    again = read_mot(write_grf_mot(back, tmp_path / "again_grf.mot"))
+    np.testing.assert_allclose(again.values, table.values, rtol=1e-9, atol=1e-9)
 
 
 # ----------------------------------------------------------------------------- time alignment

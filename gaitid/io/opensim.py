@@ -355,9 +355,11 @@ def write_grf_mot(
     Columns per plate ``k``: ``ground_force{k}_v[xyz]`` (N, on the subject),
     ``ground_force{k}_p[xyz]`` (m), ``ground_torque{k}_[xyz]`` (N.m about the point), in
     OpenSim's Y-up ground when ``up='y'``. ``rate``: 'analog' or 'point' wrenches.
-    OpenSim cannot read NaN: an undefined COP is written as the plate centre (0 when
-    unknown) and an undefined free moment as 0; reading the file back gives NaN again
-    (the force there is below the COP threshold). ``xml_path`` with ``bodies``
+    OpenSim cannot read NaN. Where the COP is undefined (the force below the COP threshold:
+    no load) the file holds what OpenSim's own GRF files hold there: force and torque 0 and
+    the COP held at the plate's nearest defined COP (the plate centre when it has none, 0
+    when unknown), so a few newtons never act at an arbitrary point; reading the file back
+    gives NaN again. ``xml_path`` with ``bodies``
     ({plate index: body name}, e.g. ``{1: 'calcn_r'}``) also writes the XML mapping.
     """
     if not trial.force_plates:
@@ -374,10 +376,12 @@ def write_grf_mot(
     for plate, w in zip(trial.force_plates, wrenches):
         k = plate.index
         centre = plate.centre if np.isfinite(plate.corners).all() else np.zeros(3)
-        cop = np.where(np.isfinite(w.cop[:n]), w.cop[:n], centre)
-        free = np.where(np.isfinite(w.free_moment[:n]), w.free_moment[:n], 0.0)
+        loaded = np.isfinite(w.cop[:n]).all(axis=1)
+        cop = w.cop[:n][_nearest(loaded)] if loaded.any() else np.broadcast_to(centre, (n, 3))
+        force = np.where(loaded[:, None], w.force[:n], 0.0)
+        free = np.where(loaded[:, None] & np.isfinite(w.free_moment[:n]), w.free_moment[:n], 0.0)
         fid, pid, tid = f"ground_force{k}_v", f"ground_force{k}_p", f"ground_torque{k}_"
-        for ident, vec in ((fid, w.force[:n]), (pid, cop), (tid, free)):
+        for ident, vec in ((fid, force), (pid, cop), (tid, free)):
             labels += [ident + a for a in "xyz"]
             columns.append(vec @ rotation)  # row vectors: v_file = R.T v_lab
         ids.append((k, fid, pid, tid))
@@ -399,3 +403,10 @@ def write_grf_mot(
             inputs=tuple(inputs) + own,
         )
     return path
+
+
+def _nearest(valid: np.ndarray) -> np.ndarray:
+    """For each sample, the index of the last ``valid`` one at or before it (the first valid one
+    before any): a held value (``valid`` has at least one True)."""
+    idx = np.maximum.accumulate(np.where(valid, np.arange(valid.size), -1))
+    return np.where(idx < 0, int(np.argmax(valid)), idx)

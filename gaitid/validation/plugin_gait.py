@@ -171,10 +171,17 @@ def _plates_pig_used(trial, result) -> list[tuple[int, str, str]]:
     return out
 
 
-def _compare_result(file: str, mode: str, trial, result) -> list[dict]:
+def _compare_result(file: str, mode: str, trial, result, notes: list[str] = ()) -> list[dict]:
+    """One record per side, joint, quantity and plane (:func:`validate`), each saying what it
+    compared (``compared``), its ``status`` ('ok', 'poor' or 'not computed') and ``why``
+    (:mod:`gaitid.validation.agreement`)."""
+    from gaitid.validation import agreement
+
     records = []
     rate = trial.point_rate
+    threshold = result.settings.contact_threshold_n
     for side, s in SIDES.items():
+        other = SIDES["left" if side == "right" else "right"]
         stance = _stance_mask(trial, result, side)
         # like with like: only frames where gaitid, too, has the foot's load wholly measured
         ld = result.loads[side.capitalize()]
@@ -182,21 +189,34 @@ def _compare_result(file: str, mode: str, trial, result) -> list[dict]:
         for joint in JOINTS:
             J = joint.capitalize()
             for quantity, (ours_suffix, ref_suffix, unit, comps) in QUANTITIES.items():
-                lab = find_output(trial.model_outputs, f"{s}{J}{ref_suffix}")
-                if lab is None:
+                name = f"{s}{J}{ref_suffix}"
+                lab = find_output(trial.model_outputs, name)
+                planes = [PLANES[k] if quantity != "power" else "total" for k in comps]
+                base = {"file": file, "side": side, "joint": joint, "mode": mode, "quantity": quantity, "unit": unit,
+                        "label": lab or "", "n_frames": 0, "n_cycles": 0, "rms": math.nan, "r": math.nan,
+                        "peak_diff": math.nan, "peak_shift_ms": math.nan, "rms_6hz": math.nan, "r_6hz": math.nan,
+                        "status": "not computed"}
+                why = ""
+                if lab is None:  # a row only when the other side has it: one side's kinetics missing
+                    if find_output(trial.model_outputs, f"{other}{J}{ref_suffix}") is None:
+                        continue
+                    why = agreement.missing_label(trial, name)
+                else:
+                    try:
+                        ours_all = result.curve(side.capitalize(), f"{J}{ours_suffix}")
+                    except GaitIDError as exc:
+                        why = f"gaitid has no {J}{ours_suffix}: {exc}"
+                if why:
+                    for plane in planes:
+                        records.append({**base, "plane": plane, "why": why,
+                                        "compared": f"{side} {joint} {quantity}, {plane}: nothing ({why})"})
                     continue
                 ref_all = trial.model_outputs[lab].values
-                try:
-                    ours_all = result.curve(side.capitalize(), f"{J}{ours_suffix}")
-                except GaitIDError:
-                    continue
                 computed = np.isfinite(ref_all).all(axis=1) & (np.abs(ref_all).sum(axis=1) > 0)
                 mask = computed & (stance & loaded if quantity != "angle" else True)
-                for k in comps:
+                for k, plane in zip(comps, planes):
                     ours = ours_all[:, k] if ours_all.shape[1] > 1 else ours_all[:, 0]
-                    plane = PLANES[k] if quantity != "power" else "total"
-                    rec = {"file": file, "side": side, "joint": joint, "plane": plane, "mode": mode,
-                           "quantity": quantity, "unit": unit, "label": lab}
+                    rec = {**base, "plane": plane}
                     rec.update(compare(ours, ref_all[:, k], mask, rate))
                     # both curves filtered over the same span: where both are computed (the stance
                     # and the swing around it, for the filter's context), compared over the mask
@@ -204,6 +224,13 @@ def _compare_result(file: str, mode: str, trial, result) -> list[dict]:
                     band = compare(lowpass_runs(ours, rate, span=span), lowpass_runs(ref_all[:, k], rate, span=span),
                                    mask, rate)
                     rec["rms_6hz"], rec["r_6hz"] = band["rms"], band["r"]
+                    rec["compared"] = agreement.describe(rec, trial, mask & np.isfinite(ours))
+                    rec["why"] = agreement.why_nan(rec, trial, result, computed=computed, stance=stance,
+                                                   loaded=loaded, ours=ours, mask=mask, threshold=threshold)
+                    if not rec["why"]:
+                        poor = agreement.is_poor(rec)
+                        rec["status"] = "poor" if poor else "ok"
+                        rec["why"] = agreement.why_poor(rec, trial, list(notes), name) if poor else ""
                     records.append(rec)
     return records
 
@@ -212,7 +239,8 @@ def validate_file(path: str | os.PathLike, *, modes: Iterable[str] = tuple(MODES
                   static: str | os.PathLike | None = None, settings: Settings | None = None,
                   subject: dict | None = None, subject_file: str | os.PathLike | None = None,
                   plates: dict | None = None) -> list[dict]:
-    """Records (see :func:`validate`) for one C3D file. ``mass`` (kg), ``subject`` (SI values,
+    """Records (see :func:`validate`) for one C3D file (or a :class:`~gaitid.core.trial.Trial` read
+    from one). ``mass`` (kg), ``subject`` (SI values,
     e.g. ``{'leg_length_left': 0.9}``) and ``subject_file`` fill what the file does not store
     (:func:`gaitid.subject.stage.gather_subject`)."""
     from gaitid.io.c3d import read_c3d
@@ -222,12 +250,15 @@ def validate_file(path: str | os.PathLike, *, modes: Iterable[str] = tuple(MODES
     from gaitid.subject.layers import SubjectOptions
     from gaitid.subject.stage import gather_subject
 
-    path = Path(path)
+    if hasattr(path, "model_outputs"):  # a Trial already read (e.g. a modified copy)
+        trial, path = path, Path(path.path or "trial.c3d")
+    else:
+        path = Path(path)
+        try:
+            trial = read_c3d(path)
+        except GaitIDError as exc:
+            return [{"file": path.name, "reason": f"cannot read: {exc}"}]
     file = path.name
-    try:
-        trial = read_c3d(path)
-    except GaitIDError as exc:
-        return [{"file": file, "reason": f"cannot read: {exc}"}]
     moments = [find_output(trial.model_outputs, f"{s}{j.capitalize()}Moment") for s in "LR" for j in JOINTS]
     if not any(moments):
         return [{"file": file, "reason": "no Plug-in Gait joint moments stored (LAnkleMoment, RKneeMoment...)"}]
@@ -278,7 +309,7 @@ def validate_file(path: str | os.PathLike, *, modes: Iterable[str] = tuple(MODES
         notes = [mass_note] if mass_note else []
         notes += [f"plate {p} assigned {side} as Plug-in Gait used it (gaitid's check: {why})"
                   for p, side, why in forced]
-        recs = _compare_result(file, mode, trial, result)
+        recs = _compare_result(file, mode, trial, result, notes)
         if not any(r["n_frames"] for r in recs if r["quantity"] == "moment"):
             records.append({"file": file, "mode": mode,
                             "reason": "no stance phase to compare: no frame where Plug-in Gait computed a moment "
@@ -342,26 +373,39 @@ def validate(paths: str | os.PathLike | Iterable[str | os.PathLike], *, modes: I
 
 def format_table(records: list[dict], quantity: str = "moment") -> str:
     """A plain-text table: one line per file, mode, side and joint with the RMS (r) of each
-    plane, then the files or modes that could not be compared and why."""
+    plane, the frames compared and the stances they lie in, a '!' on a poor agreement; under
+    a line, why a plane is NaN or poor; then the files or modes that could not be compared."""
+    from gaitid.validation.agreement import POOR_R, POOR_RMS
+
     rows = [r for r in records if "reason" not in r and r.get("quantity", "moment") == quantity]
-    unit = rows[0]["unit"] if rows else ""
+    unit = next((r["unit"] for r in rows), "")
     planes = ("total",) if quantity == "power" else PLANES
     head = f"{'file':28s} {'mode':12s} {'side':5s} {'joint':5s} " + " ".join(
-        f"{p + ' rms (r)':>20s}" for p in planes) + f"  {'n':>3s}"
-    lines = [f"Plug-in Gait vs gaitid, {quantity}, RMS difference in {unit} (Pearson r), stance phases", head,
-             "-" * len(head)]
+        f"{p + ' rms (r)':>20s}" for p in planes) + f"  {'frames':>6s} {'stances':>7s}"
+    lines = [f"Plug-in Gait vs gaitid, {quantity}, RMS difference in {unit} (Pearson r), stance phases",
+             "frames: frames compared (the reference's stance on a plate above the contact threshold, where both "
+             "curves are computed and gaitid measures the foot's load; runs of >= 5 frames); stances: those runs; "
+             f"'!': poor (r < {POOR_R:g} or RMS > {POOR_RMS.get(quantity, float('nan')):g} {unit}); "
+             "'nan': nothing to compare (why below the line)", head, "-" * len(head)]
     keyed: dict[tuple, dict] = {}
     for r in rows:
         keyed.setdefault((r["file"], r["mode"], r["side"], r["joint"]), {})[r["plane"]] = r
-    planes = ("total",) if quantity == "power" else PLANES
     for (file, mode, side, joint), by_plane in keyed.items():
         cells = []
         for p in planes:
             r = by_plane.get(p)
-            cells.append(f"{r['rms']:9.3f} ({r['r']:6.3f})" if r else f"{'-':>20s}")
-        n = max(r["n_cycles"] for r in by_plane.values())
+            flag = "!" if r and r.get("status") == "poor" else " "
+            cells.append(f"{r['rms']:9.3f} ({r['r']:6.3f}){flag}" if r else f"{'-':>20s}")
+        n = max(r["n_frames"] for r in by_plane.values())
+        stances = max(r["n_cycles"] for r in by_plane.values())
         lines.append(f"{file[:28]:28s} {mode:12s} {side:5s} {joint:5s} " + " ".join(f"{c:>20s}" for c in cells)
-                     + f"  {n:3d}")
+                     + f"  {n:6d} {stances:7d}")
+        whys: dict[str, list[str]] = {}
+        for p in planes:
+            r = by_plane.get(p)
+            if r and r.get("why"):
+                whys.setdefault(f"{'poor' if r.get('status') == 'poor' else 'nan'}: {r['why']}", []).append(p)
+        lines += [f"    {', '.join(ps)} {why}" for why, ps in whys.items()]
     for r in records:
         if "reason" in r:
             lines.append(f"{r['file']}: not compared{' (' + r['mode'] + ')' if 'mode' in r else ''}: {r['reason']}")

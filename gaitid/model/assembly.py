@@ -190,7 +190,8 @@ def build_segments(
     if missing:
         raise missing_markers_error(trial, m, missing, static)
 
-    warnings += static_parameters(m, params, static, subject, subj, overrides, parameters)
+    warnings += static_parameters(m, params, static, subject, subj, overrides, parameters,
+                                  settings.flat_foot if settings is not None else None)
     pts = prepare_points(trial, labels, marker_cutoff_hz, max_gap_frames, filter_order)
     measure_defaults(params, pts, m, trial)
     table = load_table(bsip or m.bsip)

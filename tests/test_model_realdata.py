@@ -115,7 +115,7 @@ def _without_stored_offsets(trial):
 @pytest.mark.parametrize("case", [0, 1], ids=["PiG_Motion3_FF", "PiG_Motion-FlatFoot-Full"])
 def test_flat_foot_follows_the_files_then_nexus_default_off(case):
     """The flat-foot option of the static calibration: read from what the files store (a flag, or
-    the foot offsets Nexus stored, which only one option reproduces), else off (Nexus, pyCGM2);
+    the plantar flexion offset Nexus stored, which only one option reproduces), else off (Nexus, pyCGM2);
     Settings.flat_foot forces it. Nexus's ankle angles are reproduced to 1e-4 deg with the option
     the files imply, and differ by 3.3-3.4 deg (right) without it."""
     from gaitid.core.settings import Settings
@@ -143,6 +143,14 @@ def test_flat_foot_follows_the_files_then_nexus_default_off(case):
     flagged = replace(bare_static, subject=replace(bare_static.subject,
                                                    extra={**bare_static.subject.extra, "LFlatFoot": 1.0, "RFlatFoot": 1.0}))
     assert ankle_error(bare_trial, flagged) == (pytest.approx(0, abs=2e-4), 1.0)
+    # the pipeline passes the setting on (process(), gaitid run --no-flat-foot)
+    from gaitid.pipeline import process
+
+    res = process(trial, static=static, subject=overrides, settings=Settings.plugin_gait(flat_foot=False))
+    assert res.kinematics.parameters["Right"]["flat_foot"] == 0.0
+    # without the 16 mm markers of the FlatFoot session (the file does not store them) the rotation
+    # offset differs from the stored one, the plantar flexion does not: still the files' choice, on
+    assert build_segments(trial, static=static).parameters["Right"]["flat_foot"] == 1.0
     # a script's parameter beats the setting
     mk = build_segments(trial, static=static, subject={**(overrides or {}), "flat_foot": 0.0},
                         settings=Settings(marker_cutoff_hz=None, flat_foot=True))

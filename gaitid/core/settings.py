@@ -25,7 +25,7 @@ The defaults (stated in the README too):
   differ by at most 4.3 % (docs/sessions.md); ``math.inf`` turns the warning off.
 - ``flat_foot`` None: Plug-in Gait's static foot calibration uses the flat-foot option (heel
   lowered to the toe's height) only where the files say so: a stored ``LFlatFoot``/``RFlatFoot``/
-  ``FlatFoot`` flag, or stored StaticPlantFlex/StaticRotOff that only this option reproduces;
+  ``FlatFoot`` flag, or a stored StaticPlantFlex that only this option reproduces;
   else off, as Nexus and pyCGM2 by default. True/False (``--flat-foot``/``--no-flat-foot``)
   force it on both sides (docs/plugin-gait.md).
 """

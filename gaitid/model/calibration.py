@@ -229,7 +229,11 @@ def static_parameters(m: Model, params: dict, static: Trial | None, subject, sub
     return warnings
 
 
-FLAT_FOOT_MATCH_RAD = 1e-4  # stored and recomputed foot offsets this close: the stored ones came from that option
+# the stored plantar flexion offset and the one recomputed with an option this close (and the other
+# option's farther): the stored one came from that option. The option moves it by 0.008-0.06 rad on
+# the real FlatFoot statics, where the matching one agrees to 2e-6 rad (the rotation offset also
+# depends on the marker radius, which files often do not store: it is not used)
+FLAT_FOOT_MATCH_RAD = 1e-3
 
 
 def flat_foot_of(spec: dict, side_params: dict) -> bool:
@@ -245,8 +249,8 @@ def flat_foot_choice(m: Model, params: dict, static: Trial, subject, subj: Subje
     parameter ``flat_foot`` (``subject={'flat_foot': 1}``), ``setting`` (``--flat-foot`` /
     ``--no-flat-foot``), a flag stored with the trial's or the static's subject (PROCESSING or
     subject file ``LFlatFoot``/``RFlatFoot``/``FlatFoot``), the foot offsets Nexus stored
-    (StaticPlantFlex, StaticRotOff of the static or the trial, when gaitid's calibration
-    reproduces them within FLAT_FOOT_MATCH_RAD with one option and not the other); else off,
+    (StaticPlantFlex of the static or the trial, when gaitid's calibration reproduces it within
+    FLAT_FOOT_MATCH_RAD with one option and not the other); else off,
     Nexus's and pyCGM2's default. None when the model's static calibration has no parameter for it."""
     specs = [s for s in m.static.values() if isinstance(s.get("flat_foot"), str)]
     if not specs or specs[0]["flat_foot"] not in m.parameters:
@@ -266,17 +270,15 @@ def flat_foot_choice(m: Model, params: dict, static: Trial, subject, subj: Subje
             choice[side] = bool(flag) if flag is not None else False
             if flag is None:
                 open_sides.append(side)
-    if open_sides and len(offsets) == 2:
-        stored = {side: [_stored(m, m.parameters[o].get("from", []), side, (s,)) for s in (static.subject, subj)
-                         for o in offsets] for side in open_sides}
-        if any(v is not None and v != 0 for vals in stored.values() for v in vals):
+    if open_sides and offsets:
+        pf = offsets[0]  # the plantar flexion: the offset the option changes
+        stored = {side: [_stored(m, m.parameters[pf].get("from", []), side, (s,)) for s in (static.subject, subj)]
+                  for side in open_sides}
+        if any(v for vals in stored.values() for v in vals):
             both = {f: calibrate_static(static, m, subject, parameters, {s: f for s in SIDES}) for f in (True, False)}
             for side in open_sides:
-                for pair in (stored[side][:2], stored[side][2:]):
-                    if None in pair or pair == [0.0, 0.0]:
-                        continue
-                    near = [f for f in (True, False)
-                            if all(abs(both[f][side][o] - v) <= FLAT_FOOT_MATCH_RAD for o, v in zip(offsets, pair))]
+                for v in (v for v in stored[side] if v):
+                    near = [f for f in (True, False) if abs(both[f][side][pf] - v) <= FLAT_FOOT_MATCH_RAD]
                     if len(near) == 1:
                         choice[side] = near[0]
                         break

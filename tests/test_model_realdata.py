@@ -81,18 +81,80 @@ def test_joint_centres_frames_and_angles_match_plug_in_gait(rel, static_rel, ove
             assert (rms < deg).all(), f"{S}{joint}Angles RMS {rms}"
 
 
+ON = {"Left": True, "Right": True}
+
+
 def test_static_calibration_reproduces_plug_in_gait_foot_offsets():
-    cal = calibrate_static(_trial("btkdata/PiG_Calibration3_FF.c3d"))
+    # both sessions were calibrated with the flat-foot option (as their names say): only it
+    # reproduces the offsets Nexus stored; without it the right plantar flexion is 0.03-0.06 rad off
+    cal = calibrate_static(_trial("btkdata/PiG_Calibration3_FF.c3d"), flat_foot=ON)
+    off = calibrate_static(_trial("btkdata/PiG_Calibration3_FF.c3d"))  # a bare static: off, Nexus's default
     stored = _trial("btkdata/PiG_Calibration3_FF.c3d").subject.extra
     for side, S in (("Left", "L"), ("Right", "R")):
         assert cal[side]["static_plantar_flexion"] == pytest.approx(stored[f"{S}StaticPlantFlex"], abs=1e-5)
         assert cal[side]["static_rotation_offset"] == pytest.approx(stored[f"{S}StaticRotOff"], abs=1e-5)
+    assert abs(off["Right"]["static_plantar_flexion"] - stored["RStaticPlantFlex"]) > 0.05
     # the FlatFoot static stores zeros; its motion trial stores the offsets computed from it (16 mm markers)
-    cal = calibrate_static(_trial("btkdata/PiG_Calibration-FlatFoot-Full.c3d"), subject={"marker_radius": 0.008})
+    static = _trial("btkdata/PiG_Calibration-FlatFoot-Full.c3d")
+    cal = calibrate_static(static, subject={"marker_radius": 0.008}, flat_foot=ON)
+    off = calibrate_static(static, subject={"marker_radius": 0.008})
     stored = _trial("btkdata/PiG_Motion-FlatFoot-Full.c3d").subject.extra
     for side, S in (("Left", "L"), ("Right", "R")):
         assert cal[side]["static_plantar_flexion"] == pytest.approx(stored[f"{S}StaticPlantFlex"], abs=1e-5)
         assert cal[side]["static_rotation_offset"] == pytest.approx(stored[f"{S}StaticRotOff"], abs=1e-5)
+    assert abs(off["Right"]["static_plantar_flexion"] - stored["RStaticPlantFlex"]) > 0.04
+
+
+def _without_stored_offsets(trial):
+    from dataclasses import replace
+
+    extra = {k: v for k, v in trial.subject.extra.items() if "Static" not in k}
+    return replace(trial, subject=replace(trial.subject, extra=extra))
+
+
+@pytest.mark.parametrize("case", [0, 1], ids=["PiG_Motion3_FF", "PiG_Motion-FlatFoot-Full"])
+def test_flat_foot_follows_the_files_then_nexus_default_off(case):
+    """The flat-foot option of the static calibration: read from what the files store (a flag, or
+    the plantar flexion offset Nexus stored, which only one option reproduces), else off (Nexus, pyCGM2);
+    Settings.flat_foot forces it. Nexus's ankle angles are reproduced to 1e-4 deg with the option
+    the files imply, and differ by 3.3-3.4 deg (right) without it."""
+    from gaitid.core.settings import Settings
+
+    rel, static_rel, overrides = CASES[case]
+    trial, static = _trial(rel), _trial(static_rel)
+
+    def ankle_error(trial, static, flat_foot=None):
+        mk = build_segments(trial, static=static, subject=overrides,
+                            settings=Settings(marker_cutoff_hz=None, flat_foot=flat_foot))
+        err = [np.nanmax(np.abs(mk.angles_deg[f"{S}AnkleAngles"] - _angles_ref(trial, f"{S}AnkleAngles")))
+               for S in "LR"]
+        return max(err), mk.parameters["Right"]["flat_foot"]
+
+    assert ankle_error(trial, static) == (pytest.approx(0, abs=2e-4), 1.0)  # the files' choice: on
+    assert ankle_error(trial, static, True)[0] < 2e-4
+    forced_off = ankle_error(trial, static, False)
+    assert forced_off[1] == 0.0 and 3.0 < forced_off[0] < 3.6
+    # nothing stored (no flag, no offsets): off, Nexus's default
+    bare_trial, bare_static = _without_stored_offsets(trial), _without_stored_offsets(static)
+    assert ankle_error(bare_trial, bare_static) == (pytest.approx(forced_off[0], abs=1e-9), 0.0)
+    # a stored flag (PROCESSING LFlatFoot/RFlatFoot = 1 in the static) turns it on
+    from dataclasses import replace
+
+    flagged = replace(bare_static, subject=replace(bare_static.subject,
+                                                   extra={**bare_static.subject.extra, "LFlatFoot": 1.0, "RFlatFoot": 1.0}))
+    assert ankle_error(bare_trial, flagged) == (pytest.approx(0, abs=2e-4), 1.0)
+    # the pipeline passes the setting on (process(), gaitid run --no-flat-foot)
+    from gaitid.pipeline import process
+
+    res = process(trial, static=static, subject=overrides, settings=Settings.plugin_gait(flat_foot=False))
+    assert res.kinematics.parameters["Right"]["flat_foot"] == 0.0
+    # without the 16 mm markers of the FlatFoot session (the file does not store them) the rotation
+    # offset differs from the stored one, the plantar flexion does not: still the files' choice, on
+    assert build_segments(trial, static=static).parameters["Right"]["flat_foot"] == 1.0
+    # a script's parameter beats the setting
+    mk = build_segments(trial, static=static, subject={**(overrides or {}), "flat_foot": 0.0},
+                        settings=Settings(marker_cutoff_hz=None, flat_foot=True))
+    assert mk.parameters["Left"]["flat_foot"] == 0.0
 
 
 def test_filtered_default_keeps_sagittal_angles_within_2_degrees():

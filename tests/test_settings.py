@@ -21,6 +21,8 @@ def test_defaults_are_the_documented_ones():
         {"plates": {1: "middle"}},
         {"plates": {"x": "left"}},
         {"normalise": "bw"},
+        {"flat_foot": 1},
+        {"flat_foot": "on"},
     ],
 )
 def test_bad_values_are_rejected_with_the_setting_named(change):
@@ -39,3 +41,16 @@ def test_replace_validates_and_rejects_unknown_names():
 def test_plugin_gait_mirror():
     s = Settings.plugin_gait()
     assert (s.frame, s.convention, s.bsip, s.force_cutoff) == ("distal", "external", "plugin-gait", None)
+
+
+def test_flat_foot_options_map_onto_the_setting():
+    import argparse
+
+    from gaitid.cli.options import add_settings_arguments, settings_from_args
+
+    parser = argparse.ArgumentParser()
+    add_settings_arguments(parser)
+    assert Settings().flat_foot is None  # the files' choice, else off (Nexus)
+    assert settings_from_args(parser.parse_args([])).flat_foot is None
+    assert settings_from_args(parser.parse_args(["--flat-foot"])).flat_foot is True
+    assert settings_from_args(parser.parse_args(["--no-flat-foot"])).flat_foot is False

@@ -397,6 +397,43 @@ def test_command_line_writes_the_uncertainty(tmp_path, capsys):
 
 # ----------------------------------------------------------------------------- report
 
+def test_kinetics_legend_fits_the_page_and_its_swatches_are_the_bands_colours(with_unc, nominal):
+    """With norms and uncertainty together: every legend text lies within the page's margins
+    (wrapped onto a second row), and each swatch has the colour (and fill opacity, or dashes) of
+    the bands it names, drawn on the panels: normative grey filled, the cycles' SD light in the
+    side's colour, the 95 % band as dashed edges in the side's colour."""
+    from gaitid.norms import ControlTables, build_norms, control_from_result
+    from gaitid.report.canvas import Path, Text, text_width
+    from gaitid.report.content import gather
+    from gaitid.report.layout import MARGIN
+    from gaitid.report.sections import curve_pages
+
+    base = control_from_result(nominal)
+    controls = [ControlTables(f"c{i}", base.curves.assign(value=base.curves["value"] + o), base.parameters,
+                              base.cycles, base.settings, subject=f"s{i}") for i, o in enumerate([0.0, 0.2, 0.4])]
+    pages = {p.kind: p for p in curve_pages(gather(with_unc), normative=build_norms(controls))}
+    page = pages["kinetics"]
+    texts = [it for it in page.items if isinstance(it, Text) and it.gid == "legend"]
+    assert any(t.text.startswith("95 % band of the mean") for t in texts)
+    assert len({t.y for t in texts}) >= 2  # the legend wrapped onto a second row
+    for t in texts:
+        assert MARGIN[0] <= t.x and t.x + text_width(t.text, t.size) <= page.width - MARGIN[2], t.text
+    checked = set()
+    for page in pages.values():  # the sample's one kinetic cycle per side has no SD: the kinematics page has
+        items = [it for it in page.items if isinstance(it, Path) and it.gid]
+        legend = {it.gid[len("legend:"):]: it for it in items if it.gid.startswith("legend:")}
+        for band in (it for it in items if not it.gid.startswith("legend") and it.gid in legend):
+            swatch = legend[band.gid]
+            assert (swatch.fill, swatch.stroke, swatch.alpha, swatch.dash) == (band.fill, band.stroke, band.alpha,
+                                                                                band.dash), band.gid
+            checked.add(band.gid)
+    assert {"normative", "sd:Left", "sd:Right", "uncertainty:Left", "uncertainty:Right", "mean:Left",
+            "foot_off:Right"} <= checked
+    drawn = {it.gid: it for page in pages.values() for it in page.items if isinstance(it, Path)}
+    assert drawn["uncertainty:Left"].fill is None and drawn["uncertainty:Left"].stroke == "#d62728"
+    assert drawn["sd:Right"].fill == "#2ca02c" and drawn["normative"].fill == "#cccccc"
+
+
 def test_report_draws_the_bands_and_the_parameter_table(with_unc, nominal, tmp_path):
     """Each kinetic panel of the vector report gets the 95 % band of each side's mean (the
     numbers of band_curves, in data units), the toggle leaves them out, a Result without

@@ -153,6 +153,9 @@ def add_settings_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--events", choices=["file", "detected", "merge"],
                    help="gait events: the file's when it has them (default), detected ones, or both")
     g.add_argument("--plates", metavar="SPEC", help="plate-to-foot overrides, e.g. '1=Left,2=Invalid,3=Auto'")
+    g.add_argument("--flat-foot", action=argparse.BooleanOptionalAction, default=None,
+                   help="Plug-in Gait static: foot flat on the floor (heel lowered to the toe's height) or not "
+                        "(default: the files' choice, else off as Nexus)")
     g.add_argument("--plugin-gait", action="store_true",
                    help="mirror Plug-in Gait: distal frame, external convention, Dempster, unfiltered plates")
 
@@ -184,6 +187,8 @@ def settings_from_args(args: argparse.Namespace):
             changes[name] = getattr(args, name)
     if args.plates:
         changes["plates"] = parse_plate_overrides(args.plates)
+    if getattr(args, "flat_foot", None) is not None:
+        changes["flat_foot"] = args.flat_foot
     return base.replace(**changes) if changes else base
 
 

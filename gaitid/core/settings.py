@@ -23,6 +23,11 @@ The defaults (stated in the README too):
   standing, whole treadmill strides, or single support; :func:`gaitid.subject.bodymass.check_mass`)
   may differ by this fraction before a warning names both; the clean real and synthetic trials
   differ by at most 4.3 % (docs/sessions.md); ``math.inf`` turns the warning off.
+- ``flat_foot`` None: Plug-in Gait's static foot calibration uses the flat-foot option (heel
+  lowered to the toe's height) only where the files say so: a stored ``LFlatFoot``/``RFlatFoot``/
+  ``FlatFoot`` flag, or a stored StaticPlantFlex that only this option reproduces;
+  else off, as Nexus and pyCGM2 by default. True/False (``--flat-foot``/``--no-flat-foot``)
+  force it on both sides (docs/plugin-gait.md).
 """
 
 from __future__ import annotations
@@ -65,6 +70,7 @@ class Settings:
     events: str = "file"  # file events when the file has any, else detected; or "detected", "merge"
     plates: dict[int, str] = field(default_factory=dict)  # plate index (1-based) -> Auto/Left/Right/Invalid
     mass_tolerance: float = 0.15  # fraction: body mass used vs the plates' before a warning
+    flat_foot: bool | None = None  # static foot calibration: None = the files' choice, else off; True/False force it
 
     def __post_init__(self) -> None:
         def bad(name: str, value: Any, why: str) -> SettingsError:
@@ -93,6 +99,8 @@ class Settings:
         mt = self.mass_tolerance
         if isinstance(mt, bool) or not isinstance(mt, (int, float)) or not mt > 0:
             raise bad("mass_tolerance", mt, "must be a fraction > 0 (0.15 = 15 %; math.inf: no warning)")
+        if self.flat_foot is not None and not isinstance(self.flat_foot, bool):
+            raise bad("flat_foot", self.flat_foot, "must be True, False or None (the files' choice, else off)")
         if self.min_contact_s < 0:
             raise bad("min_contact_s", self.min_contact_s, "must be >= 0")
         try:

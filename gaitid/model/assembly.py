@@ -148,6 +148,7 @@ def build_segments(
     max_gap_frames: int = 10,
     filter_order: int = 4,
     segment_overrides: dict | None = None,
+    flat_foot: bool | None = None,
     settings=None,
 ) -> ModelKinematics:
     """Apply a model to a trial and return the solver's inputs (see :class:`ModelKinematics`).
@@ -163,12 +164,14 @@ def build_segments(
     ``filter_order``, ``marker_cutoff_hz``; None: unfiltered). ``segment_overrides``:
     {'left.thigh': {'mass': ..., 'inertia': [...]}, 'thigh': {...}} per-subject BSIP values.
     ``settings``: a :class:`gaitid.core.settings.Settings` supplying model, bsip, cutoff, order and
-    gap length (explicit arguments are ignored then).
+    gap length and the flat-foot option (explicit arguments are ignored then). ``flat_foot``:
+    Plug-in Gait's static foot calibration with the heel lowered to the toe's height (True), not
+    (False), or as the files say, else off (None; :func:`gaitid.model.calibration.flat_foot_choice`).
     """
     if settings is not None:
         model, bsip = settings.model, settings.bsip
         marker_cutoff_hz, filter_order = settings.marker_cutoff_hz, settings.filter_order
-        max_gap_frames = settings.max_gap_frames
+        max_gap_frames, flat_foot = settings.max_gap_frames, settings.flat_foot
     m = model if isinstance(model, Model) else load_model(model)
     if trial.n_frames < 3:
         raise DataError(f"trial has {trial.n_frames} frame(s); at least 3 are needed for derivatives",
@@ -190,7 +193,7 @@ def build_segments(
     if missing:
         raise missing_markers_error(trial, m, missing, static)
 
-    warnings += static_parameters(m, params, static, subject, subj, overrides, parameters)
+    warnings += static_parameters(m, params, static, subject, subj, overrides, parameters, flat_foot)
     pts = prepare_points(trial, labels, marker_cutoff_hz, max_gap_frames, filter_order)
     measure_defaults(params, pts, m, trial)
     table = load_table(bsip or m.bsip)

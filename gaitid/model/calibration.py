@@ -142,14 +142,16 @@ def split_subject(subject: Subject | dict | None, trial: Trial, parameters: dict
 
 def calibrate_static(
     static: Trial, model: str | Model = "plugin-gait", subject: Subject | dict | None = None,
-    parameters: dict | None = None,
+    parameters: dict | None = None, flat_foot: dict[str, bool] | None = None,
 ) -> dict[str, dict[str, float]]:
     """Static (calibration) trial -> per-side parameters the model derives from it.
 
     For Plug-in Gait: the foot offsets ``static_plantar_flexion`` and ``static_rotation_offset``
     (rad; Plug-in Gait's StaticPlantFlex / StaticRotOff) and ``inter_asis_distance`` (m) when
     the subject does not give it. ``subject`` and ``parameters``: as :func:`split_subject` takes
-    them. Markers are used unfiltered but gap-filled, as averages."""
+    them. ``flat_foot``: {side: bool}, the flat-foot option per side (else the model's
+    ``flat_foot`` parameter: the subject's stored flag or off, Nexus's default). Markers are used
+    unfiltered but gap-filled, as averages."""
     m = model if isinstance(model, Model) else load_model(model)
     static = apply_aliases(static, m)
     subj, overrides = split_subject(subject, static, parameters)
@@ -178,7 +180,8 @@ def calibrate_static(
             R_shank, _ = ev.segment(spec["shank"])
             pf, rot = fr.static_foot_offsets(
                 ev.point(spec["ankle"]), ev.point(spec["toe"]), pts[heel_label], R_shank, side,
-                flat_foot=bool(spec.get("flat_foot", True)), sole_delta=float(spec.get("sole_delta", 0.0)),
+                flat_foot=flat_foot[side] if flat_foot is not None else flat_foot_of(spec, params[side]),
+                sole_delta=float(spec.get("sole_delta", 0.0)),
             )
             if not (math.isfinite(pf) and math.isfinite(rot)):
                 raise DataError(f"static calibration '{cal_name}' ({side.lower()}): no frame with all markers",
@@ -192,9 +195,12 @@ def calibrate_static(
 
 
 def static_parameters(m: Model, params: dict, static: Trial | None, subject, subj: Subject,
-                      overrides: dict | None, parameters: dict | None = None) -> list[str]:
+                      overrides: dict | None, parameters: dict | None = None,
+                      flat_foot: bool | None = None) -> list[str]:
     """Fill the static-calibrated parameters (foot offsets, inter-ASIS) from a static trial, in place;
-    without one, warn for each that neither the subject nor the caller gives. Returns warnings."""
+    without one, warn for each that neither the subject nor the caller gives. ``flat_foot``: the
+    setting (:attr:`gaitid.core.settings.Settings.flat_foot`; see :func:`flat_foot_choice`).
+    Returns warnings."""
     common, per_side = split_sides(overrides)
 
     def explicit(name, side):
@@ -202,7 +208,10 @@ def static_parameters(m: Model, params: dict, static: Trial | None, subject, sub
 
     warnings = []
     if static is not None:
-        cal = calibrate_static(static, m, subject, parameters)
+        choice = flat_foot_choice(m, params, static, subject, subj, overrides, parameters, flat_foot)
+        cal = calibrate_static(static, m, subject, parameters, choice)
+        for side in choice or {}:
+            params[side]["flat_foot"] = float(choice[side])  # what the calibration used, for its re-runs
         for side in SIDES:
             for name, v in cal[side].items():
                 if name == "inter_asis_distance" and not isinstance(params[side].get(name), str):
@@ -218,3 +227,69 @@ def static_parameters(m: Model, params: dict, static: Trial | None, subject, sub
             if not given and not explicit(name, side):
                 warnings.append(f"{side.lower()} {name}: no static trial and no stored value; using {spec.get('default')}")
     return warnings
+
+
+# the stored plantar flexion offset and the one recomputed with an option this close (and the other
+# option's farther): the stored one came from that option. The option moves it by 0.008-0.06 rad on
+# the real FlatFoot statics, where the matching one agrees to 2e-6 rad (the rotation offset also
+# depends on the marker radius, which files often do not store: it is not used)
+FLAT_FOOT_MATCH_RAD = 1e-3
+
+
+def flat_foot_of(spec: dict, side_params: dict) -> bool:
+    """A static calibration's flat-foot option: ``flat_foot`` in its table is a bool or the name
+    of the model parameter holding it (1 on, 0 off)."""
+    flat = spec.get("flat_foot", False)
+    return bool(side_params.get(flat) or 0.0) if isinstance(flat, str) else bool(flat)
+
+
+def flat_foot_choice(m: Model, params: dict, static: Trial, subject, subj: Subject, overrides: dict | None,
+                     parameters: dict | None, setting: bool | None) -> dict[str, bool] | None:
+    """The flat-foot option per side of the static calibration, first given of: the caller's
+    parameter ``flat_foot`` (``subject={'flat_foot': 1}``), ``setting`` (``--flat-foot`` /
+    ``--no-flat-foot``), a flag stored with the trial's or the static's subject (PROCESSING or
+    subject file ``LFlatFoot``/``RFlatFoot``/``FlatFoot``), the foot offsets Nexus stored
+    (StaticPlantFlex of the static or the trial, when gaitid's calibration reproduces it within
+    FLAT_FOOT_MATCH_RAD with one option and not the other); else off,
+    Nexus's and pyCGM2's default. None when the model's static calibration has no parameter for it."""
+    specs = [s for s in m.static.values() if isinstance(s.get("flat_foot"), str)]
+    if not specs or specs[0]["flat_foot"] not in m.parameters:
+        return None
+    name = specs[0]["flat_foot"]
+    common, per_side = split_sides(overrides)
+    sources = m.parameters[name].get("from", [])
+    offsets = [n for n, p in m.parameters.items() if p.get("static") and p.get("angle")]
+    choice, open_sides = {}, []
+    for side in SIDES:
+        if name in common or name in per_side[side]:
+            choice[side] = bool(params[side][name])
+        elif setting is not None:
+            choice[side] = bool(setting)
+        else:
+            flag = _stored(m, sources, side, (subj, static.subject))
+            choice[side] = bool(flag) if flag is not None else False
+            if flag is None:
+                open_sides.append(side)
+    if open_sides and offsets:
+        pf = offsets[0]  # the plantar flexion: the offset the option changes
+        stored = {side: [_stored(m, m.parameters[pf].get("from", []), side, (s,)) for s in (static.subject, subj)]
+                  for side in open_sides}
+        if any(v for vals in stored.values() for v in vals):
+            both = {f: calibrate_static(static, m, subject, parameters, {s: f for s in SIDES}) for f in (True, False)}
+            for side in open_sides:
+                for v in (v for v in stored[side] if v):
+                    near = [f for f in (True, False) if abs(both[f][side][pf] - v) <= FLAT_FOOT_MATCH_RAD]
+                    if len(near) == 1:
+                        choice[side] = near[0]
+                        break
+    return choice
+
+
+def _stored(m: Model, sources: list[str], side: str, subjects) -> float | None:
+    """The first value stored under ``sources`` (model ``from`` names) in ``subjects``, or None."""
+    for subject in subjects:
+        for src in sources:
+            v = subject_value(subject, src.replace("{side}", side_key(side)).replace("{S}", m.sides[side]))
+            if v is not None:
+                return v
+    return None

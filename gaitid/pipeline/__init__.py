@@ -98,7 +98,7 @@ def segment_kinematics(trial: Trial, model: Model, static: Trial | None, subject
     return build_segments(trial, model, static=static, subject=subject.subject, parameters=subject.parameters,
                           bsip=settings.bsip, marker_cutoff_hz=settings.marker_cutoff_hz,
                           max_gap_frames=settings.max_gap_frames, filter_order=settings.filter_order,
-                          segment_overrides=segment_parameters)
+                          segment_overrides=segment_parameters, flat_foot=settings.flat_foot)
 
 
 def joint_loads(kinematics: ModelKinematics, loads: dict[str, FootLoad], settings: Settings) -> dict[str, JointLoads]:

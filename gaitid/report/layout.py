@@ -10,6 +10,10 @@ is too narrow, so no cell runs off the page and nothing is cut.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import numpy as np
+
 from gaitid.report.canvas import INK, Page, text_width, wrap
 from gaitid.report.display import Table
 
@@ -17,6 +21,7 @@ MARGIN = (22.0, 40.0, 18.0, 30.0)  # left, top, right, bottom (points)
 MUTED = "#595959"
 WARN = "#8a4b00"
 FOOTER_SIZE, FOOTER_LEADING = 6.8, 8.5
+OUTLINE_WIDTH, OUTLINE_DASH = 0.8, (2.0, 1.2)  # a band drawn as its edges: the 95 % uncertainty band
 
 
 def footer_lines(page: Page, footer: list[str]) -> list[str]:
@@ -38,21 +43,78 @@ def page_frame(page: Page, title: str, heading: str, footer: list[str], legend: 
         page.text(left, y - FOOTER_LEADING * k, line, size=FOOTER_SIZE, colour=MUTED)
     top = y - FOOTER_LEADING * len(lines)
     if legend:
-        draw_legend(page, legend, left, top - 3.0)
-        top -= 12.0
+        rows = legend_rows(page, legend, left)
+        height = sum(r[0] for r in rows) * LEGEND_LEADING
+        draw_legend(page, rows, top - 3.0 - height + LEGEND_LEADING)
+        top -= height + 2.0
     return top
 
 
-def draw_legend(page: Page, entries: list, x: float, y: float) -> None:
-    """Entries (kind, colour, label): kind 'line', 'thin', 'dash', 'band' drawn as short samples."""
-    for kind, colour, label in entries:
-        if kind == "band":
-            page.rect(x, y - 5.0, 14.0, 5.0, stroke=None, fill=colour)
-        else:
-            page.path([[x, y - 2.5], [x + 14.0, y - 2.5]], stroke=colour,
-                      width={"line": 1.6, "thin": 0.6, "dash": 0.8}[kind], dash=(3.0, 2.0) if kind == "dash" else ())
-        page.text(x + 17.0, y, label, size=FOOTER_SIZE)
-        x += 17.0 + text_width(label, FOOTER_SIZE) + 10.0
+LEGEND_LEADING = 10.0  # points per line of legend
+SWATCH, SWATCH_GAP, ENTRY_GAP = 14.0, 3.0, 10.0
+
+
+@dataclass(frozen=True)
+class LegendEntry:
+    """One legend entry: ``kind`` 'line', 'thin', 'dash', 'band' (filled, ``alpha``) or 'outline'
+    (a band drawn as its two dashed edges); ``colours`` one colour, or one per side (the swatch
+    split in as many parts, so it shows the colours the bands have); ``gids``: the drawn items the
+    swatch stands for, one per colour (its parts carry ``legend:<gid>``)."""
+
+    kind: str
+    colours: tuple[str, ...]
+    label: str
+    alpha: float = 1.0
+    gids: tuple[str, ...] = ()
+
+
+def legend_entry(entry) -> LegendEntry:
+    """A LegendEntry, or one from a (kind, colour, label) tuple."""
+    if isinstance(entry, LegendEntry):
+        return entry
+    kind, colour, label = entry
+    return LegendEntry(kind, (colour,) if isinstance(colour, str) else tuple(colour), label)
+
+
+def legend_rows(page: Page, entries: list, x0: float) -> list[tuple[int, list]]:
+    """The legend laid out in rows within the page's margins: [(lines, [(x, entry, label lines)])];
+    an entry moves to the next row when it does not fit, a label wider than the page wraps."""
+    right = page.width - MARGIN[2]
+    rows, row, x = [], [], x0
+    for e in map(legend_entry, entries):
+        labels = wrap(e.label, right - x0 - SWATCH - SWATCH_GAP, FOOTER_SIZE)
+        w = SWATCH + SWATCH_GAP + max(text_width(t, FOOTER_SIZE) for t in labels)
+        if row and x + w > right:
+            rows.append(row)
+            row, x = [], x0
+        row.append((x, e, labels))
+        x += w + ENTRY_GAP
+    rows.append(row)
+    return [(max(len(labels) for _, _, labels in r), r) for r in rows]
+
+
+def draw_legend(page: Page, rows: list, y: float) -> None:
+    """The rows of :func:`legend_rows` from baseline ``y`` down: each swatch drawn as the curves are
+    (split per colour), its label beside it (gid 'legend')."""
+    for lines, row in rows:
+        for x, e, labels in row:
+            part = SWATCH / len(e.colours)
+            for k, colour in enumerate(e.colours):
+                gid = f"legend:{e.gids[k]}" if k < len(e.gids) else "legend"
+                a, b = x + k * part, x + (k + 1) * part
+                if e.kind == "band":
+                    page.path([(a, y - 5.0), (b, y - 5.0), (b, y), (a, y)], stroke=None, fill=colour, alpha=e.alpha,
+                              closed=True, gid=gid)
+                elif e.kind == "outline":
+                    edges = np.array([[a, y - 5.0], [b, y - 5.0], [np.nan, np.nan], [a, y], [b, y]])
+                    page.path(edges, stroke=colour, width=OUTLINE_WIDTH, dash=OUTLINE_DASH, gid=gid)
+                else:
+                    page.path([[a, y - 2.5], [b, y - 2.5]], stroke=colour,
+                              width={"line": 1.6, "thin": 0.6, "dash": 0.8}[e.kind],
+                              dash=(3.0, 2.0) if e.kind == "dash" else (), gid=gid)
+            for k, label in enumerate(labels):
+                page.text(x + SWATCH + SWATCH_GAP, y + LEGEND_LEADING * k, label, size=FOOTER_SIZE, gid="legend")
+        y += LEGEND_LEADING * lines
 
 
 class Flow:

@@ -3,7 +3,8 @@
 Each page is one :class:`~gaitid.report.canvas.Page` drawn once and written to both the PDF and the
 HTML. Per panel: each cycle as a thin line, the mean as a thick line with a +-1 SD band, left red
 and right green, the mean foot off of each side as a dashed vertical line, the user's normative
-band in grey behind. Every panel keeps, in data units, what it drew (:class:`Panel`, ``series``
+band in grey behind; the 95 % uncertainty band (kinetics) as its two dashed edges, so the three
+bands stay readable together. The legend's swatches are drawn as the curves are, in their colours. Every panel keeps, in data units, what it drew (:class:`Panel`, ``series``
 with a ``gid``: 'mean:Left', 'cycle:Right', 'sd:Left', 'foot_off:Left', 'normative',
 'part:Left:Gravity', 'grf:Right'), so scripts and tests can read the curves back. The sign
 convention is stated once per page, in its footer; each y axis names what a positive value means.
@@ -18,7 +19,7 @@ import numpy as np
 
 from gaitid.report.canvas import INK, Page
 from gaitid.report.content import ReportData, mean_sd_of
-from gaitid.report.layout import MARGIN, MUTED, page_frame
+from gaitid.report.layout import MARGIN, MUTED, OUTLINE_DASH, OUTLINE_WIDTH, LegendEntry, page_frame
 from gaitid.report.labels import (
     ANGLE_CONVENTION,
     COMPONENTS,
@@ -35,12 +36,13 @@ from gaitid.report.labels import (
     is_kinematic,
     moment_convention,
 )
-from gaitid.report.uncertainty_pages import BAND_ALPHA, band_of, legend_entry
+from gaitid.report.uncertainty_pages import band_of, legend_entry
 from gaitid.core.vocabulary import SIDES
 
 GRID = "#e6e6e6"
 FRAME = "#666666"
 NORMATIVE = NORMATIVE_COLOUR
+SD_ALPHA = 0.18  # the cycles' +-1 SD band, light in the side's colour over the grey normative band
 
 
 def mix(colour: str, amount: float) -> str:
@@ -73,7 +75,8 @@ def tick_text(v: float, step: float) -> str:
 @dataclass
 class Series:
     """What a panel drew, in data units: 'line' (x, y), 'band' (x, y = lower, y2 = upper) or
-    'vline' (x = [position])."""
+    'vline' (x = [position]); a band's ``style`` 'fill' (a filled polygon, ``alpha``) or
+    'outline' (its two edges as dashed lines: the 95 % uncertainty band)."""
 
     kind: str
     gid: str
@@ -84,6 +87,7 @@ class Series:
     width: float = 0.5
     alpha: float = 1.0
     dash: tuple = ()
+    style: str = "fill"
 
 
 @dataclass
@@ -106,9 +110,11 @@ class Panel:
         self.series.append(Series("line", gid, np.asarray(x, float), np.asarray(y, float), colour=colour, width=width,
                                   dash=tuple(dash)))
 
-    def band(self, x, lower, upper, colour, alpha, gid=""):
+    def band(self, x, lower, upper, colour, alpha, gid="", style="fill"):
+        dash, width = (OUTLINE_DASH, OUTLINE_WIDTH) if style == "outline" else ((), 0.5)
         self.series.append(Series("band", gid, np.asarray(x, float), np.asarray(lower, float),
-                                  np.asarray(upper, float), colour=colour, alpha=alpha))
+                                  np.asarray(upper, float), colour=colour, alpha=alpha, style=style, dash=dash,
+                                  width=width))
 
     def vline(self, x, colour, gid="", dash=(3.0, 2.0), width=0.8):
         self.series.append(Series("vline", gid, np.array([x], float), colour=colour, width=width, dash=tuple(dash)))
@@ -140,7 +146,7 @@ class Panel:
         grid = [np.array([[bx, v], [bx + bw, v]]) for v in Y(ticks[1:-1])]
         grid += [np.array([[v, by], [v, by + bh]]) for v in X(xticks[1:-1])]
         page.path(np.concatenate([np.vstack([g, [[np.nan, np.nan]]]) for g in grid]), stroke=GRID, width=0.4)
-        for s in (s for s in self.series if s.kind == "band"):
+        for s in (s for s in self.series if s.kind == "band" and s.style == "fill"):
             xs, up, lo = X(s.x), Y(s.y2), Y(s.y)
             for a, b in _stretches(np.isfinite(xs) & np.isfinite(up) & np.isfinite(lo)):  # one polygon each
                 page.path(np.vstack([np.column_stack([xs[a:b], up[a:b]]), np.column_stack([xs[a:b], lo[a:b]])[::-1]]),
@@ -148,7 +154,10 @@ class Panel:
         if y0 < 0 < y1:
             page.path([[bx, float(Y(0.0))], [bx + bw, float(Y(0.0))]], stroke="#8c8c8c", width=0.5)
         for s in self.series:
-            if s.kind == "line":
+            if s.kind == "band" and s.style == "outline":  # over the filled bands and the cycles
+                edges = np.vstack([np.column_stack([X(s.x), Y(s.y2)]), [[np.nan, np.nan]], np.column_stack([X(s.x), Y(s.y)])])
+                page.path(edges, stroke=s.colour, width=s.width, dash=s.dash, gid=s.gid)
+            elif s.kind == "line":
                 page.path(np.column_stack([X(s.x), Y(s.y)]), stroke=s.colour, width=s.width, dash=s.dash, gid=s.gid)
             elif s.kind == "vline" and x0 <= s.x[0] <= x1:
                 page.path([[float(X(s.x[0])), by], [float(X(s.x[0])), by + bh]], stroke=s.colour, width=s.width,
@@ -180,12 +189,17 @@ def _stretches(ok: np.ndarray) -> list[tuple[int, int]]:
     return [(a, b) for a, b in zip(edges[::2], edges[1::2]) if b - a >= 2]
 
 
-def curve_legend(normative) -> list:
-    out = [("line", SIDE_COLOURS[s], f"{s} mean") for s in SIDES]
-    out += [("band", "#dddddd", "\u00b11 SD"), ("thin", "#999999", "each cycle"),
-            ("dash", "#555555", "mean foot off")]
+def curve_legend(normative) -> list[LegendEntry]:
+    """The curve pages' legend: each swatch drawn as its curves are, in their colours (split
+    left / right where each side has its own), naming the gids it stands for."""
+    sides = tuple(SIDE_COLOURS[s] for s in SIDES)
+    out = [LegendEntry("line", (SIDE_COLOURS[s],), f"{s} mean", gids=(f"mean:{s}",)) for s in SIDES]
+    out += [LegendEntry("band", sides, "\u00b11 SD of the cycles", SD_ALPHA, tuple(f"sd:{s}" for s in SIDES)),
+            LegendEntry("thin", tuple(CYCLE_COLOURS[s] for s in SIDES), "each cycle",
+                        gids=tuple(f"cycle:{s}" for s in SIDES)),
+            LegendEntry("dash", sides, "mean foot off", gids=tuple(f"foot_off:{s}" for s in SIDES))]
     if normative is not None:
-        out.append(("band", NORMATIVE, "normative \u00b11 SD"))
+        out.append(LegendEntry("band", (NORMATIVE,), "normative \u00b11 SD", 1.0, ("normative",)))
     return out
 
 
@@ -223,10 +237,11 @@ def cycle_panel(panel: Panel, data: ReportData, variable: str, component: str, n
             absent.append(side)
             continue
         pct, mean, sd, _ = summ
-        panel.band(pct, mean - sd, mean + sd, SIDE_COLOURS[side], 0.18, gid=f"sd:{side}")
+        panel.band(pct, mean - sd, mean + sd, SIDE_COLOURS[side], SD_ALPHA, gid=f"sd:{side}")
         band = band_of(uncertainty, side, variable, component)
         if band is not None:
-            panel.band(band[0], band[1], band[2], SIDE_COLOURS[side], BAND_ALPHA, gid=f"uncertainty:{side}")
+            panel.band(band[0], band[1], band[2], SIDE_COLOURS[side], 1.0, gid=f"uncertainty:{side}",
+                       style="outline")
         if show_cycles:
             for row in data.cycle_matrix(side, variable, component):
                 panel.line(pct, row, CYCLE_COLOURS[side], 0.5, gid=f"cycle:{side}")
@@ -260,7 +275,7 @@ def grf_panel(panel: Panel, data: ReportData, k: int, show_cycles: bool = True) 
         pct = np.linspace(0.0, 100.0, st.values.shape[1])
         v = st.values[:, :, k]
         mean, sd, _ = mean_sd_of(v)
-        panel.band(pct, mean - sd, mean + sd, SIDE_COLOURS[side], 0.18, gid=f"sd:{side}")
+        panel.band(pct, mean - sd, mean + sd, SIDE_COLOURS[side], SD_ALPHA, gid=f"sd:{side}")
         if show_cycles:
             for row in v:
                 panel.line(pct, row, CYCLE_COLOURS[side], 0.5, gid=f"cycle:{side}")

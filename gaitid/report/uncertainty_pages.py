@@ -3,8 +3,9 @@
 When every reported Result was processed with ``uncertainty=...`` (and the report's toggle,
 ``write_report(..., uncertainty=...)``, is not False; None, the default, shows it), each kinetic panel gets, per side, the
 95 % band of the mean curve from the error model's input errors
-(:func:`gaitid.uncertainty.band_curves`; gid ``'uncertainty:Left'``), drawn in the side's colour,
-darker than the cycles' +-1 SD band, and the tables page a table of the kinetic clinical
+(:func:`gaitid.uncertainty.band_curves`; gid ``'uncertainty:Left'``), drawn as its two edges,
+dashed lines in the side's colour, over the grey normative band and the cycles' light +-1 SD band
+(filled bands would hide each other: docs/report.md), and the tables page a table of the kinetic clinical
 parameters as "value +- SD" with the 95 % interval and the error source that dominates each
 (:mod:`gaitid.cycles.clinical` definitions: each parameter in its phase of the cycle). In the HTML page a
 checkbox shows or hides the bands.
@@ -17,10 +18,10 @@ import pandas as pd
 
 from gaitid.report.content import ReportData
 from gaitid.report.display import DASH, Table, parameter_name
+from gaitid.report.labels import SIDE_COLOURS
+from gaitid.report.layout import LegendEntry
 from gaitid.core.vocabulary import SIDES
 
-BAND_ALPHA = 0.4  # the cycles' SD band is 0.18: the uncertainty band reads darker inside it
-LEGEND_COLOUR = "#9a9a9a"
 SOURCE_WORDS = {"joint_centres": "joint centres", "bsip": "segment parameters", "plates": "force plates",
                 "markers": "marker noise"}
 
@@ -51,11 +52,14 @@ def band_of(bands: pd.DataFrame | None, side: str, variable: str, component: str
     return b["percent"].to_numpy(float), b["low95"].to_numpy(float), b["high95"].to_numpy(float)
 
 
-def legend_entry(data: ReportData) -> tuple[str, str, str]:
-    """The legend's line for the bands: how many Monte Carlo samples (or first order) and which error model."""
+def legend_entry(data: ReportData) -> LegendEntry:
+    """The legend's entry for the bands (their dashed edges, left and right colours): how many
+    Monte Carlo samples (or first order) and which error model."""
     u = data.results[0].uncertainty
     how = f"{u.settings.samples} samples" if u.settings.samples else "first order"
-    return ("band", LEGEND_COLOUR, f"95 % band of the mean from input errors ({how}, error model {u.error_model.name})")
+    return LegendEntry("outline", tuple(SIDE_COLOURS[s] for s in SIDES),
+                       f"95 % band of the mean from input errors ({how}, error model {u.error_model.name})",
+                       gids=tuple(f"uncertainty:{s}" for s in SIDES))
 
 
 def _dominant(result, side: str, parameter: str) -> str:

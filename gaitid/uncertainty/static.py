@@ -12,6 +12,7 @@ import numpy as np
 
 from gaitid.core.errors import ModelError
 from gaitid.model import frames as fr
+from gaitid.model.calibration import flat_foot_of
 from gaitid.model.evaluator import PointEvaluator
 from gaitid.model.markerset import Model
 from gaitid.core.trial import Trial
@@ -50,7 +51,7 @@ def static_corrections(model: Model, design: Design, side: str, static_pts: dict
         heel = ev.point(spec["heel"])
         pf, rot = foot_offsets_by_column(ev.point(spec["ankle"]), ev.point(spec["toe"]), heel,
                                          ev.segment(spec["shank"])[0], side, n_st, C,
-                                         bool(spec.get("flat_foot", True)), float(spec.get("sole_delta", 0.0)))
+                                         flat_foot_of(spec, params), float(spec.get("sole_delta", 0.0)))
         if len(names) == 2:
             new[names[0]], new[names[1]] = pf - pf[design.nominal], rot - rot[design.nominal]
     out = {}

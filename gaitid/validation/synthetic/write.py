@@ -167,7 +167,9 @@ def write_sample(outdir: str | Path, p: GaitParams | None = None) -> list[Path]:
     _write_c3d(_c3d(trial.markers, p, trial.subject, trial.plates, trial.events), paths[0])
     _write_text(paths[1], truth_table(trial).to_csv(index=False, float_format="%.10g", lineterminator="\n"))
     _write_text(paths[2], segments_json(p))
-    _write_c3d(_c3d(make_static_trial(p), p, trial.subject), paths[3])
+    # the static stands with its feet flat on the floor (heel marker 5 mm above the toe marker): it
+    # says so, as a lab's static would, so Plug-in Gait's calibration uses the flat-foot option
+    _write_c3d(_c3d(make_static_trial(p), p, {**trial.subject, "LFlatFoot": 1.0, "RFlatFoot": 1.0}), paths[3])
     return paths
 
 

@@ -12,6 +12,7 @@ from gaitid.cli.options import (
     add_subject_arguments,
     read_norms_option,
     add_uncertainty_arguments,
+    check_outdir,
     settings_from_args,
     subject_from_args,
     trial_with_subject,
@@ -102,6 +103,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)
     uncertainty = uncertainty_from_args(args)
     opts = subject_from_args(args)
+    check_outdir(args.outdir)  # a bad -o or --norms fails before the trial is processed and anything written
+    norms = read_norms_option(args.norms, settings.convention)
     trial, given, more = trial_with_subject(args.trial, opts, settings)
     info = trial_info(trial, Path(args.trial).resolve())  # (whose trial it is, to pair a static)
     static, notes = resolve_static(args.trial, info, args.static, args.force)
@@ -134,7 +137,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         written.append(result.to_excel(out / f"{result.name}.xlsx"))
     if args.opensim:
         written += result.to_opensim(out)
-    norms = read_norms_option(args.norms, settings.convention)
     scores = None
     if norms is not None:
         from gaitid.cycles.scores import gait_scores, summary_lines

@@ -44,7 +44,7 @@ _inputs_by_path: dict[str, Path] = {}
 def register_input(path: str | os.PathLike) -> None:
     """Record that this process read ``path``: no output may replace it afterwards."""
     p = Path(path)
-    with contextlib.suppress(OSError):
+    with contextlib.suppress(OSError, RuntimeError):  # RuntimeError: a symbolic-link loop (Python < 3.13)
         resolved = p.resolve()
         _inputs_by_path[str(resolved)] = p
         st = resolved.stat()
@@ -66,7 +66,7 @@ def _input_replaced_by(target: Path, inputs: tuple[str | Path, ...]) -> Path | N
     """The input file that writing ``target`` would replace, or None."""
     try:
         resolved = target.resolve()
-    except OSError:
+    except (OSError, RuntimeError):  # RuntimeError: a symbolic-link loop (Python < 3.13)
         resolved = target.absolute()
     if str(resolved) in _inputs_by_path:
         return _inputs_by_path[str(resolved)]
@@ -78,7 +78,7 @@ def _input_replaced_by(target: Path, inputs: tuple[str | Path, ...]) -> Path | N
         return _inputs_by_inode[(st.st_dev, st.st_ino)]
     for src in inputs:
         src_p = Path(src)
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError, RuntimeError):
             if src_p.resolve() == resolved or (st is not None and src_p.exists() and os.path.samefile(src_p, resolved)):
                 return src_p
     return None

@@ -46,6 +46,7 @@ from pathlib import Path
 import numpy as np
 
 from gaitid.core.errors import FileFormatError, UnsupportedError
+from gaitid.io.input_files import input_file
 
 BLOCK = 512
 C3D_KEY = 0x50
@@ -117,12 +118,8 @@ def _float(raw: bytes, processor: int) -> float:
 def check_c3d(path: str | os.PathLike) -> C3DLayout:
     """Raise a gaitid error naming ``path`` if it is not a complete, well-formed C3D file."""
     path = Path(path)
-    if not path.exists():
-        raise FileFormatError("file not found", path)
-    if path.is_dir():
-        raise FileFormatError("is a directory, not a C3D file", path)
+    size = input_file(path, "C3D file")  # (a FIFO or a device is refused before it is opened)
     try:
-        size = path.stat().st_size
         with open(path, "rb") as fh:
             head = fh.read(BLOCK)
             if size == 0:

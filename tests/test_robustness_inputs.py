@@ -201,3 +201,131 @@ def test_a_norms_file_beyond_the_size_limit_is_refused_unread(tmp_path, monkeypa
     monkeypatch.setattr(files, "MAX_NORMS_FILE_BYTES", 10)
     with pytest.raises(FileFormatError, match="normative data file of 0.0 MB, beyond the"):
         files.read_norms(f)
+
+
+# ---- C3D content: control characters, event times, rates; long names; contacts
+
+
+def _mutated(tmp_path: Path, name: str, edit) -> Path:
+    from tests.c3d_mutations import RawC3D
+
+    c = RawC3D(SAMPLE.read_bytes())
+    edit(c)
+    out = tmp_path / name
+    out.write_bytes(c.to_bytes())
+    return out
+
+
+def _escapes(c) -> None:
+    c.set_strings("SUBJECTS", "NAMES", [b"\x1b[31mAnn\x1b[0m\x00\x07"])
+    labels = c.strings("POINT", "LABELS")
+    labels[0] = b"L\x1bAS\x00I\x00\x00"  # what remains, LASI, is a marker the model needs
+    c.set_strings("POINT", "LABELS", labels)
+    c.set_strings("MANUFACTURER", "SOFTWARE", [b"Nexus\x9b2J\x00\x00"])
+
+
+def test_control_characters_of_c3d_strings_are_removed_at_the_reader(tmp_path, capsys):
+    from gaitid.io.c3d import read_c3d
+
+    path = _mutated(tmp_path, "esc.c3d", _escapes)
+    trial = read_c3d(path)
+    assert trial.subject.name == "[31mAnn[0m"  # ESC, NUL and BEL removed; the printable rest kept
+    assert trial.marker_labels[0] == "LASI" and "RASI" in trial.marker_labels
+    assert trial.software.startswith("Nexus2J")
+    assert main(["info", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "[31mAnn[0m" in out and not any(ch in out for ch in "\x1b\x00\x07\x9b")  # (before: printed raw)
+    outdir = tmp_path / "out"
+    assert main(["run", str(path), "-o", str(outdir), "--mass", "70"]) == 0
+    run_out = capsys.readouterr().out
+    assert "Ann" in run_out and not any(ch in run_out for ch in "\x1b\x00\x07\x9b")
+    texts = {p.name: p.read_bytes() for p in outdir.iterdir() if p.suffix in (".csv", ".html", ".json")}
+    assert "esc_frames.csv" in texts and b"[31mAnn[0m" in texts["esc_report.html"]
+    assert read_c3d(outdir / "esc_results.c3d").subject.name == "[31mAnn[0m"
+    for name, raw in texts.items():
+        assert b"\x00" not in raw and b"\x1b" not in raw, name  # (before: NUL in the subject table and report)
+
+
+def test_an_event_time_of_1e20_minutes_is_left_out_with_a_warning(tmp_path, capsys):
+    import numpy as np
+
+    from gaitid.io.c3d import read_c3d
+
+    def far_event(c):
+        t = c.numbers("EVENT", "TIMES").reshape(2, -1, order="F").copy()
+        t[0, 0] = 1e20
+        c.set_numbers("EVENT", "TIMES", t.ravel(order="F"), dims=[2, t.shape[1]])
+
+    clean = read_c3d(SAMPLE)
+    path = _mutated(tmp_path, "far.c3d", far_event)
+    trial = read_c3d(path)
+    assert len(trial.events) == len(clean.events) - 1 and all(abs(e.time) < 1e3 for e in trial.events)
+    assert any("EVENT:TIMES" in w and "6e+21 s lies beyond any recording" in w for w in trial.warnings)
+    assert not any("EVENT:TIMES" in w for w in clean.warnings)
+    out = tmp_path / "out"
+    assert main(["run", str(path), "-o", str(out), "--mass", "70", "--parquet", "--no-report"]) == 0  # (before: OverflowError)
+    assert "6e+21 s lies beyond any recording" in capsys.readouterr().out
+    events = __import__("pandas").read_parquet(out / "far_events.parquet")
+    assert np.isfinite(events.select_dtypes("number").to_numpy(float)).all()
+
+
+def test_a_1_hz_point_rate_error_names_the_file_and_the_option(tmp_path, capsys):
+    path = _mutated(tmp_path, "slow.c3d", lambda c: c.set_numbers("POINT", "RATE", [1.0], dims=[]))
+    assert main(["run", str(path), "-o", str(tmp_path / "out"), "--mass", "70"]) == 1
+    err = _no_traceback(capsys)
+    assert f"{path}: the markers' rate 1 Hz cannot carry the low-pass cutoff" in err  # (before: no file named)
+    assert "Nyquist frequency 0.5 Hz" in err and "POINT:RATE" in err and "--cutoff HZ" in err
+
+
+@pytest.mark.timeout(120)
+def test_stems_near_255_bytes_get_short_unique_output_names(tmp_path, capsys):
+    from gaitid.io.atomic import MAX_OUTPUT_STEM_BYTES, output_stem
+
+    assert output_stem("walk") == "walk"
+    a, b = "é" * 120 + "a", "é" * 120 + "b"  # 241 bytes each, sharing their first 240
+    assert output_stem(a) != output_stem(b) and output_stem(a).startswith("é" * 69)
+    assert all(len(output_stem(s).encode()) <= MAX_OUTPUT_STEM_BYTES for s in (a, b, "x" * 250))
+    src = tmp_path / "src"
+    src.mkdir()
+    for s in ("x" * 246 + "1", "x" * 246 + "2"):
+        shutil.copy(SAMPLE, src / f"{s}.c3d")
+    out = tmp_path / "out"
+    for trial in sorted(src.iterdir()):  # (before: 'File name too long')
+        assert main(["run", str(trial), "-o", str(out), "--mass", "70", "--no-report", "--parquet"]) == 0
+    names = [p.name for p in out.iterdir()]
+    assert len(names) == 2 * 17 and max(len(n.encode()) for n in names) <= 255
+    stems = {n.split("_")[0] for n in names}
+    assert stems == {output_stem("x" * 246 + "1"), output_stem("x" * 246 + "2")}
+    assert main(["batch", str(src), "-o", str(tmp_path / "batch"), "--mass", "70", "--no-report"]) == 0
+    folders = sorted(p.name for p in (tmp_path / "batch").iterdir() if p.is_dir())
+    assert folders == sorted(stems)
+    assert (tmp_path / "batch" / folders[0] / f"{folders[0]}_curves.csv").is_file()
+
+
+def test_a_contact_invalid_on_some_frames_is_reported_as_such(tmp_path, capsys):
+    """A contact whose plate lost 5 frames of samples keeps, as docs/contacts.md says, the
+    kinetics of its measured frames in the per-frame table: the run no longer calls it
+    'not used for kinetics', but says it gives no kinetic cycle and where its frames are."""
+    import numpy as np
+    import pandas as pd
+
+    def nan_frames(c):  # plate 1's six channels NaN on frames 136-140 (the right foot's stance, 1.10-1.70 s)
+        n, fw = c.n_frames, c.frame_words
+        vals = np.frombuffer(bytes(c.data[: n * fw * 4]), "<f4").reshape(n, fw).copy()
+        analog = vals[:, 4 * c.word(1):].reshape(n, -1, 12)
+        analog[135:140, :, 0:6] = np.nan
+        vals[:, 4 * c.word(1):] = analog.reshape(n, -1)
+        c.data = bytearray(vals.tobytes()) + c.data[n * fw * 4:]
+
+    path = _mutated(tmp_path, "gap.c3d", nan_frames)
+    out = tmp_path / "out"
+    assert main(["run", str(path), "-o", str(out), "--mass", "70", "--no-report"]) == 0
+    stdout = capsys.readouterr().out
+    assert ("  contact without a kinetic cycle (Right): plate 1: plate 1 force missing (NaN) for 6 frames; its "
+            "other frames' kinetics are in gap_frames.csv") in stdout
+    assert "not used for kinetics" not in stdout  # (before: said so, while frames.csv carried them)
+    frames = pd.read_csv(out / "gap_frames.csv")
+    knee = frames[(frames.side == "Right") & (frames.variable == "KneeMoment") & (frames.component == "X")
+                  & frames.time_s.between(1.11, 1.69)]
+    finite = np.isfinite(knee.value.to_numpy())
+    assert 40 < finite.sum() < len(knee) and not finite[knee.frame.between(136, 140).to_numpy()].any()

@@ -204,13 +204,17 @@ def write_run_record(result, outdir, static) -> "Path":
 
 def rejected_contact_lines(contacts, name: str) -> list[str]:
     """Why a contact gives no kinetics (its loads are NaN where not measured), a line each for the
-    first ones (:func:`gaitid.contacts.listed_rejections`), the rest counted."""
+    first ones (:func:`gaitid.contacts.listed_rejections`), the rest counted. A contact invalid only
+    on some of its frames (``frames_only``, docs/contacts.md) keeps the kinetics of its measured
+    frames in the per-frame table: its line says so, and that it gives no kinetic cycle."""
     from gaitid.contacts import listed_rejections
 
     listed, more = listed_rejections(contacts)
-    lines = [f"  contact not used for kinetics ({c.side or 'foot unknown'}): {c.reason}" for c in listed]
+    lines = [f"  contact without a kinetic cycle ({c.side or 'foot unknown'}): {c.reason}; its other frames' "
+             f"kinetics are in {name}_frames.csv" if c.frames_only else
+             f"  contact not used for kinetics ({c.side or 'foot unknown'}): {c.reason}" for c in listed]
     if more:
-        lines.append(f"  ... and {more} more contacts not used for kinetics ({len(listed) + more} in all, "
+        lines.append(f"  ... and {more} more contacts without a kinetic cycle ({len(listed) + more} in all, "
                      f"each with its reason in {name}_contacts.csv)")
     return lines
 

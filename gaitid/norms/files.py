@@ -29,9 +29,10 @@ from gaitid.norms.data import (
 from gaitid.cycles.scores import GPS_VARIABLES, SCORE_PERCENT, GDIBasis
 
 
-# gaitid's norms file of a large lab (four speed bands, both sides, the GDI basis) takes about 2 MB;
-# the parsers hold 20-50 times a file's size in memory, so a larger file is refused with the reason.
-MAX_NORMS_FILE_BYTES = 50 * 2**20
+# gaitid's norms file of a large lab (four speed bands x both sides x 75 curves of 51 points, the GDI
+# basis) takes about 1 MB. The parsers hold 10-25 times a file's size in memory (a 19 MB TOML: 11 s,
+# 480 MB; 50 MB: 27 s, 1.1 GB), so a larger file is refused with the reason.
+MAX_NORMS_FILE_BYTES = 20 * 2**20
 
 
 def read_norms(source) -> Norms:

@@ -65,6 +65,14 @@ def test_a_symbolic_link_loop_is_named(tmp_path, capsys):
     b.symlink_to(a)
     assert main(["run", str(a), "-o", str(tmp_path / "out")]) == 1  # (before: RuntimeError in register_input)
     assert f"{a}: is a loop of symbolic links" in _no_traceback(capsys)
+    walk = tmp_path / "walk.c3d"
+    shutil.copy(SAMPLE, walk)
+    n = tmp_path / "n.toml"
+    n.symlink_to(n)
+    for option in ("--norms", "--subject"):  # (before: RuntimeError in read_norms_setting for --norms)
+        assert main(["run", str(walk), "-o", str(tmp_path / "out"), option, str(n)]) == 1
+        assert f"{n}: is a loop of symbolic links" in _no_traceback(capsys)
+    assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.parametrize("command", ["batch", "run"])

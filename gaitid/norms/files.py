@@ -75,7 +75,7 @@ def read_norms_setting(path: str | os.PathLike | None, convention: str) -> Norms
     register_input(path)
     try:
         st = Path(path).resolve().stat()
-    except OSError:
+    except (OSError, RuntimeError):  # (RuntimeError: a symbolic-link loop, Python < 3.13)
         return read_norms(path).in_convention(convention)  # the reader's error names the file
     return _norms_in_convention(str(Path(path).resolve()), st.st_mtime_ns, st.st_size, convention)
 

@@ -467,7 +467,7 @@ def write_results_c3d(result, path: str | os.PathLike, suffix: str | None = None
     from gaitid.io.c3d import write_c3d
 
     src = result.trial.path
-    if src is None or Path(src).suffix.lower() != ".c3d":
+    if src is None or not Path(src).name.lower().endswith(".c3d"):  # (a file named '.c3d' has no suffix)
         raise FileFormatError("results can be written back only into a copy of the input C3D file", src)
     points = points or result_points(result, suffix, replace_outputs)
     return write_c3d(result.trial, path, extra_points=points.points, file_lab=True)

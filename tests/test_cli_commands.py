@@ -110,5 +110,5 @@ def test_run_lists_ten_rejected_contacts_and_counts_the_rest():
     lines = rejected_contact_lines(many, "tm")
     rejected = [c for c in many if not c.valid]
     assert lines[:-1] == [f"  contact not used for kinetics ({c.side}): {c.reason}" for c in rejected[:LISTED_REJECTED]]
-    assert lines[-1] == "  ... and 190 more contacts not used for kinetics (200 in all, each with its reason in " \
+    assert lines[-1] == "  ... and 190 more contacts without a kinetic cycle (200 in all, each with its reason in " \
                         "tm_contacts.csv)"

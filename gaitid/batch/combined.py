@@ -79,7 +79,9 @@ def identity(job) -> dict:
 
 
 def _source(job, name: str) -> Path:
-    return job.outdir / f"{job.path.stem}_{TABLES[name]}.csv"
+    from gaitid.io.atomic import output_stem
+
+    return job.outdir / f"{output_stem(job.path.stem)}_{TABLES[name]}.csv"
 
 
 def _piece_path(job, name: str) -> Path:

@@ -175,8 +175,11 @@ _UNSAFE = re.compile(r'[\x00-\x1f<>:"/\\|?*]+')
 def folder_name(stem: str) -> str:
     """A trial's output folder name from its file stem: the stem itself, with characters no
     file system accepts replaced by ``_`` and leading dots replaced (``..`` from a file named
-    ``...c3d`` would be the output folder's parent; a leading dot hides the folder)."""
-    name = _UNSAFE.sub("_", stem).rstrip(" ")
+    ``...c3d`` would be the output folder's parent; a leading dot hides the folder), shortened as
+    the trial's output files are (:func:`gaitid.io.atomic.output_stem`)."""
+    from gaitid.io.atomic import output_stem
+
+    name = _UNSAFE.sub("_", output_stem(stem)).rstrip(" ")
     if name.startswith(".") or not name.strip():
         name = "_" + name.lstrip(".")
     return name if name not in ("", "_") else "_trial"

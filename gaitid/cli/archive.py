@@ -14,6 +14,7 @@ from gaitid.cli.options import (
     add_replace_outputs_argument,
     add_settings_arguments,
     add_subject_arguments,
+    check_outdir,
     settings_from_args,
     subject_from_args,
 )
@@ -83,6 +84,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
     """Process every trial of a session or archive; exit 1 when some trial failed."""
     settings = settings_from_args(args)
     opts = subject_from_args(args)
+    check_outdir(args.outdir)
     with _norms_for_workers(args.norms, settings.convention):
         return _batch(args, settings, opts)
 

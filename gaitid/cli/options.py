@@ -254,3 +254,18 @@ def uncertainty_from_args(args: argparse.Namespace):
             raise SettingsError(f"--plate-kind {args.plate_kind}: {exc} (give a kind the --error-model has, or "
                                 "add it to your error model)") from None
     return UncertaintySettings(**kw)
+
+
+def check_outdir(outdir: str) -> None:
+    """-o names a folder, or one that can be made: not a file, nor a path through a file."""
+    from pathlib import Path
+
+    from gaitid.core.errors import SettingsError
+
+    for p in (Path(outdir), *Path(outdir).parents):
+        if p.exists() or p.is_symlink():
+            if not p.is_dir():
+                where = "" if p == Path(outdir) else f" ({p} is a file)"
+                raise SettingsError(f"-o {outdir}: not a folder{where}; give the folder for the results "
+                                    "(made if missing)")
+            return

@@ -12,6 +12,7 @@ from gaitid.cli.options import (
     add_subject_arguments,
     read_norms_option,
     add_uncertainty_arguments,
+    check_outdir,
     settings_from_args,
     subject_from_args,
     trial_with_subject,
@@ -102,6 +103,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)
     uncertainty = uncertainty_from_args(args)
     opts = subject_from_args(args)
+    check_outdir(args.outdir)  # a bad -o or --norms fails before the trial is processed and anything written
+    norms = read_norms_option(args.norms, settings.convention)
     trial, given, more = trial_with_subject(args.trial, opts, settings)
     info = trial_info(trial, Path(args.trial).resolve())  # (whose trial it is, to pair a static)
     static, notes = resolve_static(args.trial, info, args.static, args.force)
@@ -134,7 +137,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         written.append(result.to_excel(out / f"{result.name}.xlsx"))
     if args.opensim:
         written += result.to_opensim(out)
-    norms = read_norms_option(args.norms, settings.convention)
     scores = None
     if norms is not None:
         from gaitid.cycles.scores import gait_scores, summary_lines
@@ -202,13 +204,17 @@ def write_run_record(result, outdir, static) -> "Path":
 
 def rejected_contact_lines(contacts, name: str) -> list[str]:
     """Why a contact gives no kinetics (its loads are NaN where not measured), a line each for the
-    first ones (:func:`gaitid.contacts.listed_rejections`), the rest counted."""
+    first ones (:func:`gaitid.contacts.listed_rejections`), the rest counted. A contact invalid only
+    on some of its frames (``frames_only``, docs/contacts.md) keeps the kinetics of its measured
+    frames in the per-frame table: its line says so, and that it gives no kinetic cycle."""
     from gaitid.contacts import listed_rejections
 
     listed, more = listed_rejections(contacts)
-    lines = [f"  contact not used for kinetics ({c.side or 'foot unknown'}): {c.reason}" for c in listed]
+    lines = [f"  contact without a kinetic cycle ({c.side or 'foot unknown'}): {c.reason}; its other frames' "
+             f"kinetics are in {name}_frames.csv" if c.frames_only else
+             f"  contact not used for kinetics ({c.side or 'foot unknown'}): {c.reason}" for c in listed]
     if more:
-        lines.append(f"  ... and {more} more contacts not used for kinetics ({len(listed) + more} in all, "
+        lines.append(f"  ... and {more} more contacts without a kinetic cycle ({len(listed) + more} in all, "
                      f"each with its reason in {name}_contacts.csv)")
     return lines
 

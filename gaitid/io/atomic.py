@@ -41,10 +41,29 @@ _inputs_by_inode: dict[tuple[int, int], Path] = {}
 _inputs_by_path: dict[str, Path] = {}
 
 
+# A file name may take 255 bytes; the temporary beside it adds about 30 (TMP_PREFIX, pid, random) and
+# the longest output suffix 30 (``_uncertainty_contributions.csv``): a trial's stem longer than this
+# is shortened in every output name (:func:`output_stem`).
+MAX_OUTPUT_STEM_BYTES = 150
+
+
+def output_stem(stem: str) -> str:
+    """The trial ``stem`` as its output files and folders are named: itself when it takes at most
+    :data:`MAX_OUTPUT_STEM_BYTES` bytes (UTF-8), else its first characters, ``-`` and 10 hex
+    digits of its SHA-1 (so two long stems sharing their start still get distinct names)."""
+    raw = stem.encode("utf-8", "surrogateescape")
+    if len(raw) <= MAX_OUTPUT_STEM_BYTES:
+        return stem
+    import hashlib
+
+    head = raw[: MAX_OUTPUT_STEM_BYTES - 11].decode("utf-8", "ignore")  # (a character cut in two is dropped)
+    return f"{head}-{hashlib.sha1(raw).hexdigest()[:10]}"
+
+
 def register_input(path: str | os.PathLike) -> None:
     """Record that this process read ``path``: no output may replace it afterwards."""
     p = Path(path)
-    with contextlib.suppress(OSError):
+    with contextlib.suppress(OSError, RuntimeError):  # RuntimeError: a symbolic-link loop (Python < 3.13)
         resolved = p.resolve()
         _inputs_by_path[str(resolved)] = p
         st = resolved.stat()
@@ -66,7 +85,7 @@ def _input_replaced_by(target: Path, inputs: tuple[str | Path, ...]) -> Path | N
     """The input file that writing ``target`` would replace, or None."""
     try:
         resolved = target.resolve()
-    except OSError:
+    except (OSError, RuntimeError):  # RuntimeError: a symbolic-link loop (Python < 3.13)
         resolved = target.absolute()
     if str(resolved) in _inputs_by_path:
         return _inputs_by_path[str(resolved)]
@@ -78,7 +97,7 @@ def _input_replaced_by(target: Path, inputs: tuple[str | Path, ...]) -> Path | N
         return _inputs_by_inode[(st.st_dev, st.st_ino)]
     for src in inputs:
         src_p = Path(src)
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError, RuntimeError):
             if src_p.resolve() == resolved or (st is not None and src_p.exists() and os.path.samefile(src_p, resolved)):
                 return src_p
     return None

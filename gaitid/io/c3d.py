@@ -87,6 +87,7 @@ _SUFFIX = re.compile(r"_?[A-Za-z0-9]{1,3}")  # model-output label suffixes: 'V',
 _JOINT_CENTRE = re.compile(r"(JC$|JC_|Cent(er|re)|^CentreOfMass)", re.IGNORECASE)
 _PIG_QUAD = ("O", "A", "L", "P")
 
+MAX_EVENT_TIME_S = 1e6  # 11 days: an event time beyond it is corrupt (a trial lasts minutes, a session hours)
 _SUBJECT_FIELDS = VICON_SUBJECT_FIELDS  # PROCESSING name -> (Subject field, scale to SI)
 _EVENT_CODES = {"HS": "Foot Strike", "FS": "Foot Strike", "IC": "Foot Strike", "TO": "Foot Off", "FO": "Foot Off"}
 
@@ -138,7 +139,7 @@ def _build_trial(layout: C3DLayout, data: C3DData, path: Path, cop_threshold: fl
         model_outputs=pts["model_outputs"],
         analogs=analogs,
         force_plates=plates,
-        events=_events(params, float(rate)),
+        events=_events(params, float(rate), warnings),
         subject=_subject(params),
         manufacturer=_manufacturer(params),
         software=_software(params),
@@ -408,7 +409,7 @@ def _event_label(label: str, context: str) -> tuple[str, str]:
     return lab, context or "General"
 
 
-def _events(params, rate: float) -> list[Event]:
+def _events(params, rate: float, warnings: list[str]) -> list[Event]:
     ev = params.get("EVENT", {})
     labels = _strings_continued(ev, "LABELS")
     times = _event_times(ev)
@@ -425,6 +426,10 @@ def _events(params, rate: float) -> list[Event]:
         if not np.isfinite(seconds[i]):
             continue
         label, context = _event_label(labels[i], contexts[i] if i < len(contexts) else "")
+        if abs(seconds[i]) > MAX_EVENT_TIME_S:  # (its frame number would overflow the tables' integers)
+            warnings.append(f"EVENT:TIMES: {context} {label} at {seconds[i]:g} s lies beyond any recording "
+                            f"(|time| > {MAX_EVENT_TIME_S:g} s); left out")
+            continue
         out.append(Event(label, context, float(seconds[i]), int(round(seconds[i] * rate)) + 1))
     return sorted(out, key=lambda e: (e.time, e.context, e.label))
 

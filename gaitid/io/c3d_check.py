@@ -13,7 +13,8 @@ run past a buffer). Values equal ezc3d 1.7.2's on every real file (tests).
 
 Checked:
 
-* the path is an existing, non-empty regular file of at least one 512-byte block;
+* the path is an existing, non-empty regular file of at least one 512-byte block (a FIFO or a
+  device is refused before it is opened: :func:`gaitid.io.input_files.input_file`);
 * header byte 2 is the C3D key 0x50 and the parameter section starts inside the file;
 * the processor type is Intel (84) or DEC (85) (MIPS/big-endian: unsupported);
 * every parameter/group record stays inside its record (name, data and
@@ -29,6 +30,8 @@ Checked:
 * POINT:RATE lies within 1 Hz - 100 kHz and the analog rate is at most 10 MHz;
 * a header whose last frame is 65535 takes its frame count from POINT:LONG_FRAMES,
   a float POINT:FRAMES or TRIAL:ACTUAL_START/END_FIELD (:func:`_long_frames`);
+* strings (labels, units, names, software) lose their control characters
+  (:func:`clean_text`: NUL padding, terminal escapes);
 * decoding fits the memory budget (:func:`memory_budget`, ``GAITID_MEMORY_BUDGET``),
   estimated from the header and parameters before anything is allocated.
 
@@ -46,6 +49,7 @@ from pathlib import Path
 import numpy as np
 
 from gaitid.core.errors import FileFormatError, UnsupportedError
+from gaitid.io.input_files import input_file
 
 BLOCK = 512
 C3D_KEY = 0x50
@@ -117,12 +121,8 @@ def _float(raw: bytes, processor: int) -> float:
 def check_c3d(path: str | os.PathLike) -> C3DLayout:
     """Raise a gaitid error naming ``path`` if it is not a complete, well-formed C3D file."""
     path = Path(path)
-    if not path.exists():
-        raise FileFormatError("file not found", path)
-    if path.is_dir():
-        raise FileFormatError("is a directory, not a C3D file", path)
+    size = input_file(path, "C3D file")  # (a FIFO or a device is refused before it is opened)
     try:
-        size = path.stat().st_size
         with open(path, "rb") as fh:
             head = fh.read(BLOCK)
             if size == 0:
@@ -197,7 +197,7 @@ def _parameters(section: bytes, processor: int, path: Path):
         if name_end + 2 > end:
             raise FileFormatError(f"parameter record at byte {pos} runs past the parameter section", path)
         try:
-            stored = section[pos + 2 : name_end].decode("ascii").strip()
+            stored = clean_text(section[pos + 2 : name_end].decode("ascii")).strip()
             name = stored.upper()
         except UnicodeDecodeError as exc:
             raise FileFormatError(f"parameter record at byte {pos} has a non-ASCII name", path) from exc
@@ -258,15 +258,27 @@ def _parameters(section: bytes, processor: int, path: Path):
     return params, values, names, offsets
 
 
+# C0 and C1 control characters and DEL: NUL padding, terminal escape sequences (ESC), bells... in a
+# C3D string would reach the terminal (gaitid info, run) and the CSV and HTML outputs. Tab, line
+# feed and carriage return become a space (a C3D string is one line); the others are removed.
+_CONTROLS = {c: (" " if chr(c) in "\t\n\r" else None) for c in (*range(0x20), *range(0x7F, 0xA0))}
+
+
+def clean_text(text: str) -> str:
+    """``text`` without control characters (C0, DEL, C1): what every string read from a C3D
+    file (labels, units, subject names, software) goes through."""
+    return text.translate(_CONTROLS)
+
+
 def _shaped(dtype: int, dims: tuple[int, ...], data: bytes, processor: int):
     """A parameter value shaped as ezc3d gives it: list of strings (first dimension = string length)
     or a numpy array with the C3D dimensions (Fortran order; scalars as 1-element arrays)."""
     if dtype == -1:
         text = data.decode("latin-1")
         if len(dims) <= 1:
-            return [text.rstrip()]
+            return [clean_text(text).rstrip()]
         width = dims[0]
-        return [text[i * width : (i + 1) * width].rstrip() for i in range(len(text) // width if width else 0)]
+        return [clean_text(text[i * width : (i + 1) * width]).rstrip() for i in range(len(text) // width if width else 0)]
     if dtype == 1:
         arr = np.frombuffer(data, dtype=np.int8).astype(np.int64)
     elif dtype == 2:

@@ -12,7 +12,7 @@ from dataclasses import replace
 import numpy as np
 
 from gaitid.core import signal
-from gaitid.core.errors import ModelError
+from gaitid.core.errors import ModelError, SettingsError
 from gaitid.model.markerset import Model
 from gaitid.core.trial import Trial
 from gaitid.core.vocabulary import SIDES
@@ -83,7 +83,13 @@ def prepare_points(trial: Trial, labels: list[str], cutoff_hz: float | None, max
         return {}
     stacked = np.stack([trial.point(lab) for lab in labels], axis=1)  # (n, k, 3)
     stacked = signal.fill_gaps(stacked, max_gap)
-    stacked = signal.butter_lowpass(stacked, trial.point_rate, cutoff_hz, order)
+    try:
+        stacked = signal.butter_lowpass(stacked, trial.point_rate, cutoff_hz, order)
+    except SettingsError as exc:  # a file's rate too low for the cutoff (POINT:RATE = 1 Hz): name the file
+        why = f"the markers' rate {trial.point_rate:g} Hz cannot carry the low-pass cutoff: {exc.reason}; check " \
+              "the file's POINT:RATE, or "
+        raise SettingsError(why + "set a lower marker_cutoff_hz", trial.path,
+                            cli=why + "give a lower --cutoff HZ (0: unfiltered)") from None
     return {lab: stacked[:, i, :] for i, lab in enumerate(labels)}
 
 

@@ -16,6 +16,7 @@ import pandas as pd
 
 from gaitid.core.errors import DataError, FileFormatError, GaitIDError, SettingsError
 from gaitid.io.atomic import register_input
+from gaitid.io.input_files import input_file
 from gaitid.norms.data import (
     BAND_COLUMNS,
     CURVE_COLUMNS,
@@ -28,6 +29,12 @@ from gaitid.norms.data import (
 from gaitid.cycles.scores import GPS_VARIABLES, SCORE_PERCENT, GDIBasis
 
 
+# gaitid's norms file of a large lab (four speed bands x both sides x 75 curves of 51 points, the GDI
+# basis) takes about 1 MB. The parsers hold 10-25 times a file's size in memory (a 19 MB TOML: 11 s,
+# 480 MB; 50 MB: 27 s, 1.1 GB), so a larger file is refused with the reason.
+MAX_NORMS_FILE_BYTES = 20 * 2**20
+
+
 def read_norms(source) -> Norms:
     """Norms from a gaitid TOML file, a curves CSV, a Vicon GCD file, a DataFrame in the CSV layout,
     or a Norms (returned as is). The format follows the file's suffix (.toml, .csv, .gcd)."""
@@ -37,11 +44,15 @@ def read_norms(source) -> Norms:
         return _curves_csv(source.copy(), "normative table")
     path = Path(source)
     register_input(path)  # no output of this run may replace it
-    if not path.is_file():
-        raise FileFormatError("normative data file not found", path)
+    input_file(path, "normative data file", MAX_NORMS_FILE_BYTES)
     suffix = path.suffix.lower()
     if suffix == ".toml":
-        return _read_toml(path)
+        try:
+            return _read_toml(path)
+        except RecursionError:
+            raise FileFormatError("TOML nested too deeply: not a gaitid norms file", path) from None
+        except (ValueError, TypeError, AttributeError, KeyError) as exc:  # a value of the wrong kind
+            raise FileFormatError(f"not a gaitid norms file: a value of the wrong type ({exc})", path) from None
     if suffix == ".gcd":
         return read_gcd(path)
     if suffix in (".csv", ".txt"):
@@ -64,7 +75,7 @@ def read_norms_setting(path: str | os.PathLike | None, convention: str) -> Norms
     register_input(path)
     try:
         st = Path(path).resolve().stat()
-    except OSError:
+    except (OSError, RuntimeError):  # (RuntimeError: a symbolic-link loop, Python < 3.13)
         return read_norms(path).in_convention(convention)  # the reader's error names the file
     return _norms_in_convention(str(Path(path).resolve()), st.st_mtime_ns, st.st_size, convention)
 
@@ -347,10 +358,17 @@ def _read_toml(path: Path) -> Norms:
             raise FileFormatError(f"{where} lacks '{key}'", path)
         return entry[key]
 
+    def numbers(entry: dict, key: str, where: str) -> np.ndarray:
+        try:
+            return np.asarray(need(entry, key, where), float)
+        except (TypeError, ValueError):
+            raise FileFormatError(f"{where}: {key} must be a list of numbers, not {str(entry[key])[:60]}",
+                                  path) from None
+
     curves = []
     for i, e in enumerate(doc.get("curves", []), 1):
         where = f"[[curves]] #{i} ({e.get('variable', '?')} {e.get('component', '')})"
-        pct, mean, sd = (np.asarray(need(e, k, where), float) for k in ("percent", "mean", "sd"))
+        pct, mean, sd = (numbers(e, k, where) for k in ("percent", "mean", "sd"))
         if not (pct.shape == mean.shape == sd.shape) or pct.ndim != 1 or pct.size < 2:
             raise FileFormatError(f"{where}: percent, mean and sd must be lists of one length (>= 2)", path)
         if not (np.all(np.diff(pct) > 0) and pct[0] >= 0 and pct[-1] <= 100):

@@ -130,7 +130,11 @@ class Result:
 
     @property
     def name(self) -> str:
-        return self.trial.path.stem if self.trial.path is not None else "trial"
+        """The trial's file stem (shortened past 150 bytes: :func:`gaitid.io.atomic.output_stem`): its
+        outputs are named ``<name>_curves.csv``..."""
+        from gaitid.io.atomic import output_stem
+
+        return output_stem(self.trial.path.stem) if self.trial.path is not None else "trial"
 
     @property
     def events(self) -> list[Event]:

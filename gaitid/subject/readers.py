@@ -27,6 +27,11 @@ A ``.vsk``'s or ``.mp``'s anthropometry goes through the same plausible ranges
 (``inf``, ``nan``), or a zero mass is kept out of the Subject and recorded in ``Subject.invalid``
 with the name, value and range; the subject stage refuses it unless a more trusted source gives
 that value (then a warning says which value it ignored). A zero length is Plug-in Gait's "not set".
+
+Limits (a FileFormatError naming the file): a file beyond :data:`MAX_SUBJECT_FILE_BYTES`, JSON, TOML
+or XML nested too deeply, a ``.vsk`` chain of more than :data:`MAX_EXPRESSION_CHAIN` expressions each
+naming the next. An expression longer than :data:`MAX_EXPRESSION_CHARS` or too deeply nested to
+evaluate is one gaitid cannot compute: the parameter keeps its stored VALUE, as for any such one.
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ from pathlib import Path
 
 from gaitid.core.errors import FileFormatError, SettingsError
 from gaitid.io.atomic import register_input
+from gaitid.io.input_files import input_file
 from gaitid.core.subject_record import Subject, subject_from_mapping, subject_from_vicon, vicon_short_name
 
 if sys.version_info >= (3, 11):
@@ -51,6 +57,14 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 SUBJECT_FILE_TYPES = (".vsk", ".mp", ".csv", ".json", ".toml")
+# A lab's subject files take a few kB (a Plug-in Gait .vsk: 44 kB; a table of a thousand subjects:
+# about 50 kB); the parsers hold 30-50 times a file's size in memory (a 10 MB CSV of 390,000
+# subjects: 7 s, 480 MB; 63 MB took 95 s and 3.1 GB), so a larger file is refused with the reason.
+MAX_SUBJECT_FILE_BYTES = 10 * 2**20
+# A .vsk parameter defined by an expression naming another, which names another...: Nexus' chains
+# are a few links long; a longer one is refused (it would exhaust Python's recursion).
+MAX_EXPRESSION_CHAIN = 100
+MAX_EXPRESSION_CHARS = 2000  # Plug-in Gait's longest formula takes about 60 characters
 
 _BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
            ast.Pow: math.pow}
@@ -72,10 +86,13 @@ def evaluate_expression(text: str, lookup) -> float:
     and the functions sin, cos, tan, asin, acos, atan, atan2, sqrt, abs, exp, log, log10, min,
     max, pow (case-insensitive) are allowed; anything else is a ValueError. Nothing is
     executed: the text is parsed with :mod:`ast` and the tree walked here."""
+    if len(text) > MAX_EXPRESSION_CHARS:
+        raise ValueError(f"an expression of {len(text)} characters, beyond the {MAX_EXPRESSION_CHARS} "
+                         "a subject parameter's formula takes")
     try:
         tree = ast.parse(text.strip().replace("^", "**"), mode="eval")  # Vicon writes powers as ^
-    except SyntaxError:
-        raise ValueError(f"not an arithmetic expression: {text!r}") from None
+    except (SyntaxError, RecursionError, MemoryError):  # (Memory: "too many nested parentheses")
+        raise ValueError(f"not an arithmetic expression: {text[:60]!r}") from None
 
     def walk(node) -> float:
         if isinstance(node, ast.Expression):
@@ -96,12 +113,17 @@ def evaluate_expression(text: str, lookup) -> float:
     try:
         return walk(tree)
     except (ZeroDivisionError, OverflowError, TypeError) as exc:
-        raise ValueError(f"cannot evaluate {text!r}: {exc}") from None
+        raise ValueError(f"cannot evaluate {text[:60]!r}: {exc}") from None
+    except RecursionError:
+        raise ValueError(f"{text[:60]!r}... is nested too deeply to evaluate") from None
 
 
 def _vsk_elements(path: Path) -> list[dict]:
+    input_file(path, "subject file", MAX_SUBJECT_FILE_BYTES)
     try:
         root = ET.parse(path).getroot()
+    except RecursionError:
+        raise FileFormatError("XML nested too deeply: not a Vicon subject file", path) from None
     except (ET.ParseError, OSError) as exc:
         raise FileFormatError(f"not a readable Vicon subject (XML) file: {exc}", path) from None
     out = [dict(el.attrib) for el in root.iter() if el.tag in ("StaticParameter", "Parameter") and el.get("NAME")]
@@ -147,6 +169,10 @@ def _vsk_values(path: Path) -> tuple[dict[str, float], dict[str, str], dict[str,
             raise KeyError(name)
         if name in busy:
             raise ValueError(f"circular expression through '{name}'")
+        if len(busy) >= MAX_EXPRESSION_CHAIN:
+            raise FileFormatError(f"parameter '{name}' is reached through a chain of more than "
+                                  f"{MAX_EXPRESSION_CHAIN} expressions each naming the next: not a subject file "
+                                  "gaitid can evaluate", path)
         el = raw[name]
         busy.add(name)
         try:
@@ -225,6 +251,8 @@ def _rows_json(path: Path) -> list[tuple[str, dict]]:
         data = json.loads(_text(path))
     except ValueError as exc:
         raise FileFormatError(f"not valid JSON: {exc}", path) from None
+    except RecursionError:
+        raise FileFormatError("JSON nested too deeply: not a subject table", path) from None
     return _rows_nested(data, path)
 
 
@@ -234,6 +262,8 @@ def _rows_toml(path: Path) -> list[tuple[str, dict]]:
             data = tomllib.load(f)
     except (tomllib.TOMLDecodeError, OSError) as exc:
         raise FileFormatError(f"not valid TOML: {exc}", path) from None
+    except RecursionError:
+        raise FileFormatError("TOML nested too deeply: not a subject table", path) from None
     if isinstance(data.get("subject"), list):
         return [(f"[[subject]] {i + 1}", dict(e)) for i, e in enumerate(data["subject"]) if isinstance(e, dict)]
     return _rows_nested(data, path)
@@ -263,8 +293,7 @@ def read_subjects(path: str | Path) -> dict[str, Subject]:
     is named ``<file stem>`` (one row) or ``<file stem>#<row>``."""
     path = Path(path)
     register_input(path)  # no output of this run may replace it
-    if not path.is_file():
-        raise FileFormatError("subject file not found", path)
+    input_file(path, "subject file", MAX_SUBJECT_FILE_BYTES)
     suffix = path.suffix.lower()
     if suffix == ".vsk":
         s = read_vsk(path)

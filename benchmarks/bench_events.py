@@ -17,14 +17,14 @@ import warnings
 from pathlib import Path
 
 from gaitid.contacts import assign_contacts
+from gaitid.contacts.foot_loads import foot_loads
+from gaitid.cycles.clinical import clinical_table
 from gaitid.cycles.curves import cycle_curves, cycles_table, gait_cycles, model_output_curves
+from gaitid.cycles.parameters import spatiotemporal_parameters
 from gaitid.events import gait_events
 from gaitid.io.c3d import read_c3d
-from gaitid.contacts.foot_loads import foot_loads
 from gaitid.model.gait_markers import gait_markers
 from gaitid.model.markerset import load_model
-from gaitid.cycles.clinical import clinical_table
-from gaitid.cycles.parameters import spatiotemporal_parameters
 
 FILES = [
     "btkdata/FunctionalWalk.c3d", "btkdata/PiG_Motion-FlatFoot-Full.c3d", "btkdata/PiG_Motion3_FF.c3d",

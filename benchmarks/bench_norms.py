@@ -20,9 +20,9 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 
 from gaitid.cycles.clinical import result_clinical_parameters  # noqa: E402
+from gaitid.cycles.scores import gait_scores  # noqa: E402
 from gaitid.norms import ControlTables, build_norms, control_from_result  # noqa: E402
 from gaitid.pipeline import process  # noqa: E402
-from gaitid.cycles.scores import gait_scores  # noqa: E402
 
 
 def cpu(fn, *args, **kw):

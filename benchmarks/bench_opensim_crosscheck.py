@@ -22,9 +22,9 @@ sys.path.insert(0, str(ROOT))
 REALDATA = ROOT.parent / "shared" / "realdata"
 
 from gaitid.io.atomic import atomic_path  # noqa: E402
-from gaitid.validation.crosscheck import opensim_crosscheck, sagittal_moment  # noqa: E402
 from gaitid.io.c3d import read_c3d  # noqa: E402
 from gaitid.pipeline import process  # noqa: E402
+from gaitid.validation.crosscheck import opensim_crosscheck, sagittal_moment  # noqa: E402
 
 PLAUSIBILITY = {"opensim-core/walking2.c3d": {"plates": {1: "right", 2: "left"}}, "ezc3d-testfiles/Qualisys.c3d": {}}
 

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import numpy as np
 
+from gaitid.core.trial import Trial
 from gaitid.io.mot import write_mot
 from gaitid.io.opensim import read_opensim_trial, write_grf_mot
 from gaitid.io.trc import read_trc, write_trc
-from gaitid.core.trial import Trial
 
 REALDATA = Path(__file__).resolve().parent.parent.parent / "shared" / "realdata" / "opensim-models"
 

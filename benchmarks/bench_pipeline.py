@@ -18,8 +18,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from gaitid.pipeline import process  # noqa: E402
 from gaitid.core.resources import sample_data_dir  # noqa: E402
+from gaitid.pipeline import process  # noqa: E402
 
 REALDATA = REPO.parent / "shared" / "realdata"
 TRIALS = [sample_data_dir() / "walk_synthetic.c3d"] + [

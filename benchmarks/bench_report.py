@@ -32,8 +32,8 @@ REALDATA = Path(os.environ.get("GAITID_REALDATA", ROOT.parent / "shared" / "real
 def trials(tmp: Path, long_s: float) -> list[tuple[str, str, dict]]:
     """(label, path, process() keyword arguments); synthetic walks written once into ``tmp``."""
     sys.path.insert(0, str(ROOT))
-    from gaitid.validation.synthetic.write import write_sample
     from gaitid.validation.synthetic.params import GaitParams
+    from gaitid.validation.synthetic.write import write_sample
 
     out = [("sample 3.8 s", str(ROOT / "sample_data" / "walk_synthetic.c3d"), {})]
     for seconds in (3.0, 10.0, long_s):

@@ -27,8 +27,8 @@ import time
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-from gaitid.pipeline import process  # noqa: E402
 from gaitid.core.resources import sample_data_dir  # noqa: E402
+from gaitid.pipeline import process  # noqa: E402
 from gaitid.uncertainty import UncertaintySettings  # noqa: E402
 
 REAL = _Path(__file__).resolve().parent.parent.parent / "shared" / "realdata"

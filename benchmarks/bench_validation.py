@@ -40,9 +40,9 @@ def overlay(path: Path, out: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from gaitid.core.settings import Settings
     from gaitid.io.c3d import read_c3d
     from gaitid.pipeline import process
-    from gaitid.core.settings import Settings
 
     trial = read_c3d(path)
     settings = Settings.plugin_gait(marker_cutoff_hz=None)

@@ -242,8 +242,8 @@ def curves_wide(result) -> pd.DataFrame:
     """Time-normalised cycles, wide: one row per cycle and percent (``side, cycle, kinetic,
     percent``), one column per output variable and component, in the output's unit. Built from the
     per-frame arrays with :func:`gaitid.cycles.curves.time_normalise`, as ``Result.curves`` is."""
-    from gaitid.cycles.curves import PERCENT, time_normalise
     from gaitid.core.vocabulary import CYCLE_POINTS
+    from gaitid.cycles.curves import PERCENT, time_normalise
 
     units = result.outputs.units
     order: dict[tuple[str, str], int] = {}

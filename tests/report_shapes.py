@@ -46,8 +46,8 @@ class Sources:
     def long_walk(self) -> Path:
         """A 12 s synthetic walk (22 cycles, plates under two of its steps)."""
         if self._long is None:
-            from gaitid.validation.synthetic.write import write_sample
             from gaitid.validation.synthetic.params import GaitParams
+            from gaitid.validation.synthetic.write import write_sample
 
             self._long = write_sample(self.tmp_dir / "long", GaitParams(n_frames=1200))[0]
         return self._long

@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from gaitid.batch import plan, run_batch
-from gaitid.subject.readers import read_subject
 from gaitid.core.resources import sample_data_dir
+from gaitid.subject.readers import read_subject
 
 pytestmark = pytest.mark.slow
 

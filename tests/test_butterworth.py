@@ -9,13 +9,12 @@ from scipy.ndimage import binary_dilation, convolve1d
 from scipy.signal import butter, filtfilt, find_peaks, sosfiltfilt
 from scipy.spatial.transform import Rotation
 
-from gaitid.core import rotation
-from gaitid.core import signal
-from gaitid.subject.bodymass import _widen
+from gaitid.core import rotation, signal
 from gaitid.core.butterworth import butter_sections, zero_phase_filter
 from gaitid.core.errors import SettingsError
 from gaitid.events.zeni import peaks_apart
 from gaitid.io.forceplates import decimate
+from gaitid.subject.bodymass import _widen
 
 DESIGNS = [(100, 6.0 / 0.8022), (100, 6.0), (200, 10.0), (1000, 30.0), (120, 50.0), (150, 12.0)]
 LENGTHS = [2, 3, 5, 15, 16, 17, 33, 100, 257, 1000, 4999]

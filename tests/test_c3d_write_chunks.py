@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 import gaitid.io.c3d as c3d
+from gaitid.core.trial import Analogs, Trial
 from gaitid.io.c3d import read_c3d, write_c3d
 from gaitid.io.c3d_check import check_c3d
-from gaitid.core.trial import Analogs, Trial
 from tests.conftest import REPO
 
 SAMPLE = REPO / "sample_data"

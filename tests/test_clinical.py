@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from gaitid.core.errors import SettingsError
 from gaitid.cycles.clinical import (
     PARAMETERS,
     PHASES,
@@ -20,7 +21,6 @@ from gaitid.cycles.clinical import (
     phase_windows,
     result_clinical_parameters,
 )
-from gaitid.core.errors import SettingsError
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "sample_data" / "walk_synthetic.c3d"
@@ -254,11 +254,12 @@ def test_real_trial_signs_agree_with_plug_in_gait():
     markers) the principal stance peaks are positive (the named moment is there) and of the
     expected size; the early-stance hip extensor peak is lower (no impact artefact,
     docs/conventions.md)."""
-    from gaitid.cycles.curves import cycles_table, model_output_curves, time_normalise as normalise
-    from gaitid.pipeline import process
-    from gaitid.core.settings import Settings
-
     from conftest import realdata_path
+
+    from gaitid.core.settings import Settings
+    from gaitid.cycles.curves import cycles_table, model_output_curves
+    from gaitid.cycles.curves import time_normalise as normalise
+    from gaitid.pipeline import process
 
     path = realdata_path("biomechzoo/HC030A05.c3d")
     r = process(path, settings=Settings.plugin_gait())
@@ -323,6 +324,7 @@ def test_real_ankle_moment_without_a_dorsiflexor_moment_in_the_window_is_absent(
     response' then holds only the real plantarflexor moment, and the dorsiflexor peak is absent,
     not the plantarflexor value at the window's edge; unshifted it is the real positive peak."""
     from conftest import realdata_path
+
     from gaitid.pipeline import process
 
     r = process(realdata_path("biomechzoo/HC030A05.c3d"))

@@ -5,16 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import markers_for
 from test_events import _read, make_walk, truth_events
 
-from conftest import markers_for
-
 from gaitid import contacts as P
+from gaitid.core.errors import DataError
+from gaitid.core.trial import Event
 from gaitid.cycles import curves as C
 from gaitid.cycles import parameters as PM
-from gaitid.core.errors import DataError
 from gaitid.events import file_events
-from gaitid.core.trial import Event
 
 
 def _walk_cycles(direction=0.0, plates=()):

@@ -25,11 +25,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from chain_segments import Seg, split
 from scipy.spatial.transform import Rotation
 
 from gaitid.dynamics import ExternalLoad, inverse_dynamics
-
-from chain_segments import Seg, split
 
 planar = pytest.importorskip("gaitid.dynamics.multibody.planar")
 screw = pytest.importorskip("gaitid.dynamics.multibody.screw")

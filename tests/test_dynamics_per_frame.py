@@ -13,8 +13,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 from bench_solver import gait_like_chain  # noqa: E402
 
-from gaitid.dynamics import Body, Chain, ExternalLoad, SegmentMotion, inverse_dynamics  # noqa: E402
 from gaitid.core.errors import DataError  # noqa: E402
+from gaitid.dynamics import Body, Chain, ExternalLoad, SegmentMotion, inverse_dynamics  # noqa: E402
 
 
 def _stack(parts):

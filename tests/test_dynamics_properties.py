@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import numpy as np
+from chain_segments import Seg, split
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation
+from test_dynamics_solver import random_chain
 
 from gaitid.dynamics import CONTRIBUTIONS, ExternalLoad, inverse_dynamics
-
-from chain_segments import Seg, split
-from test_dynamics_solver import random_chain
 
 seeds = st.integers(0, 2**32 - 1)
 quaternions = st.tuples(*[st.floats(-1, 1) for _ in range(4)]).filter(lambda q: np.linalg.norm(q) > 0.1)

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from chain_segments import Seg, split
 from scipy.spatial.transform import Rotation
 
-from gaitid.dynamics import CONTRIBUTIONS, ExternalLoad, inverse_dynamics, joint_name, skew
-
-from chain_segments import Seg, split
 from gaitid.core.errors import DataError, SettingsError
+from gaitid.dynamics import CONTRIBUTIONS, ExternalLoad, inverse_dynamics, joint_name, skew
 
 NAMES = ("foot", "shank", "thigh")
 

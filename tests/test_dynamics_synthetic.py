@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from chain_segments import Seg, split
 
 from gaitid.dynamics import ExternalLoad, inverse_dynamics
-
-from chain_segments import Seg, split
 
 synthetic_trial = pytest.importorskip("gaitid.validation.synthetic.sample_trial")
 synthetic_params = pytest.importorskip("gaitid.validation.synthetic.params")

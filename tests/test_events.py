@@ -12,18 +12,17 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from conftest import markers_for
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import markers_for
-
 from gaitid import events as E
 from gaitid.contacts import assign_contacts, contact_mask, plate_intervals
-from gaitid.core.signal import runs
-from gaitid.model.gait_markers import FootMarkers, GaitMarkers
 from gaitid.contacts.progression import progression_direction
 from gaitid.core.errors import DataError, SettingsError
+from gaitid.core.signal import runs
 from gaitid.core.trial import Event, ForcePlate, PlateWrench, Trial
+from gaitid.model.gait_markers import FootMarkers, GaitMarkers
 
 # --------------------------------------------------------------------------- synthetic walker
 

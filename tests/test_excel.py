@@ -6,11 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import REPO
 
 from gaitid.core.errors import DataError
 from gaitid.io import xlsx
-
-from conftest import REPO
 
 SAMPLE = REPO / "sample_data" / "walk_synthetic.c3d"
 
@@ -116,8 +115,8 @@ def test_cells_text_and_limits(tmp_path):
 def test_a_long_trial_fits(tmp_path):
     """A 12 s walk: one row per cycle and percent, the per-frame data left to CSV/Parquet."""
     from gaitid.pipeline import process
-    from gaitid.validation.synthetic.write import write_sample
     from gaitid.validation.synthetic.params import GaitParams
+    from gaitid.validation.synthetic.write import write_sample
 
     walk = write_sample(tmp_path, GaitParams(n_frames=1200))[0]
     r = process(walk)

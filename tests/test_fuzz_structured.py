@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 from collections import Counter
 
-
 from tests.c3d_mutations import cases, run_cases
 from tests.conftest import REPO
 

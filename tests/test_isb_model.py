@@ -13,12 +13,11 @@ from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation
 
 from gaitid.core.errors import DataError, ModelError
+from gaitid.core.trial import Subject
 from gaitid.model import clusters as cl
 from gaitid.model.assembly import apply_aliases, build_segments
 from gaitid.model.joint_centres import harrington_hip_centre
 from gaitid.model.markerset import list_models, load_model, required_markers
-from gaitid.core.trial import Subject
-
 from tests.conftest import realdata_path
 
 RNG = np.random.default_rng(8)
@@ -203,8 +202,8 @@ def test_isb_kinetics_use_the_plug_in_gait_component_layout():
     trial, push-off ankle X > 0, loading-response knee X > 0, hip Y > 0 through stance (external
     adduction), hip X > 0 early and < 0 late, ankle force X ~ body weight (foot axis up)."""
     import numpy as np
-
     from conftest import realdata_path
+
     from gaitid.pipeline import process
 
     r = process(realdata_path("ezc3d-testfiles/Qualisys.c3d"), model="isb", subject="plates", convention="external")

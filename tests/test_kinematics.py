@@ -11,11 +11,9 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from gaitid.core import rotation
-from gaitid.core import signal
+from gaitid.core import rotation, signal
 from gaitid.core.errors import SettingsError
 from gaitid.model.frames import rotation_about
-
 
 # ------------------------------------------------------------------ gaps
 

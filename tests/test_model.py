@@ -16,7 +16,6 @@ from gaitid.model.bsip import list_tables, load_table, segment_parameters
 from gaitid.model.joint_centres import asis_trochanter_distance, chord_joint_centre, davis_hip_centre, midpoint
 from gaitid.model.markerset import list_models, load_model
 
-
 # ------------------------------------------------------------------ joint centres
 
 def test_davis_hip_centre_matches_plug_in_gait_numbers():
@@ -232,7 +231,8 @@ def test_invalid_toml_and_unknown_name(tmp_path):
 
 # ------------------------------------------------------------------ properties
 
-from hypothesis import given, settings, strategies as st  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st
 
 _coord = st.floats(-1.0, 1.0, allow_nan=False)
 

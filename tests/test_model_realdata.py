@@ -14,7 +14,6 @@ import pytest
 from gaitid.core.errors import DataError, ModelError
 from gaitid.model.assembly import build_segments, calibrate_static
 from gaitid.model.frames import frame_from_axis_points
-
 from tests.conftest import realdata_path
 
 pytestmark = pytest.mark.realdata

@@ -8,6 +8,7 @@ import math
 import pytest
 
 from gaitid.core.errors import FileFormatError, SettingsError
+from gaitid.core.trial import Subject
 from gaitid.model.markerset import load_model
 from gaitid.subject.check import describe_missing, missing_parameters
 from gaitid.subject.merge import merge_subject, subject_disagreements
@@ -17,7 +18,6 @@ from gaitid.subject.readers import (
     read_subjects,
     vsk_parameters,
 )
-from gaitid.core.trial import Subject
 from tests.conftest import realdata_path
 
 # What Nexus shows for pycgm-cadop/59993_Frame_SM.vsk (Vicon units: kg, mm, rad). Stored

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gaitid.model.assembly import build_segments
 from gaitid.core.trial import Subject, Trial
+from gaitid.model.assembly import build_segments
 
 synthetic = pytest.importorskip("gaitid.validation.synthetic")
 

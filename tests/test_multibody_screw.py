@@ -235,8 +235,9 @@ def test_single_configuration_and_bad_input():
 def test_rnea_joint_wrenches_equal_block_matrix_solver_on_3d_chain():
     """gaitid.dynamics (seed 000's block system) fed with the chain's motion gives the same
     joint forces and moments (proximal on distal, lab frame, about the joint centres)."""
-    from gaitid.dynamics import ExternalLoad, inverse_dynamics
     from chain_segments import Seg, split
+
+    from gaitid.dynamics import ExternalLoad, inverse_dynamics
 
     n, f = 3, 6
     sc = random_3d_chain(n)

@@ -13,6 +13,14 @@ import pandas as pd
 import pytest
 
 from gaitid.core.errors import DataError, FileFormatError, SettingsError
+from gaitid.cycles.scores import (
+    GPS_VARIABLES,
+    GDIBasis,
+    gait_profile_score,
+    gait_scores,
+    gait_variable_scores,
+    overall_gait_profile_score,
+)
 from gaitid.norms import (
     ControlTables,
     Norms,
@@ -21,14 +29,6 @@ from gaitid.norms import (
     read_gcd,
     read_norms,
     write_norms,
-)
-from gaitid.cycles.scores import (
-    GPS_VARIABLES,
-    GDIBasis,
-    gait_profile_score,
-    gait_scores,
-    gait_variable_scores,
-    overall_gait_profile_score,
 )
 
 REPO = Path(__file__).resolve().parent.parent
@@ -594,13 +594,13 @@ def test_run_with_norms_gives_bands_indices_map_and_scores(sample, tmp_path, cap
     report's MAP page draws each bar at its score, the first page lists the indices and the parameter
     norms, and the kinetics page draws the band."""
     from gaitid.cli import main
+    from gaitid.cycles.scores import gait_scores
     from gaitid.norms import write_norms
     from gaitid.report.content import gather
     from gaitid.report.display import clinical_table
     from gaitid.report.pages import summary_pages
     from gaitid.report.plots import kinetics_page
     from gaitid.report.profile import map_page
-    from gaitid.cycles.scores import gait_scores
 
     norms = build_norms(_perturbed(sample))
     path = write_norms(norms, tmp_path / "lab.toml")
@@ -644,8 +644,8 @@ def test_batch_with_norms_scores_every_trial_and_draws_the_map(sample, tmp_path,
     import shutil
 
     from gaitid.cli import main
-    from gaitid.norms import write_norms
     from gaitid.core.vocabulary import NORMS_ENV
+    from gaitid.norms import write_norms
 
     monkeypatch.delenv(NORMS_ENV, raising=False)
     path = write_norms(build_norms(_perturbed(sample)), tmp_path / "lab.toml")

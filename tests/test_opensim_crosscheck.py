@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 
 from gaitid.core.errors import DataError, ModelError
-
 from tests.conftest import realdata_path
 
 pytestmark = pytest.mark.realdata
@@ -27,8 +26,8 @@ def _mass(trial, method="auto", plates=None, **kw):
     """The mass estimate with the trial's plate contacts (the pipeline's contacts stage) given."""
     from conftest import markers_for
 
-    from gaitid.subject.bodymass import estimate_mass
     from gaitid.contacts import assign_contacts
+    from gaitid.subject.bodymass import estimate_mass
 
     markers = markers_for(trial)
     return estimate_mass(trial, method, contacts=assign_contacts(trial, markers, plates), markers=markers, **kw)
@@ -131,10 +130,9 @@ def test_marker_frames_and_ik_give_the_same_angular_motion_but_not_the_same_cent
     rad/s and 1.6 rad/s^2, peak ~31 rad/s^2); the centres of mass do not: the IK model's thigh and
     shank centres of mass accelerate 15-20 % more forward at the hip flexor peak (1.333 s), the
     main part of the 8 N.m gap (docs/opensim-crosscheck.md)."""
-    from gaitid.core import rotation
-    from gaitid.core import signal
-    from gaitid.validation.crosscheck import gait2392_leg
+    from gaitid.core import rotation, signal
     from gaitid.io.mot import read_sto
+    from gaitid.validation.crosscheck import gait2392_leg
 
     mk = _cc_gait2392().kinematics
     t = np.arange(mk.root.R.shape[0]) / mk.rate
@@ -181,8 +179,8 @@ def test_gait2392_forward_kinematics_agrees_with_the_marker_placed_joints():
     of the IK angles) and the one placed from the pelvis markers (gait2392_hip_offsets) agree
     within 1.5 cm (median 8 mm) over the right stance; the tibia origin lies 1-3.5 cm from the
     mid-epicondyles (2 cm distal in the model; IK fits all markers)."""
-    from gaitid.validation.crosscheck import gait2392_joint_positions
     from gaitid.io.mot import read_sto
+    from gaitid.validation.crosscheck import gait2392_joint_positions
 
     cc = _cc_gait2392()
     mk = cc.kinematics  # the right side's build
@@ -218,8 +216,13 @@ def test_gait2392_knee_moment_equals_the_virtual_work_of_a_load_on_the_tibia():
     angle's rotation about the femur's z and the tibia's translation p(theta))."""
     from scipy.interpolate import CubicSpline
 
-    from gaitid.validation.crosscheck import (GAIT2392_FEMUR_SCALE, GAIT2392_KNEE_X, GAIT2392_KNEE_Y,
-                                   GAIT2392_MID_EPICONDYLES, gait2392_knee_moment)
+    from gaitid.validation.crosscheck import (
+        GAIT2392_FEMUR_SCALE,
+        GAIT2392_KNEE_X,
+        GAIT2392_KNEE_Y,
+        GAIT2392_MID_EPICONDYLES,
+        gait2392_knee_moment,
+    )
 
     s = GAIT2392_FEMUR_SCALE
     kx, ky = CubicSpline(*GAIT2392_KNEE_X, bc_type="natural"), CubicSpline(*GAIT2392_KNEE_Y, bc_type="natural")
@@ -249,8 +252,8 @@ def test_gait2392_knee_moment_equals_the_virtual_work_of_a_load_on_the_tibia():
 
 
 def test_unknown_crosscheck_geometry_is_a_settings_error(tmp_path):
-    from gaitid.validation.crosscheck import opensim_crosscheck
     from gaitid.core.errors import SettingsError
+    from gaitid.validation.crosscheck import opensim_crosscheck
 
     with pytest.raises(SettingsError, match="geometry must be one of gaitid, gait2392, gait2392-ik, gait2392-ik-b"):
         opensim_crosscheck(tmp_path, geometry="opensim")
@@ -279,7 +282,7 @@ def testcluster_landmarks_reproduce_the_static_landmarks():
     """Calibrated on the static trial and rebuilt on the same trial: each frame's landmark
     within the marker wobble (medians 0.45 and 0.75 mm, maxima 1.3 and 2.2 mm measured) of the measured one."""
     from gaitid.io.opensim import read_opensim_trial
-    from gaitid.model.assembly import cluster_landmarks, apply_aliases
+    from gaitid.model.assembly import apply_aliases, cluster_landmarks
     from gaitid.model.markerset import load_model
 
     m = load_model("isb-cast")

@@ -20,13 +20,13 @@ import pandas as pd
 import pytest
 
 from gaitid import process
-from gaitid.validation import synthetic as S
 from gaitid.contacts import plate_ownership
+from gaitid.core.resources import sample_data_dir
+from gaitid.core.trial import PlateWrench
 from gaitid.io.c3d import read_c3d
 from gaitid.model.gait_markers import gait_markers
 from gaitid.model.markerset import load_model
-from gaitid.core.resources import sample_data_dir
-from gaitid.core.trial import PlateWrench
+from gaitid.validation import synthetic as S
 from tests.conftest import REALDATA
 
 SAMPLE = sample_data_dir()

@@ -11,10 +11,10 @@ import pandas as pd
 import pytest
 
 from gaitid.core.errors import DataError, GaitIDError
+from gaitid.core.resources import sample_data_dir
 from gaitid.io.c3d import read_c3d
 from gaitid.io.mot import read_sto
 from gaitid.pipeline import process
-from gaitid.core.resources import sample_data_dir
 
 SAMPLE = sample_data_dir()
 WALK = SAMPLE / "walk_synthetic.c3d"
@@ -277,12 +277,12 @@ def test_a_parameter_override_leaves_the_subject_the_static_is_calibrated_with()
 def test_each_stage_is_callable_on_its_own_and_the_result_keeps_its_output():
     """The stages of process(), run by hand, give the same numbers; the Result keeps each output."""
     from gaitid import pipeline as P
+    from gaitid.core.settings import Settings
     from gaitid.cycles.curves import gait_cycles
+    from gaitid.cycles.outputs import output_curves
     from gaitid.events import gait_events
     from gaitid.model.gait_markers import gait_markers
     from gaitid.model.markerset import load_model
-    from gaitid.cycles.outputs import output_curves
-    from gaitid.core.settings import Settings
     from gaitid.subject.stage import subject_data
 
     settings = Settings()

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_events import _read, make_walk, truth_events
-
 from conftest import markers_for
+from test_events import _read, make_walk, truth_events
 
 from gaitid import contacts as P
 from gaitid.contacts import foot_loads as LD
-from gaitid.core.vocabulary import parse_plate_overrides
-from gaitid.dynamics.types import ExternalLoad
 from gaitid.core.errors import SettingsError
 from gaitid.core.trial import PlateWrench
+from gaitid.core.vocabulary import parse_plate_overrides
+from gaitid.dynamics.types import ExternalLoad
 
 # --------------------------------------------------------------------------- geometry
 
@@ -247,6 +246,7 @@ def test_real_foot_loads_match_plug_in_gait_grf(rel):
     """Our per-foot load is defined on every frame Plug-in Gait has a GRF above 20 N, and equals
     it (PiG stores GRF / body mass) to within 4 % of the peak (the resampling differs)."""
     from test_events import _read as read
+
     from gaitid.events import file_events
 
     tr = read(rel)

@@ -15,19 +15,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import REPO, realdata_path
 
 from gaitid.core.errors import DataError, FileFormatError, GaitIDError, SettingsError
 from gaitid.report import write_report
 from gaitid.report.canvas import Page, Text, text_width
 from gaitid.report.content import gather
+from gaitid.report.display import Table
 from gaitid.report.labels import INTERNAL_MOMENT_POSITIVE, OPPOSITE, sign_label
 from gaitid.report.layout import Flow
 from gaitid.report.normative import read_normative
 from gaitid.report.pages import report_pages, summary_pages
 from gaitid.report.plots import contributions_page, kinematics_page, kinetics_page
-from gaitid.report.display import Table
-
-from conftest import REPO, realdata_path
 
 SAMPLE = REPO / "sample_data" / "walk_synthetic.c3d"
 
@@ -472,8 +471,7 @@ def _pdf_text(path: Path) -> bytes:
 def test_norm_and_gait_index_slots(tmp_path, result):
     """The first page's slots: a 'Norm' column when the normative data give spatio-temporal norms
     (parameter_band), a gait-index table when GPS/MAP values are given; nothing otherwise."""
-    from gaitid.report.display import clinical_table
-    from gaitid.report.display import parameter_table
+    from gaitid.report.display import clinical_table, parameter_table
 
     class Norms:  # the interface the norms module provides
         def band(self, variable, component, unit=None):

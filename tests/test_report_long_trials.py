@@ -14,10 +14,10 @@ import pytest
 
 import gaitid.contacts.contact as contact
 import gaitid.report.display as tables
-from gaitid.validation import synthetic as S
 from gaitid.pipeline import process
 from gaitid.report.content import gather
 from gaitid.report.html import html_table
+from gaitid.validation import synthetic as S
 
 
 @pytest.fixture(scope="module")

@@ -5,11 +5,10 @@ subject data can only be given from Python for now, through Result.report."""
 from __future__ import annotations
 
 import pytest
-
-from gaitid.cli import main
-
 from conftest import realdata_path
 from report_shapes import REAL_TRIALS, real_options
+
+from gaitid.cli import main
 
 pytestmark = [pytest.mark.realdata, pytest.mark.slow]
 

@@ -10,10 +10,9 @@ import re
 import zlib
 
 import pytest
+from conftest import REPO
 
 from gaitid.report import write_report
-
-from conftest import REPO
 
 WALK = REPO / "sample_data" / "walk_synthetic.c3d"
 STATIC = REPO / "sample_data" / "static_synthetic.c3d"

@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import REALDATA
+from report_shapes import SHAPES, Sources
 
+from gaitid.core.vocabulary import SIDES
 from gaitid.report import write_report
 from gaitid.report.canvas import Text, text_width
 from gaitid.report.content import gather
 from gaitid.report.pages import report_pages
-from gaitid.core.vocabulary import SIDES
-
-from conftest import REALDATA
-from report_shapes import SHAPES, Sources
 
 _built: dict = {}
 
@@ -92,8 +91,9 @@ def test_report_renders(shape, sources, tmp_path):
 @pytest.fixture(scope="module")
 def norms(sources):
     """Norms from four copies of the sample walk, every curve shifted 0, 1, 2 and 3 (as in test_norms)."""
-    from gaitid.norms import ControlTables, build_norms, control_from_result
     from report_shapes import SAMPLE, _process
+
+    from gaitid.norms import ControlTables, build_norms, control_from_result
 
     base = control_from_result(_process(SAMPLE))
     return build_norms([ControlTables(f"c{i}", base.curves.assign(value=base.curves["value"] + i), base.parameters,
@@ -147,10 +147,10 @@ def test_batch_reports_a_trial_with_a_contact_without_a_foot(tmp_path):
     in the folder's session report."""
     import shutil
 
+    from report_shapes import SAMPLE
+
     from gaitid.batch import run_batch
     from gaitid.core.settings import Settings
-
-    from report_shapes import SAMPLE
 
     folder = tmp_path / "visit"
     folder.mkdir()

@@ -8,12 +8,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gaitid.cycles import curves as C
-from gaitid.export import result_points, write_csv, write_curves, write_frames
-from gaitid.cycles.parameters import summarise
-from gaitid.pipeline import process
 from gaitid.core.resources import sample_data_dir
 from gaitid.core.trial import Event
+from gaitid.cycles import curves as C
+from gaitid.cycles.parameters import summarise
+from gaitid.export import result_points, write_csv, write_curves, write_frames
+from gaitid.pipeline import process
 
 
 @pytest.fixture(scope="module")

@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 
 from gaitid.batch import describe_plan, plan
-from gaitid.io.c3d import read_c3d, write_c3d
 from gaitid.batch.pairing import pair_statics, session_key
+from gaitid.batch.session import classify_trial, name_words, scan_trial
+from gaitid.core.resources import sample_data_dir
+from gaitid.core.trial import Subject
+from gaitid.io.c3d import read_c3d, write_c3d
 from gaitid.subject.layers import subject_layers
 from gaitid.subject.merge import merge_subject
-from gaitid.core.resources import sample_data_dir
-from gaitid.batch.session import classify_trial, name_words, scan_trial
-from gaitid.core.trial import Subject
 from tests.conftest import REAL_C3D, realdata_path
 
 WALK = sample_data_dir() / "walk_synthetic.c3d"

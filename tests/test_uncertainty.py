@@ -13,10 +13,10 @@ import pandas as pd
 import pytest
 
 from gaitid.core.errors import ModelError, SettingsError
+from gaitid.core.resources import sample_data_dir
 from gaitid.io.c3d import read_c3d
 from gaitid.model.markerset import load_model
 from gaitid.pipeline import process
-from gaitid.core.resources import sample_data_dir
 from gaitid.uncertainty import (
     SOURCES,
     UncertaintySettings,

@@ -22,16 +22,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from gaitid.core.resources import sample_data_dir
 from gaitid.io.c3d import read_c3d
 from gaitid.model.markerset import load_model
 from gaitid.pipeline import process
-from gaitid.core.resources import sample_data_dir
-from gaitid.validation.synthetic.injected import coverage_run
 from gaitid.uncertainty import UncertaintySettings, load_error_model
 from gaitid.uncertainty.design import Design, Parameter
 from gaitid.uncertainty.nominal import NominalRun
 from gaitid.uncertainty.propagate import column_curves
 from gaitid.uncertainty.tables import normalised
+from gaitid.validation.synthetic.injected import coverage_run
 
 SAMPLE = sample_data_dir()
 TRUTH_MODEL = SAMPLE / "plugin-gait-truth-foot.toml"

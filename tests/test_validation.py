@@ -12,12 +12,11 @@ import math
 
 import numpy as np
 import pytest
-
-from gaitid.model.markerset import load_model
-from gaitid.cycles.outputs import output_layout
-from gaitid.validation.plugin_gait import compare, find_output, format_table, lowpass_runs, validate
-
 from conftest import REALDATA
+
+from gaitid.cycles.outputs import output_layout
+from gaitid.model.markerset import load_model
+from gaitid.validation.plugin_gait import compare, find_output, format_table, lowpass_runs, validate
 
 # files whose Plug-in Gait kinetics come from clean (already filtered) trajectories
 CLEAN = ["HC030A05.c3d", "PiG_Motion-FlatFoot-Full.c3d", "PiG_Motion3_FF.c3d", "MH0222_BP06.c3d", "test_small.c3d"]
@@ -237,9 +236,10 @@ def test_marker_model_foot_centre_of_mass_is_plug_in_gaits(file, static):
     from dataclasses import replace
 
     from conftest import realdata_path
+
+    from gaitid.core.settings import Settings
     from gaitid.io.c3d import read_c3d
     from gaitid.model.assembly import build_segments
-    from gaitid.core.settings import Settings
 
     trial = read_c3d(realdata_path(file))
     stat = read_c3d(realdata_path(static)) if static else None

@@ -20,10 +20,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from gaitid.io.atomic import atomic_path  # noqa: E402
 from gaitid.dynamics.multibody import planar  # noqa: E402
 from gaitid.dynamics.multibody.anthropometry import arm_chain  # noqa: E402
 from gaitid.dynamics.multibody.trajectories import minimum_jerk  # noqa: E402
+from gaitid.io.atomic import atomic_path  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "arm_minimum_jerk.png"
 

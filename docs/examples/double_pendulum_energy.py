@@ -19,8 +19,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from gaitid.io.atomic import atomic_path  # noqa: E402
 from gaitid.dynamics.multibody import forward  # noqa: E402
+from gaitid.io.atomic import atomic_path  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "double_pendulum_energy.png"
 BARS = dict(m1=1.0, m2=1.0, l1=1.0, l2=0.5)

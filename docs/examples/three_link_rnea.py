@@ -21,9 +21,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from gaitid.io.atomic import atomic_path  # noqa: E402
 from gaitid.dynamics.multibody import planar, screw  # noqa: E402
 from gaitid.dynamics.multibody.trajectories import minimum_jerk  # noqa: E402
+from gaitid.io.atomic import atomic_path  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "three_link_rnea.png"
 # Winter (2009) table 4.1: length / H, mass / M, COM / L from proximal, radius of gyration / L

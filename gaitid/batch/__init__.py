@@ -43,10 +43,10 @@ Conventions (documented in the README and docs/sessions.md):
 """
 
 from gaitid.batch.budget import Budget, trial_memory
+from gaitid.batch.combined import spreadsheet_safe, write_combined_tables
 from gaitid.batch.job import describe_plan, pack_result, run_job, unpack_result
 from gaitid.batch.plan import Job, plan, read_pairing
 from gaitid.batch.runner import SUMMARY_COLUMNS, run_batch
-from gaitid.batch.combined import spreadsheet_safe, write_combined_tables
 from gaitid.batch.workers import WorkerPool
 from gaitid.subject.layers import SubjectOptions  # (run_batch's subject=)
 

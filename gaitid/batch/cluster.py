@@ -11,10 +11,10 @@ from typing import Callable
 from gaitid.batch.budget import Budget
 from gaitid.batch.job import failed_row, run_job, scan_within_budget
 from gaitid.batch.plan import Job
-from gaitid.subject.layers import SubjectOptions
-from gaitid.core.errors import SettingsError
 from gaitid.batch.session import TrialInfo
+from gaitid.core.errors import SettingsError
 from gaitid.core.settings import Settings
+from gaitid.subject.layers import SubjectOptions
 
 MEMORY_SHARE = 0.8  # of a worker's memory limit (the nanny pauses it at 80 %, kills it at 95 %)
 

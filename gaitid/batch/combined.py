@@ -123,8 +123,8 @@ def curves_from_arrays(result, per_block: int | None = None):
     keys, order and values), without building that table. Yields blocks of at most ``per_block``
     rows (None: one block), each gathered from the arrays when it is due, so a long trial's curves
     never exist twice; nothing without curves."""
-    from gaitid.cycles.curves import N_POINTS, PERCENT, curve_layout
     from gaitid.core.vocabulary import SIDES
+    from gaitid.cycles.curves import N_POINTS, PERCENT, curve_layout
 
     layout, labels = curve_layout(result.normalised, result.outputs.units)  # the codes of the curves CSV
     per_cycle, seen = [], {side: 0 for side in layout}

@@ -15,15 +15,14 @@ import numpy as np
 
 import gaitid
 from gaitid.batch.budget import Budget, OutOfTime, check_memory, time_limit
-from gaitid.batch.plan import Job
 from gaitid.batch.combined import drop_trial_rows, write_trial_rows
-from gaitid.core.errors import BudgetError, GaitIDError, ModelError
-from gaitid.io.atomic import atomic_path
+from gaitid.batch.plan import Job
 from gaitid.batch.session import RUN_RECORD, TrialInfo, scan_trial
+from gaitid.core.errors import BudgetError, GaitIDError, ModelError
 from gaitid.core.settings import Settings
 from gaitid.core.vocabulary import NORMS_ENV
+from gaitid.io.atomic import atomic_path
 from gaitid.subject.layers import SubjectOptions, subject_files
-
 
 # What a trial's job writes; a trial run by a job of another version is run again. 2: the session
 # report's input keeps the per-frame curves (version 1 kept only the ground reaction: a session
@@ -194,8 +193,8 @@ REPORT_FAILED = "report not written"
 
 def _process(job: Job, settings: Settings, subject: SubjectOptions, row: dict):
     """The trial read, its subject merged and checked, and processed (the pipeline's Result)."""
-    from gaitid.pipeline import load_trial, process
     from gaitid.batch.session import trial_info
+    from gaitid.pipeline import load_trial, process
     from gaitid.subject.check import check_subject, explain_markers
     from gaitid.subject.stage import gather_subject
 

@@ -13,8 +13,6 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 import gaitid
-from gaitid.core.errors import GaitIDError, SettingsError
-from gaitid.io.atomic import atomic_path
 from gaitid.batch.pairing import (
     Pairing,
     check_static,
@@ -23,6 +21,8 @@ from gaitid.batch.pairing import (
     subject_label,
 )
 from gaitid.batch.session import RULES_VERSION, RUN_RECORD, TrialInfo, find_sources, scan_trial
+from gaitid.core.errors import GaitIDError, SettingsError
+from gaitid.io.atomic import atomic_path
 
 SCAN_CACHE = "gaitid-scan.json"
 

@@ -19,15 +19,15 @@ import pandas as pd
 import gaitid
 from gaitid.batch.budget import Budget
 from gaitid.batch.cluster import dask_client, dask_scanner, run_dask
+from gaitid.batch.combined import spreadsheet_safe, trial_stamp, up_to_date, write_combined_tables
 from gaitid.batch.job import failed_row, run_job, scan_within_budget, unpack_result
 from gaitid.batch.plan import Job, plan
-from gaitid.subject.layers import SubjectOptions
-from gaitid.batch.combined import spreadsheet_safe, trial_stamp, up_to_date, write_combined_tables
+from gaitid.batch.session import TrialInfo
 from gaitid.batch.workers import WorkerPool, describe_death
 from gaitid.core.errors import GaitIDError, SettingsError
-from gaitid.io.atomic import atomic_path
-from gaitid.batch.session import TrialInfo
 from gaitid.core.settings import Settings
+from gaitid.io.atomic import atomic_path
+from gaitid.subject.layers import SubjectOptions
 
 SUMMARY_COLUMNS = ["trial", "path", "subject", "session", "static", "pairing", "status", "error", "warnings",
                    "seconds", "n_cycles", "n_kinetic_cycles", "subject_sources", "outdir"]

@@ -51,10 +51,10 @@ def _norm_controls(args: argparse.Namespace, settings, opts) -> list:
     """Results of the control C3D files and ControlTables of the result folders among args.controls."""
     from pathlib import Path
 
-    from gaitid.core.errors import GaitIDError, SettingsError
-    from gaitid.norms import control_from_folder
     from gaitid.batch.pairing import walking_trials
     from gaitid.batch.session import find_sources
+    from gaitid.core.errors import GaitIDError, SettingsError
+    from gaitid.norms import control_from_folder
     from gaitid.pipeline import process_safely
 
     controls, c3d_sources = [], []
@@ -127,8 +127,8 @@ def cmd_norms(args: argparse.Namespace) -> int:
     else:  # score
         import pandas as pd
 
-        from gaitid.pipeline import process
         from gaitid.cycles.scores import gait_scores, summary_lines
+        from gaitid.pipeline import process
 
         norms = read_norms(args.norms)
         results = []

@@ -10,9 +10,9 @@ from gaitid.cli.options import (
     add_replace_outputs_argument,
     add_settings_arguments,
     add_subject_arguments,
-    read_norms_option,
     add_uncertainty_arguments,
     check_outdir,
+    read_norms_option,
     settings_from_args,
     subject_from_args,
     trial_with_subject,
@@ -29,8 +29,8 @@ def add_info_arguments(parser: argparse.ArgumentParser) -> None:
 
 def cmd_info(args: argparse.Namespace) -> int:
     """Print the trial summary of a C3D file."""
-    from gaitid.io.summary import trial_summary
     from gaitid.io.c3d import read_c3d
+    from gaitid.io.summary import trial_summary
 
     trial = read_c3d(args.file, cop_threshold=args.cop_threshold)
     print(trial_summary(trial))
@@ -64,9 +64,9 @@ def resolve_static(trial_path, info, static: str | None, force: bool):
     subject (an error unless ``force``); 'auto' pairs as batch does."""
     from pathlib import Path
 
-    from gaitid.core.errors import SettingsError
     from gaitid.batch.pairing import check_static, pair_static
     from gaitid.batch.session import scan_trial
+    from gaitid.core.errors import SettingsError
 
     if static is None:
         return None, []

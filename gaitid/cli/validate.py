@@ -21,9 +21,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     """Compare gaitid with the Plug-in Gait kinetics stored in C3D files."""
     import json
 
-    from gaitid.validation.plugin_gait import format_table, validate
-
     from gaitid.core.vocabulary import parse_plate_overrides
+    from gaitid.validation.plugin_gait import format_table, validate
 
     opts = subject_from_args(args)
     plates = parse_plate_overrides(args.plates) if args.plates else None

@@ -19,8 +19,8 @@ from gaitid.contacts.assign import (
 )
 from gaitid.contacts.contact import LISTED_REJECTED, listed_rejections
 from gaitid.contacts.geometry import distance_to_triangle, inside_distance
-from gaitid.contacts.ownership import PlateOwnership, plate_ownership
 from gaitid.contacts.intervals import ContactInterval, contact_mask, plate_intervals, trial_intervals
+from gaitid.contacts.ownership import PlateOwnership, plate_ownership
 
 __all__ = [
     "LISTED_REJECTED", "ContactInterval", "FootContact", "PlateOwnership", "assign_contacts", "contact_mask",

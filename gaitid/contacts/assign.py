@@ -51,7 +51,6 @@ from gaitid.contacts.intervals import trial_intervals
 from gaitid.contacts.ownership import PlateOwnership, plate_ownership
 from gaitid.contacts.treadmill import treadmill_contacts, treadmill_mode
 from gaitid.core.errors import SettingsError
-from gaitid.model.gait_markers import GaitMarkers
 from gaitid.core.trial import PlateWrench, Trial
 from gaitid.core.vocabulary import (
     AUTO,
@@ -67,6 +66,7 @@ from gaitid.core.vocabulary import (
     other_side,
     plate_overrides,
 )
+from gaitid.model.gait_markers import GaitMarkers
 
 
 def resolve_plate_overrides(overrides: dict | None, trial: Trial) -> dict[int, str]:

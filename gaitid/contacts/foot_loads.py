@@ -22,12 +22,12 @@ import numpy as np
 
 from gaitid.contacts import FootContact
 from gaitid.contacts.ownership import NONE, OWNER_CODE, UNOWNED, PlateOwnership
-from gaitid.dynamics.types import ExternalLoad
 from gaitid.core.errors import DataError
 from gaitid.core.rotation import cross
 from gaitid.core.signal import butter_lowpass
 from gaitid.core.trial import Event, PlateWrench, Trial
 from gaitid.core.vocabulary import CONTACT_THRESHOLD_N, COP_THRESHOLD_N, FOOT_OFF, FOOT_STRIKE, SIDES, other_side
+from gaitid.dynamics.types import ExternalLoad
 
 
 def sum_wrenches(wrenches: list[PlateWrench], min_force: float = COP_THRESHOLD_N) -> PlateWrench:

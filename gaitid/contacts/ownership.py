@@ -38,7 +38,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from gaitid.contacts.geometry import distance_to_triangle, inside_distances
-from gaitid.model.gait_markers import GaitMarkers
 from gaitid.core.trial import Trial
 from gaitid.core.vocabulary import (
     CONTACT_THRESHOLD_N,
@@ -50,6 +49,7 @@ from gaitid.core.vocabulary import (
     PLATE_TOLERANCE_M,
     SIDES,
 )
+from gaitid.model.gait_markers import GaitMarkers
 
 NONE, BOTH, UNOWNED = 0, 3, -1  # owner codes besides 1 (Left) and 2 (Right)
 OWNER_CODE = {side: k + 1 for k, side in enumerate(SIDES)}

@@ -15,9 +15,9 @@ import numpy as np
 
 from gaitid.core.errors import DataError
 from gaitid.core.signal import bridge_gaps
-from gaitid.model.gait_markers import GaitMarkers
 from gaitid.core.trial import Trial
 from gaitid.core.vocabulary import SIDES
+from gaitid.model.gait_markers import GaitMarkers
 
 
 def pelvis_centre(trial: Trial, markers: GaitMarkers) -> np.ndarray:

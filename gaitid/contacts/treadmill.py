@@ -20,12 +20,12 @@ import numpy as np
 
 from gaitid.contacts.contact import FootContact
 from gaitid.contacts.ownership import PlateOwnership
+from gaitid.contacts.progression import progression_direction
 from gaitid.core.errors import DataError
 from gaitid.core.signal import runs
-from gaitid.model.gait_markers import GaitMarkers
-from gaitid.contacts.progression import progression_direction
 from gaitid.core.trial import Trial
 from gaitid.core.vocabulary import COP_THRESHOLD_N, MIN_CONTACT_S, SIDES
+from gaitid.model.gait_markers import GaitMarkers
 
 TREADMILL_LOADED = 0.8  # fraction of frames with a plate loaded
 BELT_SPEED = 0.2  # m/s: a plate surface faster than this is a belt

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from gaitid.core.subject_record import Subject
 from gaitid.core.errors import DataError
+from gaitid.core.subject_record import Subject
 
 
 @dataclass

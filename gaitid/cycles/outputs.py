@@ -24,15 +24,15 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from gaitid.dynamics.express import convention_sign, in_frame, joint_rotations
-from gaitid.dynamics.types import CONTRIBUTIONS, JointLoads
-from gaitid.core.errors import SettingsError
 from gaitid.contacts.foot_loads import FootLoad
-from gaitid.model.assembly import ModelKinematics
-from gaitid.model.markerset import Model
+from gaitid.core.errors import SettingsError
 from gaitid.core.settings import Settings
 from gaitid.core.trial import Subject, Trial
 from gaitid.core.vocabulary import JOINTS, SIDES, side_key, side_path
+from gaitid.dynamics.express import convention_sign, in_frame, joint_rotations
+from gaitid.dynamics.types import CONTRIBUTIONS, JointLoads
+from gaitid.model.assembly import ModelKinematics
+from gaitid.model.markerset import Model
 
 PART_NAMES = {c: c.capitalize() for c in CONTRIBUTIONS}  # 'inertial' -> 'AnkleMomentInertial'
 FRAME_COLUMNS = ["frame", "time_s", "side", "variable", "component", "value", "unit"]

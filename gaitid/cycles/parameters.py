@@ -36,13 +36,12 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from gaitid.cycles.curves import Cycle, interpolate
-from gaitid.core.errors import DataError, SettingsError
-from gaitid.model.gait_markers import GaitMarkers
 from gaitid.contacts.progression import progression_direction
+from gaitid.core.errors import DataError, SettingsError
 from gaitid.core.trial import Trial
 from gaitid.core.vocabulary import SIDES, other_side
-
+from gaitid.cycles.curves import Cycle, interpolate
+from gaitid.model.gait_markers import GaitMarkers
 
 _SPATIOTEMPORAL = (("stride_time", "s"), ("cadence", "steps/min"), ("stride_length", "m"), ("walking_speed", "m/s"),
                    ("step_time", "s"), ("step_length", "m"), ("stance", "%"), ("swing", "%"),

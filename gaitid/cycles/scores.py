@@ -29,9 +29,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from gaitid.core.errors import DataError
 from gaitid.cycles.clinical import curve_matrices
 from gaitid.cycles.curves import interpolate
-from gaitid.core.errors import DataError
 
 GPS_VARIABLES: tuple[tuple[str, str, str], ...] = (
     ("PelvisAngles", "X", "pelvic tilt"),

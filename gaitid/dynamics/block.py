@@ -40,10 +40,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from gaitid.core.rotation import cross
 from gaitid.dynamics.recursive import distal_point
 from gaitid.dynamics.skew import skew
 from gaitid.dynamics.types import CONTRIBUTIONS, Chain, ExternalLoad, SegmentMotion
-from gaitid.core.rotation import cross
 
 
 def block_system(

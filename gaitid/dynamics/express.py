@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from gaitid.dynamics.types import SegmentMotion
 from gaitid.core.errors import SettingsError
 from gaitid.core.vocabulary import CONVENTIONS, FRAMES
+from gaitid.dynamics.types import SegmentMotion
 
 
 def in_frame(v_lab: np.ndarray, R: np.ndarray | None) -> np.ndarray:

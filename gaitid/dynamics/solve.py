@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from gaitid.core.errors import DataError, SettingsError
+from gaitid.core.rotation import cross
+from gaitid.core.vocabulary import CONVENTIONS, FRAMES
 from gaitid.dynamics.block import solve_block
 from gaitid.dynamics.express import convention_sign, in_frame, joint_rotations
 from gaitid.dynamics.recursive import recursive_newton_euler
 from gaitid.dynamics.types import CONTRIBUTIONS, Body, Chain, ExternalLoad, JointLoads, SegmentMotion
-from gaitid.core.errors import DataError, SettingsError
-from gaitid.core.rotation import cross
-from gaitid.core.vocabulary import CONVENTIONS, FRAMES
 
 METHODS = ("recursive", "block")
 

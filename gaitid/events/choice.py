@@ -20,11 +20,11 @@ import pandas as pd
 
 from gaitid.contacts import FootContact
 from gaitid.core.errors import DataError, SettingsError
+from gaitid.core.trial import Event, Trial
+from gaitid.core.vocabulary import EVENT_SOURCES, FOOT_OFF, FOOT_STRIKE, GAIT_EVENTS, SIDES
 from gaitid.events.file_events import event_at, file_events
 from gaitid.events.zeni import impact_strikes, zeni_events
 from gaitid.model.gait_markers import GaitMarkers
-from gaitid.core.trial import Event, Trial
-from gaitid.core.vocabulary import EVENT_SOURCES, FOOT_OFF, FOOT_STRIKE, GAIT_EVENTS, SIDES
 
 
 def plate_events(trial: Trial, contacts: list[FootContact]) -> list[Event]:

@@ -13,7 +13,6 @@ import re
 from gaitid.core.trial import Event, Trial
 from gaitid.core.vocabulary import FOOT_OFF, FOOT_STRIKE, SIDES
 
-
 _SHORT = {
     "HS": FOOT_STRIKE,
     "FS": FOOT_STRIKE,

@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from gaitid.core.errors import DataError
-from gaitid.events.file_events import event_at
-from gaitid.core.signal import bridge_gaps, runs
-from gaitid.model.gait_markers import GaitMarkers
 from gaitid.contacts.progression import Progression, pelvis_centre, progression_direction
+from gaitid.core.errors import DataError
+from gaitid.core.signal import bridge_gaps, runs
 from gaitid.core.trial import Event, Trial
 from gaitid.core.vocabulary import FOOT_OFF, FOOT_STRIKE, SIDES
+from gaitid.events.file_events import event_at
+from gaitid.model.gait_markers import GaitMarkers
 
 
 def zeni_signals(trial: Trial, side: str, markers: GaitMarkers,

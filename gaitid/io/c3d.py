@@ -65,15 +65,14 @@ from pathlib import Path
 import numpy as np
 
 from gaitid.core.errors import DataError, FileFormatError, GaitIDError, OutputError
-from gaitid.io import forceplates as fpmod
-from gaitid.io.atomic import atomic_path, register_input, verify_c3d
-from gaitid.io.c3d_check import C3DData, C3DLayout, check_c3d, read_data
-from gaitid.io.vertical import detect_up, rotation_to_z_up
 from gaitid.core.rotation import cross
 from gaitid.core.subject_record import VICON_SUBJECT_FIELDS, Subject, stored_value, vicon_unit
 from gaitid.core.trial import Analogs, Event, ForcePlate, ModelOutput, Trial
 from gaitid.core.vocabulary import COP_THRESHOLD_N
-
+from gaitid.io import forceplates as fpmod
+from gaitid.io.atomic import atomic_path, register_input, verify_c3d
+from gaitid.io.c3d_check import C3DData, C3DLayout, check_c3d, read_data
+from gaitid.io.vertical import detect_up, rotation_to_z_up
 
 # The C3D copy is written by ezc3d in chunks of frames of at most this many values (4 per point,
 # one per analog sample): ezc3d holds every value it writes as a C++ object, about 26 bytes each

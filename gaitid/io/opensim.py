@@ -37,15 +37,17 @@ import re
 from pathlib import Path
 
 import numpy as np
-from gaitid.io.forceplates import decimate
 
 from gaitid.core.errors import DataError, FileFormatError
+from gaitid.core.trial import ForcePlate, PlateWrench, Subject, Trial
+from gaitid.core.vocabulary import COP_THRESHOLD_N
+from gaitid.io.forceplates import decimate
 from gaitid.io.mot import (
-    parse_xml,
     ExternalForce,
     Storage,
     find_external_forces,
     grid_start,
+    parse_xml,
     read_external_loads,
     read_storage,
     uniform_rate,
@@ -53,8 +55,6 @@ from gaitid.io.mot import (
     write_mot,
 )
 from gaitid.io.trc import Y_UP_TO_Z_UP, read_trc_with_time, up_rotation
-from gaitid.core.trial import ForcePlate, PlateWrench, Subject, Trial
-from gaitid.core.vocabulary import COP_THRESHOLD_N
 
 __all__ = [
     "read_opensim_trial",

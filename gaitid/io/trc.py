@@ -21,9 +21,9 @@ import numpy as np
 import pandas as pd
 
 from gaitid.core.errors import FileFormatError, SettingsError
+from gaitid.core.trial import Trial
 from gaitid.io.atomic import atomic_path, register_input
 from gaitid.io.mot import grid_start
-from gaitid.core.trial import Trial
 
 __all__ = ["Y_UP_TO_Z_UP", "UNIT_SCALE", "read_trc", "read_trc_with_time", "write_trc", "up_rotation"]
 

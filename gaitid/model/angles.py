@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from gaitid.core import rotation
+from gaitid.core.vocabulary import SIDES, side_key, side_path
 from gaitid.model import frames as fr
 from gaitid.model.markerset import Model
-from gaitid.core.vocabulary import SIDES, side_key, side_path
 
 
 def joint_outputs(m: Model, evaluators: dict, frames_out: dict, omegas_lab: dict) -> tuple[dict, dict]:

@@ -23,15 +23,14 @@ from pathlib import Path
 
 import numpy as np
 
-from gaitid.core import rotation
-from gaitid.core import signal
-from gaitid.dynamics.types import Body, Chain, SegmentMotion
+from gaitid.core import rotation, signal
 from gaitid.core.errors import DataError, ModelError
+from gaitid.core.trial import Subject, Trial
+from gaitid.core.vocabulary import SIDES, side_path
+from gaitid.dynamics.types import Body, Chain, SegmentMotion
 from gaitid.model import clusters as cl
 from gaitid.model.angles import apply_angle_axes, joint_outputs
 from gaitid.model.bsip import load_table, segment_parameters
-from gaitid.model.evaluator import PointEvaluator
-from gaitid.model.markerset import Model, load_model
 from gaitid.model.calibration import (
     calibrate_static,
     measure_defaults,
@@ -39,9 +38,9 @@ from gaitid.model.calibration import (
     split_subject,
     static_parameters,
 )
+from gaitid.model.evaluator import PointEvaluator
+from gaitid.model.markerset import Model, load_model
 from gaitid.model.trial_markers import apply_aliases, missing_markers_error, needed_labels, prepare_points
-from gaitid.core.trial import Subject, Trial
-from gaitid.core.vocabulary import SIDES, side_path
 
 __all__ = ["FrameMotion", "ModelKinematics", "apply_aliases", "apply_angle_axes", "build_segments",
            "calibrate_static", "cluster_landmarks", "prepare_points", "resolve_parameters"]

@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 
 from gaitid.core.errors import ModelError
-from gaitid.model.markerset import read_toml, resolve_path
 from gaitid.core.resources import models_dir
+from gaitid.model.markerset import read_toml, resolve_path
 
 _FIELDS = ("mass_fraction", "com_from_proximal", "gyration_ap", "gyration_ml", "gyration_long")
 

@@ -13,14 +13,14 @@ from dataclasses import replace
 
 import numpy as np
 
-from gaitid.core.subject_record import Subject, check_plausible, lower_keys, subject_value
 from gaitid.core.errors import DataError, ModelError, SettingsError
+from gaitid.core.subject_record import Subject, check_plausible, lower_keys, subject_value
+from gaitid.core.trial import Trial
+from gaitid.core.vocabulary import SIDES, parse_side, side_key
 from gaitid.model import frames as fr
 from gaitid.model.evaluator import PointEvaluator
 from gaitid.model.markerset import Model, load_model
 from gaitid.model.trial_markers import apply_aliases, needed_labels, prepare_points
-from gaitid.core.trial import Trial
-from gaitid.core.vocabulary import SIDES, parse_side, side_key
 
 
 def split_sides(overrides: dict | None) -> tuple[dict, dict[str, dict]]:

@@ -12,10 +12,10 @@ from __future__ import annotations
 import numpy as np
 
 from gaitid.core.errors import DataError
+from gaitid.core.vocabulary import side_key
 from gaitid.model import frames as fr
 from gaitid.model.markerset import Model
 from gaitid.model.point_methods import point_method
-from gaitid.core.vocabulary import side_key
 
 
 class PointEvaluator:

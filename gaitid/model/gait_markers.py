@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gaitid.core.errors import DataError, SettingsError
-from gaitid.model.markerset import Model
-from gaitid.model.trial_markers import apply_aliases
 from gaitid.core.trial import Trial
 from gaitid.core.vocabulary import SIDES
+from gaitid.model.markerset import Model
+from gaitid.model.trial_markers import apply_aliases
 
 
 @dataclass(frozen=True)

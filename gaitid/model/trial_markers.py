@@ -13,9 +13,9 @@ import numpy as np
 
 from gaitid.core import signal
 from gaitid.core.errors import ModelError, SettingsError
-from gaitid.model.markerset import Model
 from gaitid.core.trial import Trial
 from gaitid.core.vocabulary import SIDES
+from gaitid.model.markerset import Model
 
 
 def apply_aliases(trial: Trial, model: Model) -> Trial:

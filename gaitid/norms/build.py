@@ -14,18 +14,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from gaitid.cycles.clinical import curve_matrices
 from gaitid.core.errors import DataError, FileFormatError, SettingsError
 from gaitid.core.vocabulary import RUN_RECORD_SUFFIX
-from gaitid.norms.data import (
-    BAND_COLUMNS,
-    CURVE_COLUMNS,
-    MEANING,
-    NORM_SUFFIXES,
-    PARAMETER_COLUMNS,
-    SCORE_NORM_COLUMNS,
-    Norms,
-)
+from gaitid.cycles.clinical import curve_matrices
 from gaitid.cycles.scores import (
     GDI_FEATURES,
     GPS_VARIABLES,
@@ -37,6 +28,15 @@ from gaitid.cycles.scores import (
     kinematic_curves,
     overall_gait_profile_score,
     resample,
+)
+from gaitid.norms.data import (
+    BAND_COLUMNS,
+    CURVE_COLUMNS,
+    MEANING,
+    NORM_SUFFIXES,
+    PARAMETER_COLUMNS,
+    SCORE_NORM_COLUMNS,
+    Norms,
 )
 
 

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from gaitid.core.errors import DataError, FileFormatError, GaitIDError, SettingsError
+from gaitid.cycles.scores import GPS_VARIABLES, SCORE_PERCENT, GDIBasis
 from gaitid.io.atomic import register_input
 from gaitid.io.input_files import input_file
 from gaitid.norms.data import (
@@ -26,8 +27,6 @@ from gaitid.norms.data import (
     VERSION,
     Norms,
 )
-from gaitid.cycles.scores import GPS_VARIABLES, SCORE_PERCENT, GDIBasis
-
 
 # gaitid's norms file of a large lab (four speed bands x both sides x 75 curves of 51 points, the GDI
 # basis) takes about 1 MB. The parsers hold 10-25 times a file's size in memory (a 19 MB TOML: 11 s,

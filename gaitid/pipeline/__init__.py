@@ -33,25 +33,25 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
-from gaitid.cycles.clinical import clinical_columns
 from gaitid.contacts import FootContact, PlateOwnership, assign_contacts, plate_ownership
+from gaitid.contacts.foot_loads import FootLoad, filtered_load, foot_loads
+from gaitid.core.errors import GaitIDError
+from gaitid.core.settings import Settings
+from gaitid.core.trial import Trial
+from gaitid.core.vocabulary import COP_THRESHOLD_N, SIDES
+from gaitid.cycles.clinical import clinical_columns
 from gaitid.cycles.curves import Cycle, curves_summary, cycle_columns, gait_cycles, normalised_cycles
+from gaitid.cycles.outputs import Outputs, output_curves
+from gaitid.cycles.parameters import parameter_table, spatiotemporal_columns, summarise
 from gaitid.dynamics import inverse_dynamics
 from gaitid.dynamics.types import JointLoads
-from gaitid.core.errors import GaitIDError
 from gaitid.events import gait_events
-from gaitid.contacts.foot_loads import FootLoad, filtered_load, foot_loads
 from gaitid.model.assembly import ModelKinematics, build_segments
 from gaitid.model.gait_markers import GaitMarkers, gait_markers
 from gaitid.model.markerset import Model, load_model
 from gaitid.model.trial_markers import require_markers
-from gaitid.cycles.outputs import Outputs, output_curves
-from gaitid.cycles.parameters import parameter_table, spatiotemporal_columns, summarise
 from gaitid.pipeline.result import Result
-from gaitid.core.settings import Settings
 from gaitid.subject.stage import SubjectData, subject_data
-from gaitid.core.trial import Trial
-from gaitid.core.vocabulary import COP_THRESHOLD_N, SIDES
 from gaitid.uncertainty.nominal import NominalRun  # the record alone: the stage is imported when a run asks for it
 
 if TYPE_CHECKING:  # the uncertainty stage is imported only when a run asks for it

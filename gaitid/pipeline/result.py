@@ -23,17 +23,17 @@ import numpy as np
 import pandas as pd
 
 from gaitid.contacts import FootContact, contacts_table
-from gaitid.cycles.curves import Cycle
-from gaitid.dynamics.types import JointLoads
-from gaitid.core.errors import DataError
-from gaitid.events import EventChoice
 from gaitid.contacts.foot_loads import FootLoad
+from gaitid.core.errors import DataError
+from gaitid.core.settings import Settings
+from gaitid.core.trial import Event, Trial
+from gaitid.cycles.curves import Cycle
+from gaitid.cycles.outputs import Outputs, frames_table
+from gaitid.dynamics.types import JointLoads
+from gaitid.events import EventChoice
 from gaitid.model.assembly import ModelKinematics
 from gaitid.model.gait_markers import GaitMarkers
-from gaitid.cycles.outputs import Outputs, frames_table
-from gaitid.core.settings import Settings
 from gaitid.subject.stage import SubjectData
-from gaitid.core.trial import Event, Trial
 
 if TYPE_CHECKING:  # imported by the uncertainty stage, when a run asks for it
     from gaitid.uncertainty import Uncertainty

@@ -22,11 +22,11 @@ import numpy as np
 import pandas as pd
 
 from gaitid.contacts import listed_rejections
-from gaitid.cycles.curves import PERCENT, time_normalise
 from gaitid.core.errors import DataError, GaitIDError
+from gaitid.core.vocabulary import CYCLE_POINTS, SIDES
+from gaitid.cycles.curves import PERCENT, time_normalise
 from gaitid.cycles.parameters import summarise
 from gaitid.report.labels import is_kinematic
-from gaitid.core.vocabulary import CYCLE_POINTS, SIDES
 
 MEANING = ("convention", "normalise", "frame")  # settings that change what a curve's numbers mean
 CYCLE_COLUMNS = ["trial", "side", "cycle", "kinetic", "reason", "start_s", "foot_off_pct", "end_s", "plates"]

@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 
 import gaitid
+from gaitid.core.vocabulary import SIDES
 from gaitid.report.content import ReportData
 from gaitid.report.labels import PLANES, quantity, sign_label
-from gaitid.core.vocabulary import SIDES
 
 DASH = "\u2013"
 SPATIOTEMPORAL = ("walking_speed", "cadence", "stride_time", "stride_length", "step_time", "step_length",

@@ -16,8 +16,8 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from gaitid.report.labels import SIDE_COLOURS
 from gaitid.cycles.scores import GPS_VARIABLES
+from gaitid.report.labels import SIDE_COLOURS
 
 FONT = {"font.size": 8, "axes.titlesize": 9, "axes.labelsize": 8, "xtick.labelsize": 7, "ytick.labelsize": 7,
         "legend.fontsize": 8, "text.parse_math": False}  # text from files ('$' in a name) is never TeX

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from gaitid.core.vocabulary import SIDES
 from gaitid.report.canvas import INK, Page
 from gaitid.report.content import ReportData, mean_sd_of
-from gaitid.report.layout import MARGIN, MUTED, OUTLINE_DASH, OUTLINE_WIDTH, LegendEntry, page_frame
 from gaitid.report.labels import (
     ANGLE_CONVENTION,
     COMPONENTS,
@@ -36,8 +36,8 @@ from gaitid.report.labels import (
     is_kinematic,
     moment_convention,
 )
+from gaitid.report.layout import MARGIN, MUTED, OUTLINE_DASH, OUTLINE_WIDTH, LegendEntry, page_frame
 from gaitid.report.uncertainty_pages import band_of, legend_entry
-from gaitid.core.vocabulary import SIDES
 
 GRID = "#e6e6e6"
 FRAME = "#666666"

@@ -9,13 +9,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from gaitid.core.vocabulary import SIDES
+from gaitid.cycles.scores import GPS_VARIABLES
 from gaitid.report.canvas import Page
 from gaitid.report.content import ReportData
 from gaitid.report.labels import SIDE_COLOURS
 from gaitid.report.layout import MARGIN, MUTED, page_frame
 from gaitid.report.plots import FRAME, GRID, Panel, nice_ticks
-from gaitid.cycles.scores import GPS_VARIABLES
-from gaitid.core.vocabulary import SIDES
 
 OVERALL = "#404040"
 REFERENCE = "#d9d9d9"

@@ -16,11 +16,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from gaitid.core.vocabulary import SIDES
 from gaitid.report.content import ReportData
 from gaitid.report.display import DASH, Table, parameter_name
 from gaitid.report.labels import SIDE_COLOURS
 from gaitid.report.layout import LegendEntry
-from gaitid.core.vocabulary import SIDES
 
 SOURCE_WORDS = {"joint_centres": "joint centres", "bsip": "segment parameters", "plates": "force plates",
                 "markers": "marker noise"}

@@ -50,13 +50,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gaitid.core.butterworth import butter_sections, default_padlen, zero_phase_filter
 from gaitid.contacts import FootContact, ground_points
 from gaitid.contacts.geometry import inside_distances
+from gaitid.core.butterworth import butter_sections, default_padlen, zero_phase_filter
 from gaitid.core.errors import DataError
-from gaitid.model.gait_markers import GaitMarkers
 from gaitid.core.trial import Trial
 from gaitid.core.vocabulary import GRAVITY_M_S2, SIDES
+from gaitid.model.gait_markers import GaitMarkers
 
 G = GRAVITY_M_S2  # m/s^2
 UNLOADED_N = 50.0  # |Fz| below this: plate unloaded (offset estimate)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gaitid.core.subject_record import Subject, option_for, subject_value
 from gaitid.core.errors import ModelError
 from gaitid.core.settings import Settings
+from gaitid.core.subject_record import Subject, option_for, subject_value
 from gaitid.core.trial import Trial
 from gaitid.model.markerset import Model, load_model, missing_markers, models_fitting
 

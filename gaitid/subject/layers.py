@@ -14,8 +14,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from gaitid.core.subject_record import Subject, as_subject
 from gaitid.core.errors import GaitIDError, SettingsError
+from gaitid.core.subject_record import Subject, as_subject
 from gaitid.subject.readers import read_subject, read_subjects, select_subject
 
 VICON_SUBJECT_FILES = (".vsk", ".mp")

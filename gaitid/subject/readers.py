@@ -47,9 +47,9 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from gaitid.core.errors import FileFormatError, SettingsError
+from gaitid.core.subject_record import Subject, subject_from_mapping, subject_from_vicon, vicon_short_name
 from gaitid.io.atomic import register_input
 from gaitid.io.input_files import input_file
-from gaitid.core.subject_record import Subject, subject_from_mapping, subject_from_vicon, vicon_short_name
 
 if sys.version_info >= (3, 11):
     import tomllib

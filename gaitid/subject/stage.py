@@ -40,8 +40,8 @@ import os
 from dataclasses import dataclass, field, replace
 
 from gaitid.contacts import FootContact
-from gaitid.core.subject_record import Subject, split_subject_dict
 from gaitid.core.errors import DataError, SettingsError
+from gaitid.core.subject_record import Subject, split_subject_dict
 from gaitid.core.trial import Trial
 from gaitid.model.gait_markers import GaitMarkers
 from gaitid.subject.bodymass import MassCheck, MassEstimate, check_mass, estimate_mass

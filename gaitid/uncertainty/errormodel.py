@@ -20,9 +20,9 @@ from pathlib import Path
 import numpy as np
 
 from gaitid.core.errors import ModelError
+from gaitid.core.resources import models_dir
 from gaitid.model.markerset import read_toml, resolve_path
 from gaitid.model.point_methods import POINT_METHODS
-from gaitid.core.resources import models_dir
 
 PLATE_KINDS = ("floor", "floor_uncorrected", "treadmill")
 SOURCES = ("joint_centres", "bsip", "plates", "markers")  # the error sources, in report order

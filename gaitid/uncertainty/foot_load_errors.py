@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from gaitid.core import rotation
-from gaitid.core import signal
-from gaitid.dynamics.types import ExternalLoad
 from gaitid.contacts.foot_loads import FootLoad, filtered_load
-from gaitid.uncertainty.design import Design
+from gaitid.core import rotation, signal
 from gaitid.core.vocabulary import SIDES
+from gaitid.dynamics.types import ExternalLoad
+from gaitid.uncertainty.design import Design
 
 
 def contacts_of(load: FootLoad) -> list[tuple[int, int]]:

@@ -12,15 +12,15 @@
 from __future__ import annotations
 
 from gaitid.contacts.foot_loads import FootLoad
+from gaitid.core.vocabulary import SIDES
 from gaitid.model.bsip import load_table
 from gaitid.model.markerset import Model
 from gaitid.model.point_methods import method_of
 from gaitid.uncertainty.design import Parameter
 from gaitid.uncertainty.errormodel import ErrorModel
-from gaitid.uncertainty.segments import bsip_groups
-from gaitid.uncertainty.points import joint_geometry, landmark_labels
 from gaitid.uncertainty.foot_load_errors import contacts_of
-from gaitid.core.vocabulary import SIDES
+from gaitid.uncertainty.points import joint_geometry, landmark_labels
+from gaitid.uncertainty.segments import bsip_groups
 
 
 def error_parameters(model: Model, labels: set[str], loads: dict[str, FootLoad], errors: ErrorModel,

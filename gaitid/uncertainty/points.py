@@ -24,14 +24,14 @@ from __future__ import annotations
 import numpy as np
 
 from gaitid.core import signal
+from gaitid.core.trial import Trial
+from gaitid.core.vocabulary import JOINTS, SIDES
 from gaitid.model.assembly import cluster_landmarks
 from gaitid.model.evaluator import PointEvaluator
 from gaitid.model.markerset import Model
 from gaitid.model.point_methods import point_method
 from gaitid.model.trial_markers import apply_aliases, needed_labels, prepare_points
-from gaitid.core.trial import Trial
 from gaitid.uncertainty.design import Design
-from gaitid.core.vocabulary import JOINTS, SIDES
 
 
 class PerturbedEvaluator(PointEvaluator):

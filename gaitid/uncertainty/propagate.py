@@ -17,18 +17,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from gaitid.dynamics import inverse_dynamics
-from gaitid.core.errors import SettingsError
-from gaitid.cycles.outputs import Outputs, output_curves
 import gaitid.uncertainty.tables as tb
+from gaitid.core.errors import SettingsError
+from gaitid.core.vocabulary import SIDES
+from gaitid.cycles.outputs import Outputs, output_curves
+from gaitid.dynamics import inverse_dynamics
 from gaitid.uncertainty.design import Design, Parameter, make_design
 from gaitid.uncertainty.errormodel import PLATE_KINDS, SOURCES, ErrorModel, load_error_model
+from gaitid.uncertainty.foot_load_errors import perturbed_loads
 from gaitid.uncertainty.inputs import error_parameters
 from gaitid.uncertainty.nominal import NominalRun
-from gaitid.uncertainty.segments import perturbed_kinematics, prepare
 from gaitid.uncertainty.points import filtered_noise, model_points
-from gaitid.uncertainty.foot_load_errors import perturbed_loads
-from gaitid.core.vocabulary import SIDES
+from gaitid.uncertainty.segments import perturbed_kinematics, prepare
 
 KINETIC_SUFFIXES = ("Force", "Moment", "Power")  # joint forces, moments, powers and the ground reaction
 

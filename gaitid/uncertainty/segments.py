@@ -18,19 +18,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gaitid.core import rotation
-from gaitid.core import signal
+from gaitid.core import rotation, signal
+from gaitid.core.trial import Trial
+from gaitid.core.vocabulary import SIDES, side_path
 from gaitid.dynamics.types import Body, Chain, SegmentMotion
-from gaitid.model.bsip import load_table, segment_parameters
 from gaitid.model.assembly import FrameMotion, ModelKinematics
+from gaitid.model.bsip import load_table, segment_parameters
 from gaitid.model.evaluator import PointEvaluator
 from gaitid.model.markerset import Model, read_toml
-from gaitid.core.trial import Trial
 from gaitid.uncertainty.design import Design
 from gaitid.uncertainty.nominal import NominalRun
 from gaitid.uncertainty.points import PerturbedEvaluator, column_offsets, joint_geometry, model_points, stacked
 from gaitid.uncertainty.static import static_corrections
-from gaitid.core.vocabulary import SIDES, side_path
 
 
 def bsip_groups(table_name: str) -> tuple[list[str], list[str]]:

@@ -11,14 +11,14 @@ from __future__ import annotations
 import numpy as np
 
 from gaitid.core.errors import ModelError
+from gaitid.core.trial import Trial
+from gaitid.core.vocabulary import side_key
 from gaitid.model import frames as fr
 from gaitid.model.calibration import flat_foot_of
 from gaitid.model.evaluator import PointEvaluator
 from gaitid.model.markerset import Model
-from gaitid.core.trial import Trial
 from gaitid.uncertainty.design import Design
 from gaitid.uncertainty.points import PerturbedEvaluator, column_offsets, joint_geometry, stacked
-from gaitid.core.vocabulary import side_key
 
 STATIC_FRAMES = 20  # frames of the static trial the recalibration of every column uses
 

@@ -54,17 +54,16 @@ from pathlib import Path
 import numpy as np
 from scipy.interpolate import CubicSpline
 
-from gaitid.core import rotation
-from gaitid.core import signal
+from gaitid.contacts.foot_loads import FootLoad, filtered_load
+from gaitid.core import rotation, signal
+from gaitid.core.errors import SettingsError
+from gaitid.core.vocabulary import CONTACT_THRESHOLD_N, parse_side, side_path
 from gaitid.dynamics import inverse_dynamics
 from gaitid.dynamics.types import Body, Chain, SegmentMotion
-from gaitid.core.errors import SettingsError
 from gaitid.io.mot import Storage, read_sto
 from gaitid.io.opensim import plate_sides, read_opensim_trial
 from gaitid.model.assembly import ModelKinematics, build_segments
 from gaitid.model.markerset import load_model
-from gaitid.core.vocabulary import CONTACT_THRESHOLD_N, parse_side, side_path
-from gaitid.contacts.foot_loads import FootLoad, filtered_load
 
 JOINT_COLUMNS = {"ankle": "ankle_angle_{s}_moment", "knee": "knee_angle_{s}_moment", "hip": "hip_flexion_{s}_moment"}
 GEOMETRIES = ("gaitid", "gait2392", "gait2392-ik", "gait2392-ik-bodies")

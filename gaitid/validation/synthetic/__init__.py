@@ -66,13 +66,6 @@ from gaitid.validation.synthetic.fourier import (
     fourier_from_samples,
     joint_curves,
 )
-from gaitid.validation.synthetic.write import (
-    SAMPLE_FILES,
-    segments_json,
-    truth_table,
-    write_sample,
-    write_scenario,
-)
 from gaitid.validation.synthetic.ground import (
     GroundReaction,
     Plate,
@@ -81,7 +74,6 @@ from gaitid.validation.synthetic.ground import (
     plate_channels,
     vertical_c1,
 )
-from gaitid.validation.synthetic.plate_split import PlateOutline, PlateShare, split_load
 from gaitid.validation.synthetic.params import (
     DEMPSTER,
     DISTAL,
@@ -100,6 +92,13 @@ from gaitid.validation.synthetic.params import (
     marker_offsets,
     segment_parameters,
 )
+from gaitid.validation.synthetic.plate_split import PlateOutline, PlateShare, split_load
+from gaitid.validation.synthetic.sample_trial import (
+    SyntheticTrial,
+    gait_events,
+    make_gait_trial,
+    make_static_trial,
+)
 from gaitid.validation.synthetic.scenario import GeneratedTrial, GroundModel, Scenario, generate
 from gaitid.validation.synthetic.stairs import (
     StairParams,
@@ -113,12 +112,6 @@ from gaitid.validation.synthetic.treadmill_trial import (
     treadmill_scenario,
     write_treadmill,
 )
-from gaitid.validation.synthetic.sample_trial import (
-    SyntheticTrial,
-    gait_events,
-    make_gait_trial,
-    make_static_trial,
-)
 from gaitid.validation.synthetic.truth import (
     LegLoads,
     newton_euler_leg,
@@ -131,6 +124,13 @@ from gaitid.validation.synthetic.walkway import (
     make_walkway_trial,
     walkway_scenario,
     write_walkway,
+)
+from gaitid.validation.synthetic.write import (
+    SAMPLE_FILES,
+    segments_json,
+    truth_table,
+    write_sample,
+    write_scenario,
 )
 
 __all__ = [

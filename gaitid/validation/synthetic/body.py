@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gaitid.validation.synthetic.fourier import PATH_HARMONICS, PATH_TAPER, Fourier, fourier_from_samples
-from gaitid.validation.synthetic.params import SIDE_SIGN, SIDES, SOLE_X, MARKERS, GaitParams, davis_hjc, marker_offsets
+from gaitid.validation.synthetic.params import MARKERS, SIDE_SIGN, SIDES, SOLE_X, GaitParams, davis_hjc, marker_offsets
 
 
 def elementary_rotation(axis: int, angle: np.ndarray) -> np.ndarray:

@@ -8,9 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from gaitid.validation.synthetic.body import Frame, stance_phase
+from gaitid.validation.synthetic.params import COP_END, COP_START, SIDE_SIGN, G, GaitParams
 from gaitid.validation.synthetic.plate_split import PlateOutline
-from gaitid.validation.synthetic.params import COP_END, COP_START, G, SIDE_SIGN, GaitParams
-
 
 # Vertical force over stance s in [0, 1]: BW (c1 sin(pi s) + c3 sin(3 pi s)), c3 = 0.438 and c1 set so
 # that the two feet's vertical impulse over a stride equals body weight times the stride time

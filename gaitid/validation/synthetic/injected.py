@@ -24,14 +24,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from gaitid.core.trial import PlateWrench, Trial
+from gaitid.core.vocabulary import JOINTS, SIDES, side_key, side_path
 from gaitid.model.assembly import build_segments
 from gaitid.model.markerset import Model, load_model
 from gaitid.model.point_methods import method_of
-from gaitid.core.trial import PlateWrench, Trial
 from gaitid.uncertainty.errormodel import ErrorModel, JointCentreError, load_error_model
-from gaitid.uncertainty.segments import bsip_groups
 from gaitid.uncertainty.points import axes_order, joint_geometry, landmark_labels
-from gaitid.core.vocabulary import JOINTS, SIDES, side_key, side_path
+from gaitid.uncertainty.segments import bsip_groups
 
 # The Plug-in Gait model with the truth's foot and the hip centre read from the trial's virtual
 # points LHJC / RHJC (written beside the trial by write_hjc_model).
@@ -220,9 +220,9 @@ def coverage_run(replications: int, samples: int, cutoff: float | None, folder: 
     Hz, None: unfiltered) and count, per side, joint and plane, the stance frames on a plate and
     those whose 95 % interval covers the true moment (columns side, joint, plane, frames,
     covered, coverage). ``folder``: where the model and error-model files are written."""
+    from gaitid.core.resources import sample_data_dir
     from gaitid.io.c3d import read_c3d
     from gaitid.pipeline import process
-    from gaitid.core.resources import sample_data_dir
     from gaitid.uncertainty import UncertaintySettings
 
     sample = sample_data_dir()

@@ -9,7 +9,6 @@ import numpy as np
 
 from gaitid.core.errors import GaitIDError
 
-
 G = 9.81  # m/s^2, gravity along lab -Z
 GRAVITY_LAB = np.array([0.0, 0.0, -G])
 SIDES = ("R", "L")

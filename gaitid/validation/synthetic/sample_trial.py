@@ -7,15 +7,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gaitid.validation.synthetic.body import Frame, PelvisPath, body_kinematics, fit_pelvis_path, marker_trajectories
-from gaitid.validation.synthetic.fourier import KEYPOINTS, Fourier, keypoint_samples, joint_curves
+from gaitid.validation.synthetic.fourier import KEYPOINTS, Fourier, joint_curves, keypoint_samples
 from gaitid.validation.synthetic.ground import (
     PLATE_ORIGINS,
     GroundReaction,
     Plate,
-    plate_corners,
     grf_aim,
     ground_reaction,
     plate_channels,
+    plate_corners,
 )
 from gaitid.validation.synthetic.params import DISTAL, SIDES, GaitParams, segment_parameters
 from gaitid.validation.synthetic.truth import LegLoads, rnea_leg

@@ -22,7 +22,8 @@ from typing import Callable
 import numpy as np
 
 from gaitid.validation.synthetic.body import Frame, PelvisPath, body_kinematics, marker_trajectories
-from gaitid.validation.synthetic.ground import GRF_AIM_OFFSET, GRF_C3, FREE_MOMENT, GroundReaction
+from gaitid.validation.synthetic.ground import FREE_MOMENT, GRF_AIM_OFFSET, GRF_C3, GroundReaction
+from gaitid.validation.synthetic.params import COP_END, COP_START, SIDE_SIGN, SIDES, G, GaitParams
 from gaitid.validation.synthetic.plate_split import (
     PATCH_HALF_LENGTH,
     PATCH_HALF_WIDTH,
@@ -35,7 +36,6 @@ from gaitid.validation.synthetic.plate_split import (
     split_load,
     wrench_about_origin,
 )
-from gaitid.validation.synthetic.params import COP_END, COP_START, G, SIDE_SIGN, SIDES, GaitParams
 from gaitid.validation.synthetic.truth import LegLoads, leg_truth_columns, rnea_leg
 
 MAX_C3D_EVENTS = 255  # a C3D parameter dimension is one byte: EVENT:LABELS holds at most 255 entries

@@ -44,13 +44,13 @@ from gaitid.validation.synthetic.fourier import (
     keypoint_samples,
     smoothstep5,
 )
+from gaitid.validation.synthetic.params import SIDE_SIGN, SIDES, GaitParams, davis_hjc
 from gaitid.validation.synthetic.plate_split import (
     SOLE_FRONT,
     SOLE_REAR,
     PlateOutline,
     rectangle_corners,
 )
-from gaitid.validation.synthetic.params import SIDE_SIGN, SIDES, GaitParams, davis_hjc
 from gaitid.validation.synthetic.scenario import (
     GeneratedTrial,
     GroundModel,

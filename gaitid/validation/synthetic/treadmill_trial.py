@@ -29,8 +29,8 @@ import numpy as np
 from gaitid.core.errors import GaitIDError
 from gaitid.validation.synthetic.body import PelvisPath, fit_pelvis_path
 from gaitid.validation.synthetic.fourier import CurveSum, Fourier, Ramps, joint_curves
-from gaitid.validation.synthetic.plate_split import PlateOutline, rectangle_corners
 from gaitid.validation.synthetic.params import GaitParams
+from gaitid.validation.synthetic.plate_split import PlateOutline, rectangle_corners
 from gaitid.validation.synthetic.scenario import GeneratedTrial, GroundModel, Scenario, Support, generate
 
 LEVER = 0.93  # m, hip joint centre to sole: a hip adduction of a rad moves the foot about LEVER * a medially

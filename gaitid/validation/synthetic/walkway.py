@@ -22,8 +22,8 @@ from gaitid.core.errors import GaitIDError
 from gaitid.validation.synthetic.body import fit_pelvis_path
 from gaitid.validation.synthetic.fourier import joint_curves
 from gaitid.validation.synthetic.ground import PLATE_ORIGINS, PLATE_SIZE
-from gaitid.validation.synthetic.plate_split import PlateOutline, rectangle_corners
 from gaitid.validation.synthetic.params import GaitParams
+from gaitid.validation.synthetic.plate_split import PlateOutline, rectangle_corners
 from gaitid.validation.synthetic.scenario import GeneratedTrial, GroundModel, Scenario, Support, generate
 
 SAMPLE_FRAMES = 380  # the sample walk's length: "1x" of the scaling benchmark

@@ -154,7 +154,7 @@ def test_bad_trc_raises_a_clear_error_naming_the_file(tmp_path: Path, text: str,
 
 
 def test_missing_trc_raises_file_format_error(tmp_path: Path):
-    with pytest.raises(FileFormatError, match="cannot read"):
+    with pytest.raises(FileFormatError, match="TRC file not found"):
         read_trc(tmp_path / "absent.trc")
 
 

@@ -337,3 +337,23 @@ def test_a_contact_invalid_on_some_frames_is_reported_as_such(tmp_path, capsys):
                   & frames.time_s.between(1.11, 1.69)]
     finite = np.isfinite(knee.value.to_numpy())
     assert 40 < finite.sum() < len(knee) and not finite[knee.frame.between(136, 140).to_numpy()].any()
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("name", ["walk.trc", "walk_grf.mot", "walk_grf.xml"])
+def test_a_fifo_named_as_an_opensim_file_is_refused_without_being_opened(tmp_path, name):
+    """The OpenSim readers (TRC markers, GRF storage, ExternalLoads XML) check the file before
+    opening it, as the C3D reader does."""
+    from gaitid.io.mot import parse_xml, read_storage
+    from gaitid.io.trc import read_trc
+
+    fifo = tmp_path / name
+    os.mkfifo(fifo)
+    reader = {".trc": read_trc, ".mot": read_storage, ".xml": parse_xml}[fifo.suffix]
+    unblock = threading.Timer(5.0, _open_writer, (fifo,))
+    unblock.start()
+    try:
+        with pytest.raises(FileFormatError, match="is a FIFO .named pipe., not a regular file"):
+            reader(fifo)  # (before: blocked in open() until the timer released it, then another error)
+    finally:
+        unblock.cancel()

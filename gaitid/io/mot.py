@@ -34,6 +34,7 @@ import pandas as pd
 
 from gaitid.core.errors import FileFormatError, UnsupportedError
 from gaitid.io.atomic import atomic_path, register_input
+from gaitid.io.input_files import input_file
 
 __all__ = [
     "Storage",
@@ -192,6 +193,7 @@ def _declared(header: dict[str, str], *keys: str) -> int | None:
 def read_storage(path: str | Path) -> Storage:
     """Read an OpenSim ``.mot`` or ``.sto`` file (values as stored, see :class:`Storage`)."""
     path = Path(path)
+    input_file(path, "OpenSim storage file")  # a FIFO or a device would block the read below
     register_input(path)
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
@@ -438,6 +440,7 @@ def _text(element: ET.Element, tag: str) -> str | None:
 
 def parse_xml(path: Path) -> ET.Element:
     """The root element of an XML file; a FileFormatError naming the file when it cannot be read."""
+    input_file(path, "XML file")
     register_input(path)
     try:
         return ET.parse(path).getroot()

@@ -23,6 +23,7 @@ import pandas as pd
 from gaitid.core.errors import FileFormatError, SettingsError
 from gaitid.core.trial import Trial
 from gaitid.io.atomic import atomic_path, register_input
+from gaitid.io.input_files import input_file
 from gaitid.io.mot import grid_start
 
 __all__ = ["Y_UP_TO_Z_UP", "UNIT_SCALE", "read_trc", "read_trc_with_time", "write_trc", "up_rotation"]
@@ -85,6 +86,7 @@ def read_trc_with_time(path: str | Path, *, up: str = "y") -> tuple[Trial, float
     ``Trial.time`` is rounded to the grid with a warning saying by how much.
     """
     path = Path(path)
+    input_file(path, "TRC file")  # a FIFO or a device would block the read below
     register_input(path)
     rotation = up_rotation(up)
     try:

@@ -5,14 +5,21 @@ from __future__ import annotations
 
 import importlib
 import multiprocessing
+import ctypes
+import ctypes.util
 import os
 import signal
+import sys
+import threading
 import time
 from collections import deque
 from multiprocessing.connection import wait as wait_connections
 from typing import Callable
 
 GRACE_S = 10.0  # a worker still busy this long after its trial's time budget is killed
+WATCH_S = 1.0  # how often a worker checks that the batch that started it is still alive
+UNWIND_S = 5.0  # a worker whose parent died, still alive this long after its SIGTERM, exits at once
+PR_SET_PDEATHSIG = 1  # Linux prctl(2)
 
 
 def _modules(report: bool) -> list[str]:
@@ -29,11 +36,54 @@ def _preload(report: bool) -> None:
         importlib.import_module(name)
 
 
-def _worker_main(conn, report: bool, memory: int | None) -> None:
+def _parent_death_signal() -> bool:
+    """Linux: ask the kernel to send this process SIGTERM when its parent dies (SIGKILL included;
+    strictly, when the parent's thread that started it ends: the pool's owner); False where that
+    is not available (the watchdog alone then notices)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        return libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _parent_alive(parent: int):
+    """A test of whether this worker's parent is alive: POSIX, the parent seen at start is still its
+    parent (a dead parent's children are reparented); Windows (no reparenting), the parent's sentinel."""
+    if os.name == "nt":
+        proc = multiprocessing.parent_process()
+        return (lambda: True) if proc is None else proc.is_alive
+    return lambda: os.getppid() == parent
+
+
+def _watch_parent(alive: Callable[[], bool], period: float = WATCH_S) -> None:
+    """Until the parent that started this worker dies: then SIGTERM to this process (its task
+    unwinds, its temporary files removed) and, if it is still alive :data:`UNWIND_S` later, an exit
+    without cleanup. On every system, beside the Linux parent-death signal: without it a worker
+    blocked on its task pipe would wait for ever (its siblings forked after it hold the pipe's other end)."""
+    while alive():
+        time.sleep(period)
+    try:
+        os.kill(os.getpid(), signal.SIGTERM)
+    except (OSError, ValueError):
+        pass
+    time.sleep(UNWIND_S)
+    os._exit(128 + signal.SIGTERM)
+
+
+def _worker_main(conn, report: bool, memory: int | None, watch: bool = True) -> None:
     """A worker process: import the pipeline (and the report) once, then run the tasks it is sent
-    (``(function, args)``, answered ``('ok', value)`` or ``('error', text)``) until ``None``."""
+    (``(function, args)``, answered ``('ok', value)`` or ``('error', text)``) until ``None``.
+    With ``watch``, it exits when the process that started it dies, however it died (with the
+    forkserver start method that is the server, which exits when the batch does)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C: the parent stops the batch
     signal.signal(signal.SIGTERM, _stop)  # the parent's stop: unwind (temporary files removed), then exit
+    if watch:
+        alive = _parent_alive(os.getppid())
+        _parent_death_signal()  # (after reading the parent: one already dead is then noticed below)
+        threading.Thread(target=_watch_parent, args=(alive,), daemon=True, name="gaitid-parent-watch").start()
     if memory:
         from gaitid.io.c3d_check import BUDGET_ENV
 
@@ -60,6 +110,7 @@ def _worker_main(conn, report: bool, memory: int | None) -> None:
 
 
 def _stop(signum, frame) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # one stop (the parent's, or its death's twice) unwinds once
     raise SystemExit(128 + signum)
 
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 import pickle
@@ -31,14 +32,28 @@ from gaitid.subject.layers import SubjectOptions, subject_files
 OUTPUTS_VERSION = 3
 
 
+HASH_CHUNK = 1 << 20
+
+
+def content_hash(path) -> str:
+    """The BLAKE2b digest (16 bytes, hex) of a file's bytes, read in chunks of :data:`HASH_CHUNK`."""
+    h = hashlib.blake2b(digest_size=16)
+    with open(path, "rb") as fh:
+        while chunk := fh.read(HASH_CHUNK):
+            h.update(chunk)
+    return h.hexdigest()
+
+
 def _file_stats(paths) -> list:
+    """Each input's size, time and content hash: a file replaced by one of the same size and time
+    (a copy keeping its times, a restore) is still a changed input."""
     out = []
     for p in paths:
         try:
             s = Path(p).stat()
-            out.append([str(p), s.st_size, s.st_mtime_ns])
+            out.append([str(p), s.st_size, s.st_mtime_ns, content_hash(p)])
         except OSError:
-            out.append([str(p), None, None])
+            out.append([str(p), None, None, None])
     return out
 
 

@@ -15,6 +15,9 @@
   files) to replace any registered file, compared by resolved path and by
   inode (hard links, other spellings of the same path). The registry is
   process-local; :func:`forget_inputs` clears it (for long-lived processes).
+* **Inputs read whole.** A reader reads its file inside :func:`unchanged_while_read`: a file
+  whose identity, size or modification time differ at the end of the read from the start
+  (an acquisition or copy still writing it) is refused, not read as a mix of two versions.
 * **No debris.** Temporary files are named ``.gaitid-tmp-<pid>-<random>-<target
   name>``. An interrupted writer removes its own; a killed process cannot, so
   each :func:`atomic_path` first removes the folder's stale ones: those whose
@@ -31,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Callable, Iterator
 
-from gaitid.core.errors import GaitIDError, OutputError
+from gaitid.core.errors import FileFormatError, GaitIDError, OutputError
 
 TMP_PREFIX = ".gaitid-tmp-"
 STALE_AFTER_S = 3600.0  # a temporary file this old is stale even if its process id is in use again
@@ -68,6 +71,47 @@ def register_input(path: str | os.PathLike) -> None:
         _inputs_by_path[str(resolved)] = p
         st = resolved.stat()
         _inputs_by_inode[(st.st_dev, st.st_ino)] = p
+
+
+def file_state(path: str | os.PathLike) -> tuple[int, int, int, int] | None:
+    """A file's device, inode, size and modification time (ns); None if it cannot be stat'ed."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _change(before, after) -> str:
+    if after is None:
+        return "removed"
+    if before[:2] != after[:2]:
+        return "replaced by another file"
+    if before[2] != after[2]:
+        return f"{before[2]} bytes, then {after[2]}"
+    return f"modified: its time went from {before[3]} to {after[3]} ns"
+
+
+@contextlib.contextmanager
+def unchanged_while_read(path: str | os.PathLike) -> Iterator[None]:
+    """Read ``path`` inside this: a :class:`~gaitid.core.errors.FileFormatError` naming it if its
+    identity, size or time (``st_mtime_ns``) at the end differ from the start (a file still being
+    written: what was read may mix two versions), also when the read itself failed. A change
+    within the file system's time resolution that keeps the size is not seen."""
+    before = file_state(path)
+    try:
+        yield
+    except BaseException as exc:
+        if before is not None and file_state(path) != before:
+            raise _changed(path, before) from exc
+        raise
+    if before is not None and file_state(path) != before:
+        raise _changed(path, before)
+
+
+def _changed(path, before) -> FileFormatError:
+    return FileFormatError(f"changed while it was read ({_change(before, file_state(path))}); read it again "
+                           f"when it is complete", path)
 
 
 def inputs_read() -> list[Path]:

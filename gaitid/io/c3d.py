@@ -70,7 +70,7 @@ from gaitid.core.subject_record import VICON_SUBJECT_FIELDS, Subject, stored_val
 from gaitid.core.trial import Analogs, Event, ForcePlate, ModelOutput, Trial
 from gaitid.core.vocabulary import COP_THRESHOLD_N
 from gaitid.io import forceplates as fpmod
-from gaitid.io.atomic import atomic_path, register_input, verify_c3d
+from gaitid.io.atomic import atomic_path, register_input, unchanged_while_read, verify_c3d
 from gaitid.io.c3d_check import C3DData, C3DLayout, check_c3d, read_data
 from gaitid.io.vertical import detect_up, rotation_to_z_up
 
@@ -107,14 +107,15 @@ def read_c3d(
     """
     path = Path(path)
     register_input(path)
-    layout = check_c3d(path)
-    try:
-        data = read_data(path, layout)
-        return _build_trial(layout, data, path, cop_threshold, plate_offsets)
-    except GaitIDError:
-        raise
-    except Exception as exc:  # malformed content that passed the checks
-        raise FileFormatError(f"malformed C3D content ({type(exc).__name__}: {exc})", path) from exc
+    with unchanged_while_read(path):  # the header and parameters, then the frames: one version of the file
+        layout = check_c3d(path)
+        try:
+            data = read_data(path, layout)
+            return _build_trial(layout, data, path, cop_threshold, plate_offsets)
+        except GaitIDError:
+            raise
+        except Exception as exc:  # malformed content that passed the checks
+            raise FileFormatError(f"malformed C3D content ({type(exc).__name__}: {exc})", path) from exc
 
 
 def _build_trial(layout: C3DLayout, data: C3DData, path: Path, cop_threshold: float, offsets: bool | str) -> Trial:

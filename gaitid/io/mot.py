@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from gaitid.core.errors import FileFormatError, UnsupportedError
-from gaitid.io.atomic import atomic_path, register_input
+from gaitid.io.atomic import atomic_path, register_input, unchanged_while_read
 from gaitid.io.input_files import input_file
 
 __all__ = [
@@ -196,7 +196,8 @@ def read_storage(path: str | Path) -> Storage:
     input_file(path, "OpenSim storage file")  # a FIFO or a device would block the read below
     register_input(path)
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        with unchanged_while_read(path):
+            text = path.read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
         raise FileFormatError(f"cannot read the file: {exc.strerror or exc}", path) from None
     header_lines, start = _split_header(path, text)

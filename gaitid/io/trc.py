@@ -22,7 +22,7 @@ import pandas as pd
 
 from gaitid.core.errors import FileFormatError, SettingsError
 from gaitid.core.trial import Trial
-from gaitid.io.atomic import atomic_path, register_input
+from gaitid.io.atomic import atomic_path, register_input, unchanged_while_read
 from gaitid.io.input_files import input_file
 from gaitid.io.mot import grid_start
 
@@ -90,7 +90,8 @@ def read_trc_with_time(path: str | Path, *, up: str = "y") -> tuple[Trial, float
     register_input(path)
     rotation = up_rotation(up)
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        with unchanged_while_read(path):
+            text = path.read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
         raise FileFormatError(f"cannot read the file: {exc.strerror or exc}", path) from None
     lines = text.splitlines()

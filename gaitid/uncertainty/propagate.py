@@ -150,7 +150,8 @@ def check_memory(n_frames: int, design: Design, how: UncertaintySettings) -> int
     if need > budget:
         others = 1 + (design.noise_only.stop - design.noise_only.start) + (len(design.parameters) if how.linear else 0)
         fit = budget // (BYTES_PER_COLUMN_FRAME * n_frames) - others  # with every first-order column: it fits
-        fix = (f"ask for at most {fit} samples or raise" if fit >= 2 else "raise") + f" the environment variable {BUDGET_ENV}"
+        fix = (f"ask for at most {fit} samples or raise" if fit >= 2 else "raise") + \
+            f" the environment variable {BUDGET_ENV}"
         what = (f"{how.samples} Monte Carlo samples ({design.n_columns} columns x {n_frames} frames) would need about "
                 f"{need / 2**20:.0f} MiB, over the memory budget of {budget / 2**20:.0f} MiB")
         raise BudgetError(f"the uncertainty with {what}; {fix} (bytes, or e.g. '16G')",

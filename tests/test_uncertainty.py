@@ -527,7 +527,7 @@ def test_the_uncertainty_columns_are_joined_when_a_table_is_first_read(trials, w
 
 def test_uncertainty_over_the_memory_budget_is_refused_before_the_batch(trials, monkeypatch):
     """200 samples on the 380-frame walk: 200 Monte Carlo + nominal + 16 noise columns (the first order
-    fitted), 3,200 bytes each per frame = 252 MiB, over a 100 MiB budget; the error names the samples,
+    fitted), 3,600 bytes each per frame = 283 MiB, over a 100 MiB budget; the error names the samples,
     the estimate, the budget and the way out, and the samples it suggests do fit."""
     from gaitid.core.errors import BudgetError
     from gaitid.uncertainty.propagate import BYTES_PER_COLUMN_FRAME

@@ -134,10 +134,11 @@ class Uncertainty:
 # Peak memory of the stage per column per frame (bytes): its outputs for every column (curves, the
 # per-frame and per-cycle tables) stay until the statistics are taken. Measured (peak RSS of
 # process() with uncertainty minus without, over the columns x frames): 3.1 kB on the 380-frame
-# sample walk (110 and 217 columns: 50 and 200 samples), 2.8-3.2 kB on a 1,900-frame synthetic
-# walkway (128 and 278 columns); the fixed part (the solver's chunk of ROWS_PER_CHUNK rows) is in
-# the figure. Re-measure when the stage's tables change.
-BYTES_PER_COLUMN_FRAME = 3_200
+# sample walk (110 and 217 columns: 50 and 200 samples), 2.8-3.2 kB on synthetic walkways of 1,900
+# and 3,800 frames (128 and 278 columns), 3.2 kB on PiG_Motion3_FF and FunctionalWalk (293 and 438
+# frames, 217 columns); the solver's chunk of ROWS_PER_CHUNK rows is in the figure. The estimate
+# takes 3.6 kB, 1.1-1.3x these. Re-measure when the stage's tables change.
+BYTES_PER_COLUMN_FRAME = 3_600
 
 
 def check_memory(n_frames: int, design: Design, how: UncertaintySettings) -> int:
@@ -196,8 +197,8 @@ def column_curves(run: NominalRun, design: Design, noise_sd: float) -> dict[str,
 def joint_load_uncertainty(run: NominalRun, how: UncertaintySettings) -> Uncertainty:
     """The uncertainty stage (see the module docstring): draws the input errors of the error
     model, evaluates the nominal ``run`` for all of them in one batch and returns :class:`Uncertainty`.
-    Its peak memory, about 3.2 kB per column per frame (:data:`BYTES_PER_COLUMN_FRAME`: 200 samples
-    are about 220-280 columns: about 5 GB for a 60 s trial at 100 Hz), is checked against the memory budget first
+    Its peak memory, at most about 3.6 kB per column per frame (:data:`BYTES_PER_COLUMN_FRAME`; 200
+    samples are 217-280 columns: about 5 GB for a 60 s trial at 100 Hz), is checked against the memory budget first
     (:func:`check_memory`)."""
     t0 = _time.process_time()
     trial, model, settings, cycles = run.trial, run.model, run.settings, run.cycles

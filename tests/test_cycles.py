@@ -217,3 +217,26 @@ def test_real_kinetic_parameters_from_plug_in_gait_outputs():
         assert 1.0 < am["value"] < 1.5 and 40 <= am["percent"] <= 55
     summary = PM.summarise(curves_df[curves_df.variable == "AnkleMoment"])
     assert len(summary) == 2 * 3 * 101 and summary.n.max() == 1 and (summary.n == 1).mean() > 0.9
+
+
+def test_a_cycle_the_markers_do_not_cover_is_marked_and_not_kinetic():
+    """The sample walk with the right-side markers (pelvis included) missing over frames 173-206
+    (34 frames, beyond the 10-frame gap filling): the cycles from 1.1 to 2.1 s (Right) and from 1.6
+    to 2.6 s (Left, through the pelvis) have no pose there, 34 of their 101 frames; both were kinetic."""
+    import dataclasses
+
+    from gaitid.core.resources import sample_data_dir
+    from gaitid.io.c3d import read_c3d
+    from gaitid.pipeline import process
+
+    trial = read_c3d(sample_data_dir() / "walk_synthetic.c3d")
+    clean = {(c.side, c.index): (c.kinetic, c.reason) for c in process(trial).cycles}
+    assert clean[("Right", 2)] == (True, "") and clean[("Left", 2)] == (True, "")
+    assert not any("markers missing" in r for _, r in clean.values())  # no false alarm
+    markers = trial.markers.copy()
+    markers[172:206, [i for i, label in enumerate(trial.marker_labels) if label.startswith("R")]] = np.nan
+    gapped = process(dataclasses.replace(trial, markers=markers))
+    got = {(c.side, c.index): (c.kinetic, c.reason) for c in gapped.cycles}
+    why = "markers missing over 34 % of the cycle (frames 173-206: no segment pose)"
+    assert got[("Right", 2)] == (False, why) and got[("Left", 2)] == (False, why)
+    assert {k: v for k, v in got.items() if k[1] != 2} == {k: v for k, v in clean.items() if k[1] != 2}

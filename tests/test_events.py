@@ -539,3 +539,64 @@ def test_plate_crossings_property(amp, dur, start, thr):
     # linear interpolation of a sine between 1 ms samples: within half an analog sample
     assert abs(c.strike_time - (S + delta)) < 5e-4
     assert abs(c.off_time - (S + dur - delta)) < 5e-4
+
+
+# --------------------------------------------------------------------------- events outside the data
+
+
+def _shifted(trial, seconds):
+    rate = trial.point_rate
+    return dataclasses.replace(trial, events=[dataclasses.replace(e, time=e.time + seconds,
+                                                                  frame=e.frame + round(seconds * rate))
+                                              for e in trial.events])
+
+
+@pytest.mark.parametrize("shift, cycles, outside", [
+    # sample walk: 380 frames (0-3.79 s), strikes every 0.5 s from 0.1 s, offs 0.1 s after the other foot's strike
+    (2.0, [("Right", 2.1, 3.1, False), ("Left", 2.6, 3.6, False)], 8),  # 4.1-5.7 s: after the last frame
+    (-1.0, [("Right", 0.1, 1.1, False), ("Left", 0.6, 1.6, False), ("Right", 1.1, 2.1, True),
+            ("Left", 1.6, 2.6, True)], 4),  # -0.9 to -0.3 s: before the first frame
+])
+def test_events_outside_the_data_make_no_cycle(shift, cycles, outside):
+    from gaitid.core.resources import sample_data_dir
+    from gaitid.io.c3d import read_c3d
+    from gaitid.pipeline import process
+
+    trial = read_c3d(sample_data_dir() / "walk_synthetic.c3d")
+    moved = _shifted(trial, shift)
+    before = list(moved.events)
+    result = process(moved)
+    assert moved.events == before  # the caller's trial is not modified
+    got = [(c.side, round(c.start_time, 3), round(c.end_time, 3), c.kinetic) for c in result.cycles]
+    assert got == [(s, a, b, k) for s, a, b, k in cycles]
+    assert all(trial.time[0] <= c.start_time and c.end_time <= trial.time[-1] for c in result.cycles)
+    note = [w for w in result.warnings if "outside the data" in w]
+    assert len(note) == 1
+    assert note[0].startswith(f"{outside} file event(s) outside the data (0.000-3.790 s, frames 1-380) ignored")
+    assert len(result.events) == 16 - outside  # the events used: those inside
+
+
+def test_no_event_outside_the_data_on_clean_trials(realdata):
+    """No false alarm: every real trial's file events lie within its frames (the cropped ones too)."""
+    from gaitid.core.errors import GaitIDError
+    from gaitid.io.c3d import read_c3d
+
+    checked = 0
+    for path in sorted(realdata.rglob("*.c3d")):
+        try:
+            trial = read_c3d(path)
+        except GaitIDError:  # the deliberately broken files of the test collections
+            continue
+        events = E.file_events(trial)
+        inside, notes = E.inside_the_data(trial, events)
+        assert (inside, notes) == (events, []), path
+        checked += bool(events)
+    assert checked >= 8
+
+
+def test_sample_walk_has_no_event_outside_the_data():
+    from gaitid.core.resources import sample_data_dir
+    from gaitid.pipeline import process
+
+    result = process(sample_data_dir() / "walk_synthetic.c3d")
+    assert not [w for w in result.warnings if "outside the data" in w] and len(result.cycles) == 6

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gaitid.core.errors import ModelError, SettingsError
+from gaitid.core.errors import GaitIDError, ModelError, SettingsError
 from gaitid.core.resources import sample_data_dir
 from gaitid.io.c3d import read_c3d
 from gaitid.model.markerset import load_model
@@ -521,3 +521,44 @@ def test_the_uncertainty_columns_are_joined_when_a_table_is_first_read(trials, w
     pd.testing.assert_frame_equal(fresh.parameters, with_unc.parameters)
     fresh.parameters = with_unc.parameters  # given with the columns: replaced, not added again
     pd.testing.assert_frame_equal(fresh.parameters, with_unc.parameters)
+
+
+# ----------------------------------------------------------------------------- memory budget
+
+def test_uncertainty_over_the_memory_budget_is_refused_before_the_batch(trials, monkeypatch):
+    """200 samples on the 380-frame walk: 200 Monte Carlo + nominal + 16 noise columns (the first order
+    fitted), 3,600 bytes each per frame = 283 MiB, over a 100 MiB budget; the error names the samples,
+    the estimate, the budget and the way out, and the samples it suggests do fit."""
+    from gaitid.core.errors import BudgetError
+    from gaitid.uncertainty.propagate import BYTES_PER_COLUMN_FRAME
+
+    monkeypatch.setenv("GAITID_MEMORY_BUDGET", "100M")
+    with pytest.raises(BudgetError) as info:
+        process(trials[0], static=trials[1], uncertainty=200)
+    need = BYTES_PER_COLUMN_FRAME * (200 + 1 + 16) * 380
+    text = str(info.value)
+    assert f"200 Monte Carlo samples (217 columns x 380 frames) would need about {need / 2**20:.0f} MiB" in text
+    assert "over the memory budget of 100 MiB" in text and "GAITID_MEMORY_BUDGET" in text
+    fit = int(text.split("at most ")[1].split()[0])
+    assert "--uncertainty N" in info.value.for_cli()
+    assert 2 <= fit < 200
+    run = process(trials[0], static=trials[1], uncertainty=fit)  # the suggestion fits the same budget
+    assert BYTES_PER_COLUMN_FRAME * run.uncertainty.columns * 380 <= 100 * 2**20
+    monkeypatch.setenv("GAITID_MEMORY_BUDGET", "1M")  # not even 2 samples fit: only the budget is suggested
+    with pytest.raises(BudgetError, match="MiB; raise the environment variable GAITID_MEMORY_BUDGET"):
+        process(trials[0], static=trials[1], uncertainty=2)
+
+
+def test_default_memory_budget_fits_200_samples_on_every_clean_trial(realdata):
+    """No false alarm: every C3D trial of the real data at 200 samples (at most 217 + one first-order
+    column per input error: under 300 columns) is far under the default 8 GiB budget."""
+    from gaitid.io.c3d_check import DEFAULT_MEMORY_BUDGET, check_c3d
+    from gaitid.uncertainty.propagate import BYTES_PER_COLUMN_FRAME
+
+    frames = []
+    for path in sorted(realdata.rglob("*.c3d")):
+        try:
+            frames.append(check_c3d(path).n_frames)
+        except GaitIDError:  # the deliberately broken files of the test collections
+            continue
+    assert frames and BYTES_PER_COLUMN_FRAME * 300 * max(frames) < DEFAULT_MEMORY_BUDGET

@@ -16,6 +16,7 @@ from gaitid.events.choice import (
     combine_detected,
     compare_events,
     gait_events,
+    inside_the_data,
     kinematic_from_plate_lead,
     plate_events,
     resolve_events,
@@ -25,6 +26,6 @@ from gaitid.events.zeni import refine_strikes, zeni_events, zeni_signals
 
 __all__ = [
     "DEFAULT_TOLERANCE", "EventChoice", "canonical_event", "combine_detected", "compare_events", "event_at",
-    "file_events", "gait_events", "kinematic_from_plate_lead", "other_events", "plate_events", "refine_strikes",
+    "file_events", "gait_events", "inside_the_data", "kinematic_from_plate_lead", "other_events", "plate_events", "refine_strikes",
     "resolve_events", "zeni_events", "zeni_signals",
 ]

@@ -198,6 +198,24 @@ def resolve_events(file: list[Event], detected: list[Event], point_rate: float, 
     return EventChoice(events, cmp, prefer, int(disagree.sum()))
 
 
+def inside_the_data(trial: Trial, events: list[Event]) -> tuple[list[Event], list[str]]:
+    """The ``events`` inside the trial's frames (first to last frame, half a frame of rounding either
+    side) and a note naming those outside: an event before the first frame or after the last has no
+    markers or plate data around it, so it makes no cycle (and is not compared with the detected ones)."""
+    if not events or not trial.n_frames:
+        return list(events), []
+    half = 0.5 / trial.point_rate
+    lo, hi = float(trial.time[0]), float(trial.time[-1])
+    inside = [e for e in events if lo - half <= e.time <= hi + half]
+    if len(inside) == len(events):
+        return list(events), []
+    out = [e for e in events if not lo - half <= e.time <= hi + half]
+    named = ", ".join(f"{e.context} {e.label} {e.time:.3f} s" for e in out[:4]) + (", ..." if len(out) > 4 else "")
+    return inside, [f"{len(out)} file event(s) outside the data ({lo:.3f}-{hi:.3f} s, frames "
+                    f"{trial.first_frame}-{trial.first_frame + trial.n_frames - 1}) ignored: they make no cycle "
+                    f"({named})"]
+
+
 def gait_events(trial: Trial, contacts: list[FootContact], markers: GaitMarkers, prefer: str = "file",
                 tolerance: float | dict | None = None) -> EventChoice:
     """The trial's gait events (the events stage): the file's, checked against detection from
@@ -206,8 +224,7 @@ def gait_events(trial: Trial, contacts: list[FootContact], markers: GaitMarkers,
     When the kinematic detection is impossible (no pelvis or foot markers) but the file
     or the plates give events, it is skipped and the reason is in ``notes``.
     """
-    file = file_events(trial)
-    notes = []
+    file, notes = inside_the_data(trial, file_events(trial))
     plate = plate_events(trial, contacts)
     try:
         raw = zeni_events(trial, markers, refine_strike=False)

@@ -41,6 +41,7 @@ from gaitid.core.trial import Trial
 from gaitid.core.vocabulary import COP_THRESHOLD_N, SIDES
 from gaitid.cycles.clinical import clinical_columns
 from gaitid.cycles.curves import Cycle, curves_summary, cycle_columns, gait_cycles, normalised_cycles
+from gaitid.cycles.marker_cover import covered_frames, mark_uncovered
 from gaitid.cycles.outputs import Outputs, output_curves
 from gaitid.cycles.parameters import parameter_table, spatiotemporal_columns, summarise
 from gaitid.dynamics import inverse_dynamics
@@ -173,7 +174,7 @@ def process(
     loads = measured_loads(trial, contacts, ownership, choice.events, settings)
     joints = joint_loads(kinematics, loads, settings)
     outputs = output_curves(kinematics, joints, loads, model_def, settings, subj.subject)
-    cycles = gait_cycles(choice.events, contacts)
+    cycles = mark_uncovered(gait_cycles(choice.events, contacts), trial, covered_frames(kinematics.frames))
     normalised, curves_summary, params, params_summary = cycle_tables(trial, outputs, cycles, markers, settings)
     unc = kinetic_uncertainty(NominalRun(trial, model_def, static_trial, settings, subj.subject, segment_parameters,
                                          kinematics, loads, outputs, cycles), uncertainty)

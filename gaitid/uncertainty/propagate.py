@@ -18,10 +18,11 @@ import numpy as np
 import pandas as pd
 
 import gaitid.uncertainty.tables as tb
-from gaitid.core.errors import SettingsError
+from gaitid.core.errors import BudgetError, SettingsError
 from gaitid.core.vocabulary import SIDES
 from gaitid.cycles.outputs import Outputs, output_curves
 from gaitid.dynamics import inverse_dynamics
+from gaitid.io.c3d_check import BUDGET_ENV, memory_budget
 from gaitid.uncertainty.design import Design, Parameter, make_design
 from gaitid.uncertainty.errormodel import PLATE_KINDS, SOURCES, ErrorModel, load_error_model
 from gaitid.uncertainty.foot_load_errors import perturbed_loads
@@ -130,6 +131,36 @@ class Uncertainty:
         return pd.DataFrame(self.error_model.table())
 
 
+# Peak memory of the stage per column per frame (bytes): its outputs for every column (curves, the
+# per-frame and per-cycle tables) stay until the statistics are taken. Measured (peak RSS of
+# process() with uncertainty minus without, over the columns x frames): 3.1 kB on the 380-frame
+# sample walk (110 and 217 columns: 50 and 200 samples), 2.8-3.2 kB on synthetic walkways of 1,900
+# and 3,800 frames (128 and 278 columns), 3.2 kB on PiG_Motion3_FF and FunctionalWalk (293 and 438
+# frames, 217 columns); the solver's chunk of ROWS_PER_CHUNK rows is in the figure. The estimate
+# takes 3.6 kB, 1.1-1.3x these. Re-measure when the stage's tables change.
+BYTES_PER_COLUMN_FRAME = 3_600
+
+
+def check_memory(n_frames: int, design: Design, how: UncertaintySettings) -> int:
+    """The stage's estimated peak memory (bytes: BYTES_PER_COLUMN_FRAME x columns x frames), or a
+    :class:`~gaitid.core.errors.BudgetError` when it exceeds the memory budget (the reader's:
+    ``GAITID_MEMORY_BUDGET``, :func:`gaitid.io.c3d_check.memory_budget`), checked before anything
+    is allocated, naming the samples asked, the estimate, the budget and what to do."""
+    need = BYTES_PER_COLUMN_FRAME * design.n_columns * n_frames
+    budget = memory_budget()
+    if need > budget:
+        others = 1 + (design.noise_only.stop - design.noise_only.start) + (len(design.parameters) if how.linear else 0)
+        fit = budget // (BYTES_PER_COLUMN_FRAME * n_frames) - others  # with every first-order column: it fits
+        fix = (f"ask for at most {fit} samples or raise" if fit >= 2 else "raise") + \
+            f" the environment variable {BUDGET_ENV}"
+        what = (f"{how.samples} Monte Carlo samples ({design.n_columns} columns x {n_frames} frames) would need about "
+                f"{need / 2**20:.0f} MiB, over the memory budget of {budget / 2**20:.0f} MiB")
+        raise BudgetError(f"the uncertainty with {what}; {fix} (bytes, or e.g. '16G')",
+                          cli=f"--uncertainty with {what}; {fix.replace('ask for', 'use --uncertainty N with')} "
+                              f"(bytes, or e.g. '16G')")
+    return need
+
+
 ROWS_PER_CHUNK = 1 << 18  # frames x columns evaluated at once: memory bounded, cost linear in trial length
 
 
@@ -165,7 +196,10 @@ def column_curves(run: NominalRun, design: Design, noise_sd: float) -> dict[str,
 
 def joint_load_uncertainty(run: NominalRun, how: UncertaintySettings) -> Uncertainty:
     """The uncertainty stage (see the module docstring): draws the input errors of the error
-    model, evaluates the nominal ``run`` for all of them in one batch and returns :class:`Uncertainty`."""
+    model, evaluates the nominal ``run`` for all of them in one batch and returns :class:`Uncertainty`.
+    Its peak memory, at most about 3.6 kB per column per frame (:data:`BYTES_PER_COLUMN_FRAME`; 200
+    samples are 217-280 columns: about 5 GB for a 60 s trial at 100 Hz), is checked against the memory budget first
+    (:func:`check_memory`)."""
     t0 = _time.process_time()
     trial, model, settings, cycles = run.trial, run.model, run.settings, run.cycles
     errors = load_error_model(how.error_model)
@@ -175,6 +209,7 @@ def joint_load_uncertainty(run: NominalRun, how: UncertaintySettings) -> Uncerta
     noise_sd = errors.marker_noise if "markers" in how.sources else 0.0
     design = make_design(params, how.samples, how.noise_samples if noise_sd > 0 else 0, how.seed,
                          linear=how.linear, noise_per_sample=how.noise_per_sample)
+    check_memory(trial.n_frames, design, how)  # before the batch is built
     curves = column_curves(run, design, noise_sd)
     norm = tb.normalised(curves, trial.time, cycles)
     values = tb.parameter_values(norm, cycles, settings.convention, settings.frame, design.nominal)

@@ -19,8 +19,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from bench_report import cpu  # best CPU time of repeats (this folder is first on sys.path)
 
 ROOT = Path(__file__).resolve().parent.parent
 REALDATA = Path(os.environ.get("GAITID_REALDATA", ROOT.parent / "shared" / "realdata"))
@@ -34,15 +35,6 @@ def trials() -> list[tuple[str, str]]:
     return out
 
 
-def best_cpu(fn, repeats: int):
-    best, out = float("inf"), None
-    for _ in range(repeats):
-        t = time.process_time()
-        out = fn()
-        best = min(best, time.process_time() - t)
-    return best, out
-
-
 def child(repeats: int) -> dict:
     """Measured with the gaitid first on sys.path (the checkout's)."""
     from gaitid.pipeline import process
@@ -50,11 +42,11 @@ def child(repeats: int) -> dict:
     out = {}
     with tempfile.TemporaryDirectory() as tmp:
         for label, path in trials():
-            t_proc, r = best_cpu(lambda: process(path), repeats)
+            t_proc, r = cpu(lambda: process(path), repeats)
             r.report(tmp)  # warm fonts and caches
-            t_rep, _ = best_cpu(lambda: r.report(tmp), repeats)
+            t_rep, _ = cpu(lambda: r.report(tmp), repeats)
             process(path, uncertainty={"samples": 200, "seed": 1})
-            t_unc, _ = best_cpu(lambda: process(path, uncertainty={"samples": 200, "seed": 1}), repeats)
+            t_unc, _ = cpu(lambda: process(path, uncertainty={"samples": 200, "seed": 1}), repeats)
             out[label] = {"process": t_proc, "report": t_rep, "uncertainty": t_unc - t_proc}
     return out
 

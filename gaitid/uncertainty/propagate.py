@@ -164,16 +164,18 @@ def check_memory(n_frames: int, design: Design, how: UncertaintySettings) -> int
 ROWS_PER_CHUNK = 1 << 18  # frames x columns evaluated at once: memory bounded, cost linear in trial length
 
 
-def column_curves(run: NominalRun, design: Design, noise_sd: float) -> dict[str, dict[str, np.ndarray]]:
+def column_curves(run: NominalRun, design: Design, noise_sd: float, points: tuple | None = None
+                  ) -> dict[str, dict[str, np.ndarray]]:
     """{side: {variable: (n, C, k)}}: the kinetic outputs of every column of ``design`` applied to
     the nominal ``run``, in the units and layout of the nominal outputs; ``noise_sd``: the marker
     noise (m) of the noise-only columns, whose effect the statistics add to the Monte Carlo ones
     (:func:`gaitid.uncertainty.design.with_noise`). One solver call per leg for a chunk of columns
-    of at most ROWS_PER_CHUNK frames x columns (all of them for a trial of 1300 frames at 200 samples)."""
+    of at most ROWS_PER_CHUNK frames x columns (all of them for a trial of 1300 frames at 200 samples).
+    ``points``: :func:`~gaitid.uncertainty.points.model_points` of the run when the caller has them."""
     trial, settings = run.trial, run.settings
     n, C, rate = trial.n_frames, design.n_columns, trial.point_rate
     rng = np.random.default_rng([design.seed, len(SOURCES)])  # the marker-noise stream
-    prep = prepare(run, design)
+    prep = prepare(run, design, points)
     step = max(1, ROWS_PER_CHUNK // n)
     parts = []
     for a in range(0, C, step):  # chunks of columns, not a loop per sample
@@ -204,13 +206,13 @@ def joint_load_uncertainty(run: NominalRun, how: UncertaintySettings) -> Uncerta
     trial, model, settings, cycles = run.trial, run.model, run.settings, run.cycles
     errors = load_error_model(how.error_model)
     errors.plate(how.plates)  # an unknown plate kind fails here, naming the error model
-    pts, _ = model_points(trial, model, run.static, settings)
-    params = error_parameters(model, set(pts), run.loads, errors, how.plates, settings.bsip, how.sources)
+    points = model_points(trial, model, run.static, settings)  # filtered once, for the parameters and the columns
+    params = error_parameters(model, set(points[0]), run.loads, errors, how.plates, settings.bsip, how.sources)
     noise_sd = errors.marker_noise if "markers" in how.sources else 0.0
     design = make_design(params, how.samples, how.noise_samples if noise_sd > 0 else 0, how.seed,
                          linear=how.linear, noise_per_sample=how.noise_per_sample)
     check_memory(trial.n_frames, design, how)  # before the batch is built
-    curves = column_curves(run, design, noise_sd)
+    curves = column_curves(run, design, noise_sd, points)
     norm = tb.normalised(curves, trial.time, cycles)
     values = tb.parameter_values(norm, cycles, settings.convention, settings.frame, design.nominal)
     par_summary, contributions = tb.parameter_summary(values, design, run.outputs.units)

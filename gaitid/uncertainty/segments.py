@@ -125,10 +125,11 @@ def nominal_lengths(model: Model, points: dict, params: dict, side: str, trial: 
     return out
 
 
-def prepare(run: NominalRun, design: Design) -> Prepared:
-    """The shared inputs of :func:`perturbed_kinematics` for all columns of ``design``."""
+def prepare(run: NominalRun, design: Design, points: tuple | None = None) -> Prepared:
+    """The shared inputs of :func:`perturbed_kinematics` for all columns of ``design``; ``points``:
+    the run's :func:`~gaitid.uncertainty.points.model_points` when the caller has them."""
     trial, model, static, nominal = run.trial, run.model, run.static, run.kinematics
-    pts, static_pts = model_points(trial, model, static, run.settings)
+    pts, static_pts = points if points is not None else model_points(trial, model, static, run.settings)
     frames, corrections, lengths = {}, {}, {}
     for side in SIDES:
         frames[side] = {seg: (nominal.root.R if seg == model.root else nominal.frames[side_path(side, seg)])

@@ -28,18 +28,23 @@ def covered_frames(frames: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
 def mark_uncovered(cycles: list[Cycle], trial: Trial, covered: Mapping[str, np.ndarray]) -> list[Cycle]:
     """The ``cycles`` (the same objects, fresh from :func:`~gaitid.cycles.curves.gait_cycles`), each
     with a frame of its side uncovered (:func:`covered_frames`) marked: the reason names the share of
-    its frames without markers and the first and last of them, and the cycle is not kinetic."""
+    its frames without markers and the first and last of them, and the cycle is not kinetic. Each
+    cycle's frames are counted from a running sum, so the cost is linear in the trial's length
+    whatever the number of cycles."""
     t = trial.time
-    for c in cycles:
-        ok = covered.get(c.side)
-        if ok is None:
+    for side, ok in covered.items():
+        mine = [c for c in cycles if c.side == side]
+        if not mine:
             continue
-        inside = np.flatnonzero((t >= c.start_time - 1e-9) & (t <= c.end_time + 1e-9))
-        gaps = inside[~ok[inside]]
-        if not gaps.size:
-            continue
-        what = (f"markers missing over {100 * gaps.size / inside.size:.0f} % of the cycle (frames "
-                f"{trial.first_frame + gaps[0]}-{trial.first_frame + gaps[-1]}: no segment pose)")
-        c.reason = f"{c.reason}; {what}" if c.reason else what  # why it is not kinetic, or why else
-        c.kinetic = False
+        missing = np.concatenate([[0], np.cumsum(~ok)])
+        lo = np.searchsorted(t, np.array([c.start_time for c in mine]) - 1e-9, side="left")
+        hi = np.searchsorted(t, np.array([c.end_time for c in mine]) + 1e-9, side="right")
+        count = missing[hi] - missing[lo]
+        for k in np.flatnonzero(count):  # only the cycles with a gap
+            c, a, b = mine[k], lo[k], hi[k]
+            gaps = a + np.flatnonzero(~ok[a:b])
+            what = (f"markers missing over {100 * gaps.size / (b - a):.0f} % of the cycle (frames "
+                    f"{trial.first_frame + gaps[0]}-{trial.first_frame + gaps[-1]}: no segment pose)")
+            c.reason = f"{c.reason}; {what}" if c.reason else what  # why it is not kinetic, or why else
+            c.kinetic = False
     return cycles

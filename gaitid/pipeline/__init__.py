@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from gaitid.contacts import FootContact, PlateOwnership, assign_contacts, plate_ownership
 from gaitid.contacts.foot_loads import FootLoad, filtered_load, foot_loads
+from gaitid.core.checks import Check
 from gaitid.core.errors import GaitIDError
 from gaitid.core.settings import Settings
 from gaitid.core.trial import Trial
@@ -51,6 +52,7 @@ from gaitid.model.assembly import ModelKinematics, build_segments
 from gaitid.model.gait_markers import GaitMarkers, gait_markers
 from gaitid.model.markerset import Model, load_model
 from gaitid.model.trial_markers import require_markers
+from gaitid.pipeline.quality import quality_checks
 from gaitid.pipeline.result import Result
 from gaitid.subject.stage import SubjectData, subject_data
 from gaitid.uncertainty.nominal import NominalRun  # the record alone: the stage is imported when a run asks for it
@@ -145,8 +147,7 @@ def kinetic_uncertainty(nominal: NominalRun, uncertainty) -> Uncertainty | None:
 def process(
     source: str | os.PathLike | Trial,
     model: str | None = None, subject=None,
-    static: str | os.PathLike | Trial | None = None,
-    settings: Settings | None = None,
+    static: str | os.PathLike | Trial | None = None, settings: Settings | None = None,
     segment_parameters: dict | None = None, uncertainty=None, warnings: Iterable[str] = (), **changes,
 ) -> Result:
     """Process one trial end to end and return a :class:`~gaitid.pipeline.result.Result`.
@@ -176,20 +177,23 @@ def process(
     outputs = output_curves(kinematics, joints, loads, model_def, settings, subj.subject)
     cycles = mark_uncovered(gait_cycles(choice.events, contacts), trial, covered_frames(kinematics.frames))
     normalised, curves_summary, params, params_summary = cycle_tables(trial, outputs, cycles, markers, settings)
+    checks = quality_checks(trial, model_def, subj, kinematics, contacts, loads, settings)
     unc = kinetic_uncertainty(NominalRun(trial, model_def, static_trial, settings, subj.subject, segment_parameters,
                                          kinematics, loads, outputs, cycles), uncertainty)
     return Result(replace(trial, subject=subj.subject), settings, subj, markers, kinematics, contacts, choice, loads,
                   joints, outputs, cycles, None, curves_summary, params, params_summary, normalised=normalised,
-                  static=static_trial and (static_trial.path or "?"), uncertainty=unc,
-                  warnings=collect_warnings(trial, subj, kinematics, choice, cycles, settings, warnings))
+                  static=static_trial and (static_trial.path or "?"), uncertainty=unc, checks=checks,
+                  warnings=collect_warnings(trial, subj, kinematics, choice, cycles, checks, settings, warnings))
 
 
 def collect_warnings(trial: Trial, subject: SubjectData, kinematics: ModelKinematics, choice,
-                     cycles: list[Cycle], settings: Settings, given: Iterable[str] = ()) -> list[str]:
+                     cycles: list[Cycle], checks: list[Check], settings: Settings, given: Iterable[str] = ()
+                     ) -> list[str]:
     """What the user should know, stage by stage: the reader's, the caller's (``given``), the
     subject's, the model's, the events' (and how many detected events disagree with the file's),
-    missing cycles."""
+    the data-quality checks', missing cycles."""
     out = [*trial.warnings, *given, *subject.notes, *kinematics.warnings, *choice.notes]
+    out += [w for check in checks for w in check.warnings if w not in out]
     if choice.disagreements:
         out.append(f"{choice.disagreements} detected event(s) disagree with the file's (more than 1 frame for "
                    f"plate events, 3 for kinematic ones; see Result.event_comparison); using the "

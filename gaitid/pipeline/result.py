@@ -24,6 +24,7 @@ import pandas as pd
 
 from gaitid.contacts import FootContact, contacts_table
 from gaitid.contacts.foot_loads import FootLoad
+from gaitid.core.checks import Check, verdict
 from gaitid.core.errors import DataError
 from gaitid.core.settings import Settings
 from gaitid.core.trial import Event, Trial
@@ -99,7 +100,9 @@ class Result:
     :func:`gaitid.cycles.curves.normalised_cycles`) and ``curves_summary`` (mean, SD and n per side and
     percent); ``parameters`` / ``parameters_summary`` (discrete parameters per cycle and their
     mean/SD); ``contacts`` (plate assignment with reasons); ``event_comparison`` (file vs
-    detected events). ``warnings``: what the user should know, in stage order. ``static``: the
+    detected events). ``warnings``: what the user should know, in stage order. ``checks``: the
+    data-quality checks' outcomes (:class:`~gaitid.core.checks.Check`; :attr:`verdict` in one line).
+    ``static``: the
     static trial used (its path; '?' for a Trial without one). ``uncertainty``:
     the :class:`~gaitid.uncertainty.Uncertainty` of the kinetic outputs when asked for; then
     every table above also has ``uncertainty_sd``, ``uncertainty_low95``, ``uncertainty_high95``
@@ -126,6 +129,7 @@ class Result:
     warnings: list[str] = field(default_factory=list)
     static: Path | str | None = None
     uncertainty: Uncertainty | None = None
+    checks: list[Check] = field(default_factory=list)
     normalised: dict[str, dict[str, np.ndarray]] | None = field(default=None, repr=False)
 
     @property
@@ -135,6 +139,11 @@ class Result:
         from gaitid.io.atomic import output_stem
 
         return output_stem(self.trial.path.stem) if self.trial.path is not None else "trial"
+
+    @property
+    def verdict(self) -> str:
+        """The data-quality checks in one line (:func:`gaitid.core.checks.verdict`)."""
+        return verdict(self.checks)
 
     @property
     def events(self) -> list[Event]:

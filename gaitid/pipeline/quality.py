@@ -1,0 +1,32 @@
+"""The data-quality stage: every physics check of one trial (:mod:`gaitid.core.checks`), in stage
+order, each a :class:`~gaitid.core.checks.Check` whatever it found (docs/checks.md)."""
+
+from __future__ import annotations
+
+from gaitid.contacts import FootContact
+from gaitid.contacts.foot_loads import FootLoad
+from gaitid.core.checks import Check
+from gaitid.core.settings import Settings
+from gaitid.core.trial import Trial
+from gaitid.model.assembly import ModelKinematics
+from gaitid.model.markerset import Model
+from gaitid.subject.stage import SubjectData
+
+
+def mass_check(subject: SubjectData) -> Check:
+    """The body mass used against the plates (:func:`gaitid.subject.bodymass.check_mass`)."""
+    name = "body mass"
+    if subject.plates:
+        return Check.not_run(name, "the mass was estimated from the plates, so it cannot be checked against them")
+    mc = subject.mass_check
+    if mc is None or mc.plates is None:
+        return Check.not_run(name, mc.note if mc is not None else "not checked")
+    detail = (f"{mc.mass:.1f} kg ({mc.source}) vs {mc.plates:.1f} kg on the plates in {mc.method} "
+              f"({100 * mc.difference:+.1f} %, tolerance {100 * mc.tolerance:g} %)")
+    return Check.outcome(name, detail, [mc.warning] if mc.warning else [])
+
+
+def quality_checks(trial: Trial, model: Model, subject: SubjectData, kinematics: ModelKinematics,
+                   contacts: list[FootContact], loads: dict[str, FootLoad], settings: Settings) -> list[Check]:
+    """Every check's outcome, in stage order."""
+    return [mass_check(subject)]

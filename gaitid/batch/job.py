@@ -28,8 +28,9 @@ from gaitid.subject.layers import SubjectOptions, subject_files
 # What a trial's job writes; a trial run by a job of another version is run again. 2: the session
 # report's input keeps the per-frame curves (version 1 kept only the ground reaction: a session
 # report drew no joint curve), and the run record's warnings include the trial's own. 3: the results
-# C3D holds Plug-in Gait's convention under its names, suffixed beside the trial's own outputs.
-OUTPUTS_VERSION = 3
+# C3D holds Plug-in Gait's convention under its names, suffixed beside the trial's own outputs. 4: the
+# data-quality checks' verdict in the record and in batch_summary.csv (column ``checks``).
+OUTPUTS_VERSION = 4
 
 
 HASH_CHUNK = 1 << 20
@@ -138,7 +139,7 @@ def run_job(job: Job, settings: Settings, mass: float | str | None = None, repor
     t0 = time.perf_counter()
     row = {"trial": job.outdir.name, "path": str(job.path), "subject": job.subject, "session": job.session_label,
            "static": str(job.static or ""), "pairing": job.pairing, "status": "ok", "error": "", "warnings": "",
-           "seconds": 0.0, "n_cycles": 0, "n_kinetic_cycles": 0, "subject_sources": "", "outdir": str(job.outdir)}
+           "checks": "", "seconds": 0.0, "n_cycles": 0, "n_kinetic_cycles": 0, "subject_sources": "", "outdir": str(job.outdir)}
     if job.not_a_trial:
         row.update(trial=job.path.name, status="skipped", error=f"not processed: {job.not_a_trial}", outdir="")
         return row
@@ -162,7 +163,7 @@ def run_job(job: Job, settings: Settings, mass: float | str | None = None, repor
                     row.update(status="skipped", n_cycles=old.get("n_cycles", 0),
                                n_kinetic_cycles=old.get("n_kinetic_cycles", 0),
                                subject_sources=old.get("subject_sources", ""))
-                row["warnings"] = old.get("warnings", "")
+                row["warnings"], row["checks"] = old.get("warnings", ""), old.get("checks", "")
                 return row
         drop_trial_rows(job)  # rewritten below, or made again from the tables if this job stops half way
         with time_limit(budget.seconds):
@@ -170,6 +171,7 @@ def run_job(job: Job, settings: Settings, mass: float | str | None = None, repor
             result = _process(job, settings, subject, row)
             warnings += result.warnings  # (also in its report; with --no-report, only here)
             warnings += _write_outputs(result, job, report)
+        row["checks"] = result.verdict
         row["n_cycles"] = len(result.cycles)
         row["n_kinetic_cycles"] = sum(c.kinetic for c in result.cycles)
     except OutOfTime:
@@ -196,6 +198,7 @@ def run_job(job: Job, settings: Settings, mass: float | str | None = None, repor
                                            "n_cycles": row["n_cycles"], "n_kinetic_cycles": row["n_kinetic_cycles"],
                                            "subject_sources": row["subject_sources"], "static": row["static"],
                                            "pairing": row["pairing"], "warnings": row["warnings"],
+                                           "checks": row["checks"],
                                            "complete": not any(w.startswith(REPORT_FAILED) for w in warnings)},
                                           indent=1))
         except (OSError, GaitIDError):
@@ -282,7 +285,7 @@ def failed_row(job: Job, reason: str) -> dict:
     """A summary row for a trial whose job gave no row (its worker died), with the reason."""
     return {"trial": job.outdir.name, "path": str(job.path), "subject": job.subject, "session": job.session_label,
             "static": str(job.static or ""), "pairing": job.pairing, "status": "failed",
-            "error": f"{job.path}: {reason}", "warnings": job.renamed, "seconds": 0.0, "n_cycles": 0,
+            "error": f"{job.path}: {reason}", "warnings": job.renamed, "checks": "", "seconds": 0.0, "n_cycles": 0,
             "n_kinetic_cycles": 0, "subject_sources": "", "outdir": str(job.outdir)}
 
 

@@ -30,7 +30,7 @@ from gaitid.io.atomic import atomic_path
 from gaitid.subject.layers import SubjectOptions
 
 SUMMARY_COLUMNS = ["trial", "path", "subject", "session", "static", "pairing", "status", "error", "warnings",
-                   "seconds", "n_cycles", "n_kinetic_cycles", "subject_sources", "outdir"]
+                   "checks", "seconds", "n_cycles", "n_kinetic_cycles", "subject_sources", "outdir"]
 DEFAULT_TIME_LIMIT_S = 3600.0  # per trial; generous (an hour-long trial takes minutes), catches a hang
 MEMORY_SHARE = 0.8  # of the physical memory, shared by the trials processed at once
 

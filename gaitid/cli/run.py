@@ -153,6 +153,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             f"height {s.height:.3f} m ({s.sources.get('height', '?')})" if s.height else ""]
     print(f"  subject{' ' + s.name if s.name else ''}: {'; '.join(b for b in body if b)}; every value and its "
           f"source in {result.name}_subject.csv")
+    print(f"  {result.verdict}")
+    for check in result.checks:
+        if check.status != "passed":
+            print(f"    {check.name} {check.status}: {check.detail}")
     for line in points.summary() if points is not None else ():
         print(f"  {line}")
     if scores is not None:
@@ -186,6 +190,7 @@ def write_run_record(result, outdir, static) -> "Path":
     """``<trial>_run.json`` beside the tables: the trial, its static, the settings that give the
     numbers their meaning (convention, frame, normalisation...), the subject's sources and gaitid's
     version; ``gaitid norms build`` reads the settings from it."""
+    import dataclasses
     import json
     from pathlib import Path
 
@@ -196,7 +201,8 @@ def write_run_record(result, outdir, static) -> "Path":
     target = Path(outdir) / f"{result.name}{RUN_RECORD_SUFFIX}"
     record = {"trial": str(result.trial.path or ""), "static": str(static or ""),
               "settings": result.settings.as_dict(), "subject_sources": dict(result.trial.subject.sources),
-              "gaitid": gaitid.__version__}
+              "checks": [dataclasses.asdict(c) for c in result.checks], "verdict": result.verdict,
+              "warnings": list(result.warnings), "gaitid": gaitid.__version__}
     with atomic_path(target) as tmp:
         tmp.write_text(json.dumps(record, indent=1, default=str))
     return target

@@ -48,14 +48,15 @@ class Check:
 
 
 def verdict(checks: Iterable[Check]) -> str:
-    """One line for a person: 'checks passed: body mass (-2 %), ...; warned: ...; not run: ...'."""
+    """One line for a person: 'data checks: 1 warned (plate geometry), 3 passed (body mass, ...), 1 not
+    run (...)', led by 'CHECK FIRST - ' when any warned."""
     checks = list(checks)
     if not checks:
-        return "checks: none run"
+        return "data checks: none run"
     parts = []
     for status in (WARNED, PASSED, NOT_RUN):
         names = [c.name for c in checks if c.status == status]
         if names:
-            parts.append(f"{status}: {', '.join(names)}")
-    head = "CHECK FIRST" if any(c.status == WARNED for c in checks) else "checks"
-    return f"{head} - " + "; ".join(parts)
+            parts.append(f"{len(names)} {status} ({', '.join(names)})")
+    head = "CHECK FIRST - data checks" if any(c.status == WARNED for c in checks) else "data checks"
+    return f"{head}: " + ", ".join(parts)

@@ -287,7 +287,16 @@ def notices(result) -> dict[str, list[str]]:
         subject.append(f"model parameters given by the caller: {', '.join(given)}")
     shown = set(events) | set(subject) | set(choice.notes)
     other = [w for w in result.warnings if w not in shown]
-    return {"plates": plates, "events": events, "subject": subject, "other": other}
+    return {"plates": plates, "events": events, "subject": subject, "other": other, "checks": check_lines(result)}
+
+
+def check_lines(result) -> list[str]:
+    """One line per data-quality check of the Result: its name, outcome and figure (or why not run).
+    A Result saved by an earlier version has no checks: one line says so."""
+    checks = getattr(result, "checks", None)
+    if checks is None:
+        return ["data checks not run (saved by an earlier gaitid version: process the trial again)"]
+    return [f"{c.name}: {c.status}" + (f" \u2013 {c.detail}" if c.detail else "") for c in checks]
 
 
 def _with_trial(table: pd.DataFrame | None, trial: str) -> pd.DataFrame | None:

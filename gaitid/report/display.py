@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 import gaitid
+from gaitid.core.checks import WARNED, verdict
 from gaitid.core.vocabulary import SIDES
 from gaitid.report.content import ReportData
 from gaitid.report.labels import PLANES, quantity, sign_label
@@ -26,6 +27,7 @@ SPATIOTEMPORAL = ("walking_speed", "cadence", "stride_time", "stride_length", "s
 GROUPS = (("plates", "Force plates"), ("events", "Gait events"), ("subject", "Subject data"), ("other", "Other"))
 NO_WARNINGS = ("No warnings: every plate contact was assigned to a foot, the file's events agree with the "
                "detected ones, and the subject's data come from the file.")
+CHECKS_TITLE = "Data checks (the plates, the markers and the subject's data tested by physics)"
 SUBJECT_FIELDS = (("mass", "Body mass", "kg", 1.0, 1), ("height", "Height", "m", 1.0, 2),
                   ("leg_length", "Leg length", "mm", 1e3, 0), ("knee_width", "Knee width", "mm", 1e3, 0),
                   ("ankle_width", "Ankle width", "mm", 1e3, 0),
@@ -254,6 +256,16 @@ def notice_groups(data: ReportData, extra: list[str] = ()) -> list[tuple[str, li
         if lines:
             out.append((title, lines))
     return out
+
+
+def check_summary(data: ReportData) -> tuple[tuple[str, ...], bool]:
+    """The data-quality checks for the first page (each check of a single trial, one verdict line per
+    trial of a session) and whether any warned."""
+    warned = any(c.status == WARNED for r in data.results for c in (getattr(r, "checks", None) or ()))
+    if not data.is_session:
+        return tuple(data.notices[data.trials[0]].get("checks", [])), warned
+    return tuple(f"{n}: {verdict(r.checks)}" if getattr(r, "checks", None) is not None else
+                 f"{n}: {data.notices[n]['checks'][0]}" for n, r in zip(data.trials, data.results)), warned
 
 
 def subject_heading(data: ReportData) -> str:

@@ -12,7 +12,7 @@ from html import escape
 from pathlib import Path
 
 from gaitid.io.atomic import atomic_path
-from gaitid.report.display import NO_WARNINGS, Table
+from gaitid.report.display import CHECKS_TITLE, NO_WARNINGS, Table
 from gaitid.report.sections import Drawn, Lines, SectionContent, TableBlock, Warnings
 from gaitid.report.svg import page_svg
 
@@ -44,14 +44,16 @@ def html_table(table: Table | None, table_id: str, empty: str = "none") -> str:
     return f'<table id="{table_id}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{notes}'
 
 
-def warnings_html(groups) -> str:
-    if not groups:
-        return f'<div class="warnings" id="warnings"><p>{escape(NO_WARNINGS)}</p></div>'
+def warnings_html(block) -> str:
+    checks = (f'<div id="data-checks"><p><strong>{escape(CHECKS_TITLE)}</strong></p><ul>'
+              + "".join(f"<li>{escape(line)}</li>" for line in block.checks) + "</ul></div>") if block.checks else ""
+    if not block.groups:
+        return f'<div class="warnings" id="warnings"><p>{escape(NO_WARNINGS)}</p>{checks}</div>'
     out = ['<div class="warnings" id="warnings"><h3>Check first</h3>']
-    for title, lines in groups:
+    for title, lines in block.groups:
         out.append(f"<p><strong>{escape(title)}</strong></p><ul>"
                    + "".join(f"<li>{escape(line)}</li>" for line in lines) + "</ul>")
-    out.append("</div>")
+    out.append(checks + "</div>")
     return "".join(out)
 
 
@@ -61,7 +63,7 @@ def block_html(block) -> str:
     if isinstance(block, Lines):
         return "\n".join(f"<p>{e(line)}</p>" for line in block.lines)
     if isinstance(block, Warnings):
-        return warnings_html(block.groups)
+        return warnings_html(block)
     if isinstance(block, TableBlock):
         return ((f"<h3>{e(block.heading)}</h3>" if block.heading else "")
                 + "".join(f"<p>{e(note)}</p>" for note in (block.note, block.html_note) if note)

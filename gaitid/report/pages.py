@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from gaitid.report.canvas import Page
 from gaitid.report.content import ReportData
-from gaitid.report.display import NO_WARNINGS
+from gaitid.report.display import CHECKS_TITLE, NO_WARNINGS
 from gaitid.report.labels import moment_convention
-from gaitid.report.layout import WARN, Flow
+from gaitid.report.layout import INK, WARN, Flow
 from gaitid.report.sections import (
     SECTIONS,
     Drawn,
@@ -56,6 +56,10 @@ def pour(flow: Flow, block) -> None:
                 flow.paragraph(line, size=7.2, colour=WARN, bullet="\u2022", indent=4.0)
         if not block.groups:
             flow.paragraph(NO_WARNINGS, size=7.5)
+        if block.checks:
+            flow.paragraph(CHECKS_TITLE, size=7.5, bold=True, colour=WARN if block.checks_warned else INK)
+            for line in block.checks:
+                flow.paragraph(line, size=7.2, bullet="\u2022", indent=4.0)
         flow.space(4.0)
     elif isinstance(block, TableBlock):
         if block.heading:

@@ -19,6 +19,7 @@ from gaitid.report.canvas import Page
 from gaitid.report.content import ReportData, gather
 from gaitid.report.display import (
     Table,
+    check_summary,
     clinical_table,
     contacts_table,
     cycles_table,
@@ -85,9 +86,13 @@ class Lines:
 
 @dataclass(frozen=True)
 class Warnings:
-    """The warnings that matter, grouped: ((group title, lines), ...); empty when there are none."""
+    """The warnings that matter, grouped: ((group title, lines), ...); empty when there are none;
+    ``checks``: the data-quality checks' lines (:func:`~gaitid.report.display.check_summary`),
+    ``checks_warned`` whether any of them warned."""
 
     groups: tuple[tuple[str, tuple[str, ...]], ...]
+    checks: tuple[str, ...] = ()
+    checks_warned: bool = False
 
 
 @dataclass(frozen=True)
@@ -153,7 +158,8 @@ def _summary(inputs: ReportInputs) -> tuple:
     data = inputs.data
     extra = [*inputs.extra_warnings, *(getattr(inputs.normative, "warnings", None) or ())]
     blocks = [Lines(tuple(header_lines(data))),
-              Warnings(tuple((title, tuple(lines)) for title, lines in notice_groups(data, extra))),
+              Warnings(tuple((title, tuple(lines)) for title, lines in notice_groups(data, extra)),
+                       *check_summary(data)),
               TableBlock(subject_table(data.results[0]), "subject-table", heading=subject_heading(data))]
     if data.is_session:
         blocks.append(TableBlock(trials_table(data), "trial-table", heading="Trials"))

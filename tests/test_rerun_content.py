@@ -57,9 +57,42 @@ def test_a_rerun_redoes_a_trial_whose_input_was_replaced_with_the_same_size_and_
 def test_content_hash_is_blake2b_of_the_bytes(tmp_path):
     import hashlib
 
-    from gaitid.batch.job import content_hash
+    from gaitid.io.input_files import content_hash
 
     path = tmp_path / "x.bin"
     data = os.urandom(3 * (1 << 20) + 17)  # several chunks and a partial one
     path.write_bytes(data)
     assert content_hash(path) == hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def test_the_batch_scan_cache_reads_again_a_file_replaced_with_the_same_size_and_time(tmp_path):
+    """Before: the scan cache (gaitid-scan.json: each file's kind, subject, anthropometry, for pairing)
+    compared size and time only, so a replaced file kept its old facts. Now it holds the content hash."""
+    from gaitid.batch.plan import plan
+    from tests.c3d_mutations import RawC3D
+
+    folder = tmp_path / "session"
+    folder.mkdir()
+    walk = folder / "walk01.c3d"
+    shutil.copy(sample_data_dir() / "walk_synthetic.c3d", walk)
+    scanned = []
+
+    def scan(files):
+        from gaitid.batch.session import scan_trial
+
+        scanned.extend(f.name for f in files)
+        return [scan_trial(f) for f in files]
+
+    (job,) = plan([folder], tmp_path / "out", scan=scan)
+    assert job.info.anthropometry["mass"] == 72.0 and scanned == ["walk01.c3d"]
+    plan([folder], tmp_path / "out", scan=scan)
+    assert scanned == ["walk01.c3d"]  # unchanged: from the cache
+    c = RawC3D(walk.read_bytes())
+    c.set_numbers("PROCESSING", "BODYMASS", [80.0], dims=c.param("PROCESSING", "BODYMASS").dims)
+    changed = c.to_bytes()
+    assert len(changed) == walk.stat().st_size
+    st = walk.stat()
+    walk.write_bytes(changed)
+    os.utime(walk, ns=(st.st_atime_ns, st.st_mtime_ns))
+    (job,) = plan([folder], tmp_path / "out", scan=scan)
+    assert scanned == ["walk01.c3d", "walk01.c3d"] and job.info.anthropometry["mass"] == 80.0

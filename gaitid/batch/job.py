@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 import pickle
@@ -23,6 +22,7 @@ from gaitid.core.errors import BudgetError, GaitIDError, ModelError
 from gaitid.core.settings import Settings
 from gaitid.core.vocabulary import NORMS_ENV
 from gaitid.io.atomic import atomic_path
+from gaitid.io.input_files import content_hash
 from gaitid.subject.layers import SubjectOptions, subject_files
 
 # What a trial's job writes; a trial run by a job of another version is run again. 2: the session
@@ -31,18 +31,6 @@ from gaitid.subject.layers import SubjectOptions, subject_files
 # C3D holds Plug-in Gait's convention under its names, suffixed beside the trial's own outputs. 4: the
 # data-quality checks' verdict in the record and in batch_summary.csv (column ``checks``).
 OUTPUTS_VERSION = 4
-
-
-HASH_CHUNK = 1 << 20
-
-
-def content_hash(path) -> str:
-    """The BLAKE2b digest (16 bytes, hex) of a file's bytes, read in chunks of :data:`HASH_CHUNK`."""
-    h = hashlib.blake2b(digest_size=16)
-    with open(path, "rb") as fh:
-        while chunk := fh.read(HASH_CHUNK):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _file_stats(paths) -> list:

@@ -8,6 +8,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
@@ -20,9 +21,16 @@ from gaitid.batch.pairing import (
     session_key,
     subject_label,
 )
-from gaitid.batch.session import RULES_VERSION, RUN_RECORD, TrialInfo, find_sources, scan_trial
+from gaitid.batch.session import (
+    RULES_VERSION,
+    RUN_RECORD,
+    TrialInfo,
+    find_sources,
+    scan_trial,
+)
 from gaitid.core.errors import GaitIDError, SettingsError
 from gaitid.io.atomic import atomic_path
+from gaitid.io.input_files import content_hash
 
 SCAN_CACHE = "gaitid-scan.json"
 
@@ -48,7 +56,8 @@ class Job:
 
 def _scan_all(files: list[Path], cache_path: Path | None,
               scan: Callable[[list[Path]], list[TrialInfo]] | None = None) -> list[TrialInfo]:
-    """TrialInfo of every file, reusing ``cache_path`` entries whose file is unchanged; the others
+    """TrialInfo of every file, reusing ``cache_path`` entries whose file is unchanged (size, time and
+    content hash, :func:`~gaitid.io.input_files.content_hash`); the others
     are read by ``scan`` (a list of paths -> their TrialInfo in order; default: one after another
     here; the batch gives its worker processes)."""
     cache = {}
@@ -60,10 +69,10 @@ def _scan_all(files: list[Path], cache_path: Path | None,
         except (ValueError, OSError):
             cache = {}
     stamps, known = {}, {}
-    for f in files:
+    for f in files:  # a file replaced by one of the same size and time is read again: its content differs
         try:
             st = f.stat()
-            stamps[f] = [st.st_size, st.st_mtime_ns]
+            stamps[f] = [st.st_size, st.st_mtime_ns, content_hash(f) if stat.S_ISREG(st.st_mode) else None]
         except OSError:
             stamps[f] = None
         entry = cache.get(str(f))

@@ -8,6 +8,7 @@ symbolic links, a folder or a file far beyond the size of its kind are refused t
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import stat
 from pathlib import Path
@@ -39,3 +40,15 @@ def input_file(path: str | os.PathLike, what: str = "file", max_bytes: int | Non
         raise FileFormatError(f"{what} of {st.st_size / 2**20:.1f} MB, beyond the {max_bytes / 2**20:g} MB "
                               f"gaitid reads as a {what} (real ones are far smaller): is it the right file?", p)
     return st.st_size
+
+
+HASH_CHUNK = 1 << 20
+
+
+def content_hash(path) -> str:
+    """The BLAKE2b digest (16 bytes, hex) of a file's bytes, read in chunks of :data:`HASH_CHUNK`."""
+    h = hashlib.blake2b(digest_size=16)
+    with open(path, "rb") as fh:
+        while chunk := fh.read(HASH_CHUNK):
+            h.update(chunk)
+    return h.hexdigest()

@@ -685,7 +685,11 @@ def test_ctrl_c_writes_the_summary_of_what_finished_and_a_rerun_goes_on(tmp_path
     out = tmp_path / "out"
     proc = subprocess.Popen([sys.executable, "-m", "gaitid.cli", "batch", str(folder), "-o", str(out), "--no-report",
                              "--jobs", str(jobs)], cwd=Path(__file__).resolve().parent.parent,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            # a shell's background job (pytest run with &) ignores SIGINT, and its children
+                            # inherit that: Python then never turns Ctrl-C into KeyboardInterrupt
+                            preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)) if sys.platform != "win32"
+                            else None)
     try:
         deadline = time.monotonic() + 120
         # more records than workers: some worker has finished a second trial, so the batch has had

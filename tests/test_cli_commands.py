@@ -112,3 +112,15 @@ def test_run_lists_ten_rejected_contacts_and_counts_the_rest():
     assert lines[:-1] == [f"  contact not used for kinetics ({c.side}): {c.reason}" for c in rejected[:LISTED_REJECTED]]
     assert lines[-1] == "  ... and 190 more contacts without a kinetic cycle (200 in all, each with its reason in " \
                         "tm_contacts.csv)"
+
+
+def test_run_refuses_a_static_trial_unless_forced(tmp_path, capsys):
+    """A static given to run was processed: exit 0, '0 gait cycles', an empty report. It is told
+    from a walk by its content (markers still), as --static tells a walk from a static."""
+    assert main(["run", STATIC, "-o", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err
+    assert "static_synthetic.c3d" in err and "a static trial, not a walk (markers still" in err
+    assert "--static STATIC" in err and "--force" in err
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+    assert main(["run", STATIC, "-o", str(tmp_path / "forced"), "--no-report", "--force"]) == 0
+    assert "static_synthetic: 0 gait cycles" in capsys.readouterr().out

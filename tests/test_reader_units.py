@@ -105,3 +105,52 @@ def test_dec_float_file_reads_like_its_intel_original(tmp_path):
     for p, q in zip(a.force_plates, b.force_plates):
         assert np.array_equal(p.corners, q.corners)
         assert np.array_equal(p.analog.force, q.analog.force)
+
+
+@pytest.mark.parametrize("stated, real", [("m", "mm"), ("mm", "m")])
+def test_markers_in_another_unit_than_point_units_says_are_refused(tmp_path, stated, real):
+    """A file whose POINT:UNITS contradicts its numbers (mm data labelled m: markers 1000 times too
+    far apart, kinetics off by orders of magnitude with no warning before) is refused, naming the
+    field and the unit the numbers look like."""
+    from gaitid.core.errors import DataError
+    from tests.c3d_mutations import RawC3D
+
+    source = realdata_path("c3d-parser/MH0222_BP06.c3d")  # stored in mm
+    if real == "m":
+        _rewrite_in(source, tmp_path / "in_m.c3d", "m")  # honest m
+        source = tmp_path / "in_m.c3d"
+    c = RawC3D(source.read_bytes())
+    c.set_strings("POINT", "UNITS", [stated.encode()])
+    bad = tmp_path / "bad.c3d"
+    bad.write_bytes(c.to_bytes())
+    with pytest.raises(DataError) as err:
+        read_c3d(bad)
+    text = str(err.value)
+    assert f"read in POINT:UNITS = '{stated}'" in text and f"the numbers look like {real}" in text
+    assert str(bad) in text
+
+
+def test_every_real_trial_spans_what_a_person_spans():
+    from gaitid.io.marker_units import MAX_EXTENT_M, MIN_EXTENT_M, marker_extent
+    from tests.conftest import REAL_C3D
+
+    if not REAL_C3D:
+        pytest.skip("real data not available (tests read ../shared/realdata in place)")
+    extents = [marker_extent(read_c3d(p).markers) for p in REAL_C3D]
+    assert 0.9 < min(extents) and max(extents) < 3.0  # 0.92-2.93 m over the 13 files
+    assert MIN_EXTENT_M < min(extents) / 10 and max(extents) * 10 < MAX_EXTENT_M
+
+
+def test_a_trc_whose_units_are_wrong_is_refused(tmp_path):
+    from gaitid.core.errors import DataError
+    from gaitid.io.trc import read_trc
+
+    text = realdata_path("opensim-models/subject01_walk1.trc").read_text()
+    head = text.splitlines()
+    fields = head[2].split("\t")
+    assert fields[4].strip() == "mm"
+    fields[4] = "m"
+    bad = tmp_path / "walk.trc"
+    bad.write_text("\n".join([*head[:2], "\t".join(fields), *head[3:]]) + "\n")
+    with pytest.raises(DataError, match=r"Units = 'm'.*the numbers look like mm"):
+        read_trc(bad)

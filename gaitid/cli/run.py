@@ -44,7 +44,8 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
                         help="static (calibration) trial, or 'auto': the one batch would pair with the trial "
                              "(looked for in its folder, the folder above and the subfolders)")
     parser.add_argument("--force", action="store_true",
-                        help="use a --static that looks like a walking trial or another subject's (with a warning)")
+                        help="use a --static that looks like a walking trial or another subject's (with a warning); "
+                             "process a trial that looks like a static one")
     parser.add_argument("--suffix", default=None,
                         help="suffix for the result points in the C3D copy (default: _gaitid when the trial has "
                              "outputs of those names, Vicon's, else none)")
@@ -94,7 +95,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from gaitid.batch.session import trial_info
-    from gaitid.core.errors import ModelError
+    from gaitid.core.errors import DataError, ModelError
     from gaitid.io.atomic import atomic_path
     from gaitid.pipeline import process
     from gaitid.subject.check import check_subject, explain_markers
@@ -107,6 +108,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     norms = read_norms_option(args.norms, settings.convention)
     trial, given, more = trial_with_subject(args.trial, opts, settings)
     info = trial_info(trial, Path(args.trial).resolve())  # (whose trial it is, to pair a static)
+    if info.kind == "static" and not args.force:  # by content, as --static refuses a walk
+        raise DataError(f"a static trial, not a walk ({'; '.join(info.reasons[:2])}): it has no gait cycle to "
+                        f"process; give it as --static STATIC beside a walking trial, or --force to process it "
+                        "anyway", args.trial)
     static, notes = resolve_static(args.trial, info, args.static, args.force)
     check_subject(trial, given.subject, settings, static is not None)
     try:

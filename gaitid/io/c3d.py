@@ -72,6 +72,7 @@ from gaitid.core.vocabulary import COP_THRESHOLD_N
 from gaitid.io import forceplates as fpmod
 from gaitid.io.atomic import atomic_path, register_input, unchanged_while_read, verify_c3d
 from gaitid.io.c3d_check import C3DData, C3DLayout, check_c3d, read_data
+from gaitid.io.marker_units import check_marker_extent
 from gaitid.io.vertical import detect_up, rotation_to_z_up
 
 # The C3D copy is written by ezc3d in chunks of frames of at most this many values (4 per point,
@@ -303,6 +304,7 @@ def _points(data: C3DData, params, path: Path, warnings: list[str]) -> dict:
     markers = xyz[:, marker_idx, :] * scale
     if not marker_idx or not np.isfinite(markers).any():
         raise DataError("the file holds no marker data (every marker sample is missing or invalid)", path)
+    check_marker_extent(markers, unit, "POINT:UNITS", path)
     has_sample = np.isfinite(markers).any(axis=(0, 2))
     empty = [labels[i] for i, ok in zip(marker_idx, has_sample) if not ok]
     if empty:

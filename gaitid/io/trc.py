@@ -24,6 +24,7 @@ from gaitid.core.errors import FileFormatError, SettingsError
 from gaitid.core.trial import Trial
 from gaitid.io.atomic import atomic_path, register_input, unchanged_while_read
 from gaitid.io.input_files import input_file
+from gaitid.io.marker_units import check_marker_extent
 from gaitid.io.mot import grid_start
 
 __all__ = ["Y_UP_TO_Z_UP", "UNIT_SCALE", "read_trc", "read_trc_with_time", "write_trc", "up_rotation"]
@@ -161,6 +162,7 @@ def read_trc_with_time(path: str | Path, *, up: str = "y") -> tuple[Trial, float
         xyz[zeros] = np.nan
         warnings.append(f"{path}: {int(zeros.sum())} marker samples at exactly (0, 0, 0) treated as missing")
     markers = xyz @ rotation.T
+    check_marker_extent(markers, header["Units"].strip(), "the header's Units", path)
     if np.isfinite(markers[..., 2]).any() and np.nanmedian(markers[..., 2]) < 0:
         warnings.append(f"{path}: most markers are below the floor after rotation; is the file {up.upper()} up?")
     trial = Trial(

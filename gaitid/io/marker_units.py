@@ -1,0 +1,48 @@
+"""Marker positions in the unit their file says: a person's markers span decimetres to metres.
+
+A C3D whose POINT:UNITS says 'm' while its numbers are millimetres (or a TRC whose ``Units`` is
+wrong) makes every marker 1000 times too far apart: segment lengths of hundreds of metres and
+kinetics off by orders of magnitude. Read in the stated unit, the markers of one frame of a
+person span between about 0.1 m (one foot's markers) and 2.5 m (a whole body); a wall-mounted
+reference marker can stretch a frame to a few metres. :func:`check_marker_extent` refuses a trial
+whose typical frame spans less than :data:`MIN_EXTENT_M` or more than :data:`MAX_EXTENT_M`, far
+outside both (a factor 1000 or 10 from the edge of what a person shows), naming the unit field.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings as pywarnings
+
+import numpy as np
+
+from gaitid.core.errors import DataError
+
+MIN_EXTENT_M = 0.03  # 3 cm: one foot's markers read in m span 0.15 m; read mm as m: 0.00015 m
+MAX_EXTENT_M = 50.0  # a whole body in mm read as m spans about 1,800 m; a large lab's frame 10-15 m
+
+
+def marker_extent(markers: np.ndarray) -> float:
+    """The median over frames of a frame's extent (m): the largest of its markers' x, y and z ranges.
+    Frames with fewer than three markers are left out; NaN when no frame has three."""
+    finite = np.isfinite(markers).all(axis=2)  # (n_frames, n_markers)
+    usable = finite.sum(axis=1) >= 3
+    if not usable.any():
+        return float("nan")
+    m = markers[usable]
+    with pywarnings.catch_warnings():
+        pywarnings.simplefilter("ignore", RuntimeWarning)
+        extent = np.nanmax(m, axis=1) - np.nanmin(m, axis=1)  # (frames, 3)
+    return float(np.median(extent.max(axis=1)))
+
+
+def check_marker_extent(markers: np.ndarray, unit: str, field: str, path: str | os.PathLike | None) -> None:
+    """DataError when the markers (n_frames, n_markers, 3), already in m from ``unit``, span a frame
+    far less or far more than a person does: the unit (``field``, e.g. 'POINT:UNITS') is wrong."""
+    extent = marker_extent(markers)
+    if not np.isfinite(extent) or MIN_EXTENT_M <= extent <= MAX_EXTENT_M:
+        return
+    likely = "mm" if extent > MAX_EXTENT_M else "m"
+    raise DataError(f"the markers of a frame span {extent:,.4g} m when read in {field} = '{unit}' (a person's "
+                    f"markers span 0.1-2.5 m): the unit is wrong (the numbers look like {likely}); fix {field} in "
+                    "the file", path)

@@ -22,7 +22,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from compare_results import REAL, REAL_OPTIONS  # noqa: E402
+from compare_results import REAL, REAL_OPTIONS
 
 TRIALS = {k: v for k, v in REAL_OPTIONS.items() if "model" not in v}  # Plug-in Gait markers
 TRIALS["sample_data/walk_synthetic.c3d"] = {}
@@ -43,7 +43,7 @@ def swap(a: str, b: str, from_half: bool = False):
 def freeze(a: str, seconds: float = 1.0):
     def edit(labels, xyz, rate):
         i, n = labels.index(a), xyz.shape[2]
-        w = int(round(seconds * rate))
+        w = round(seconds * rate)
         k = max(0, n // 2 - w // 2)
         xyz[:3, i, k:k + w] = xyz[:3, i, k:k + 1]
     return edit
@@ -117,6 +117,7 @@ def run(folder: Path) -> None:
 def cost() -> None:
     from gaitid.core.settings import Settings
     from gaitid.model.marker_faults import marker_fault_check
+    from gaitid.model.markerset import load_model
     from gaitid.pipeline import process
 
     for name, options in [("sample_data/walk_synthetic.c3d", {}), ("opensim-core/walking2.c3d",
@@ -127,7 +128,7 @@ def cost() -> None:
         for _ in range(5):
             process(path, **options)
         full = (time.perf_counter() - t0) / 5
-        model = __import__("gaitid.model.markerset", fromlist=["load_model"]).load_model(result.settings.model)
+        model = load_model(result.settings.model)
         s = Settings()
         t0 = time.perf_counter()
         for _ in range(20):

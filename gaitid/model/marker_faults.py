@@ -139,7 +139,7 @@ def _stuck_findings(trial, labels, X, stuck_s, stuck_m, tol):
         return warnings
     step = np.linalg.norm(np.diff(X, axis=0), axis=2)  # (n-1, m) m per frame; NaN where unseen
     still = step < stuck_m
-    need = max(1, int(math.ceil(stuck_s * trial.point_rate)))  # frame-to-frame steps in the stretch
+    need = max(1, math.ceil(stuck_s * trial.point_rate))  # frame-to-frame steps in the stretch
     for j, lab in enumerate(labels):
         if not still[:, j].any():
             continue

@@ -23,6 +23,16 @@ The defaults (stated in the README too):
   standing, whole treadmill strides, or single support; :func:`gaitid.subject.bodymass.check_mass`)
   may differ by this fraction before a warning names both; the clean real and synthetic trials
   differ by at most 4.3 % (docs/sessions.md); ``math.inf`` turns the warning off.
+- marker checks (:func:`gaitid.model.marker_faults.marker_fault_check`, docs/checks.md), each
+  ``math.inf`` to turn its part off: ``segment_length_tolerance_m`` 0.05: a thigh, shank or
+  foot length (joint centre to joint centre, ankle to toe) more than this off its median over
+  the trial is named with its frames (clean real trials: at most 31 mm); ``segment_asymmetry_tolerance``
+  0.35: the left and right median lengths of a segment more than this fraction of their mean
+  apart (clean: at most 23 %, a foot); ``stuck_marker_s`` 0.2 and ``stuck_marker_m`` 1e-4: a marker
+  moving less than 0.1 mm a frame for 0.2 s while every other marker moves more than
+  ``segment_length_tolerance_m`` relative to it (clean: none); ``marker_side_margin_m`` 0.1: a
+  left marker more than 0.1 m to the right of its right partner, along the line between the hip
+  centres (clean: at most 58 mm, the heels of btkdata/PlugInC3D.c3d).
 - ``flat_foot`` None: Plug-in Gait's static foot calibration uses the flat-foot option (heel
   lowered to the toe's height) only where the files say so: a stored ``LFlatFoot``/``RFlatFoot``/
   ``FlatFoot`` flag, or a stored StaticPlantFlex that only this option reproduces;
@@ -70,6 +80,11 @@ class Settings:
     events: str = "file"  # file events when the file has any, else detected; or "detected", "merge"
     plates: dict[int, str] = field(default_factory=dict)  # plate index (1-based) -> Auto/Left/Right/Invalid
     mass_tolerance: float = 0.15  # fraction: body mass used vs the plates' before a warning
+    segment_length_tolerance_m: float = 0.05  # m: a segment's length off its median before a warning
+    segment_asymmetry_tolerance: float = 0.35  # fraction of the mean: left vs right segment length
+    stuck_marker_s: float = 0.2  # s: a marker still this long while the others move is stuck
+    stuck_marker_m: float = 1e-4  # m per frame: "still"
+    marker_side_margin_m: float = 0.1  # m: a left marker this far right of its right partner is swapped
     flat_foot: bool | None = None  # static foot calibration: None = the files' choice, else off; True/False force it
 
     def __post_init__(self) -> None:
@@ -99,6 +114,11 @@ class Settings:
         mt = self.mass_tolerance
         if isinstance(mt, bool) or not isinstance(mt, (int, float)) or not mt > 0:
             raise bad("mass_tolerance", mt, "must be a fraction > 0 (0.15 = 15 %; math.inf: no warning)")
+        for name in ("segment_length_tolerance_m", "segment_asymmetry_tolerance", "stuck_marker_s",
+                     "stuck_marker_m", "marker_side_margin_m"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+                raise bad(name, value, "must be a number > 0 (math.inf: that marker check off)")
         if self.flat_foot is not None and not isinstance(self.flat_foot, bool):
             raise bad("flat_foot", self.flat_foot, "must be True, False or None (the files' choice, else off)")
         if self.min_contact_s < 0:

@@ -9,6 +9,7 @@ from gaitid.core.checks import Check
 from gaitid.core.settings import Settings
 from gaitid.core.trial import Trial
 from gaitid.model.assembly import ModelKinematics
+from gaitid.model.marker_faults import marker_fault_check
 from gaitid.model.markerset import Model
 from gaitid.subject.stage import SubjectData
 
@@ -29,4 +30,8 @@ def mass_check(subject: SubjectData) -> Check:
 def quality_checks(trial: Trial, model: Model, subject: SubjectData, kinematics: ModelKinematics,
                    contacts: list[FootContact], loads: dict[str, FootLoad], settings: Settings) -> list[Check]:
     """Every check's outcome, in stage order."""
-    return [mass_check(subject)]
+    return [mass_check(subject),
+            marker_fault_check(trial, model, kinematics, length_tolerance_m=settings.segment_length_tolerance_m,
+                               asymmetry_tolerance=settings.segment_asymmetry_tolerance,
+                               stuck_s=settings.stuck_marker_s, stuck_m=settings.stuck_marker_m,
+                               side_margin_m=settings.marker_side_margin_m)]

@@ -23,6 +23,11 @@ The defaults (stated in the README too):
   standing, whole treadmill strides, or single support; :func:`gaitid.subject.bodymass.check_mass`)
   may differ by this fraction before a warning names both; the clean real and synthetic trials
   differ by at most 4.3 % (docs/sessions.md); ``math.inf`` turns the warning off.
+- ``residual_tolerance`` 0.20: the whole body's residual force (its mass times its centre of
+  mass's acceleration minus the feet's measured loads and its weight, :mod:`gaitid.contacts.consistency`)
+  may reach this RMS fraction of body weight, over the frames where every loaded foot is on a
+  plate, before a warning; the clean real trials reach 5 to 11 %, a mass or all plates' gain 30 % off
+  22 to 32 % (docs/checks.md); ``math.inf`` turns the warning off.
 - ``flat_foot`` None: Plug-in Gait's static foot calibration uses the flat-foot option (heel
   lowered to the toe's height) only where the files say so: a stored ``LFlatFoot``/``RFlatFoot``/
   ``FlatFoot`` flag, or a stored StaticPlantFlex that only this option reproduces;
@@ -70,6 +75,7 @@ class Settings:
     events: str = "file"  # file events when the file has any, else detected; or "detected", "merge"
     plates: dict[int, str] = field(default_factory=dict)  # plate index (1-based) -> Auto/Left/Right/Invalid
     mass_tolerance: float = 0.15  # fraction: body mass used vs the plates' before a warning
+    residual_tolerance: float = 0.20  # fraction of body weight: RMS residual force before a warning
     flat_foot: bool | None = None  # static foot calibration: None = the files' choice, else off; True/False force it
 
     def __post_init__(self) -> None:
@@ -99,6 +105,9 @@ class Settings:
         mt = self.mass_tolerance
         if isinstance(mt, bool) or not isinstance(mt, (int, float)) or not mt > 0:
             raise bad("mass_tolerance", mt, "must be a fraction > 0 (0.15 = 15 %; math.inf: no warning)")
+        rt = self.residual_tolerance
+        if isinstance(rt, bool) or not isinstance(rt, (int, float)) or not rt > 0:
+            raise bad("residual_tolerance", rt, "must be a fraction of body weight > 0 (0.2 = 20 %; math.inf: no warning)")
         if self.flat_foot is not None and not isinstance(self.flat_foot, bool):
             raise bad("flat_foot", self.flat_foot, "must be True, False or None (the files' choice, else off)")
         if self.min_contact_s < 0:

@@ -4,6 +4,7 @@ order, each a :class:`~gaitid.core.checks.Check` whatever it found (docs/checks.
 from __future__ import annotations
 
 from gaitid.contacts import FootContact
+from gaitid.contacts.consistency import consistency_check
 from gaitid.contacts.foot_loads import FootLoad
 from gaitid.core.checks import Check
 from gaitid.core.settings import Settings
@@ -29,4 +30,5 @@ def mass_check(subject: SubjectData) -> Check:
 def quality_checks(trial: Trial, model: Model, subject: SubjectData, kinematics: ModelKinematics,
                    contacts: list[FootContact], loads: dict[str, FootLoad], settings: Settings) -> list[Check]:
     """Every check's outcome, in stage order."""
-    return [mass_check(subject)]
+    return [mass_check(subject),
+            consistency_check(kinematics, loads, subject.subject.mass, trial, settings)]

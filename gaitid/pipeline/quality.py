@@ -4,6 +4,7 @@ order, each a :class:`~gaitid.core.checks.Check` whatever it found (docs/checks.
 from __future__ import annotations
 
 from gaitid.contacts import FootContact
+from gaitid.contacts.consistency import consistency_check
 from gaitid.contacts.foot_loads import FootLoad
 from gaitid.core.checks import Check
 from gaitid.core.settings import Settings
@@ -34,4 +35,5 @@ def quality_checks(trial: Trial, model: Model, subject: SubjectData, kinematics:
             marker_fault_check(trial, model, kinematics, length_tolerance_m=settings.segment_length_tolerance_m,
                                asymmetry_tolerance=settings.segment_asymmetry_tolerance,
                                stuck_s=settings.stuck_marker_s, stuck_m=settings.stuck_marker_m,
-                               side_margin_m=settings.marker_side_margin_m)]
+                               side_margin_m=settings.marker_side_margin_m),
+            consistency_check(kinematics, loads, subject.subject.mass, trial, settings)]

@@ -1,0 +1,144 @@
+"""Dynamic consistency of a trial: does the ground reaction move the body as the markers say?
+
+:func:`trial_residual` compares the whole body's centre-of-mass acceleration (the model's legs,
+the rest of the body riding on the pelvis: :func:`gaitid.model.body_com.body_centre_of_mass`)
+with (F + m g) / m, F the sum of both feet's loads (:mod:`gaitid.contacts.foot_loads`: the plates
+each foot loads), over the frames where every foot is in swing or wholly measured on plates (both
+feet's loads finite; a foot on the floor or sharing a plate makes the frame NaN), minus 0.1 s at
+the edges (:func:`gaitid.dynamics.residual.residual_force`). The feet's loads, not every plate's
+force: they are what the kinetics use (a plate no foot touches, with its unloaded offset, does
+not enter). :func:`consistency_check` turns the figures into a :class:`~gaitid.core.checks.Check`
+(warned when the vertical residual's RMS exceeds ``Settings.residual_tolerance`` or its mean
+``Settings.residual_mean_tolerance``, fractions of body weight; the horizontal part is reported,
+not judged: with the upper body riding on the pelvis, the trunk's and arms' sway is not in the
+model's centre of mass; docs/checks.md), :func:`residual_rows` into a table for a report.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from gaitid.contacts.foot_loads import FootLoad
+from gaitid.core.checks import Check
+from gaitid.core.settings import Settings
+from gaitid.core.signal import butter_lowpass
+from gaitid.core.trial import Trial
+from gaitid.core.vocabulary import SIDES
+from gaitid.dynamics.residual import Residual, residual_force
+from gaitid.model.assembly import ModelKinematics
+from gaitid.model.body_com import body_centre_of_mass
+
+NAME = "dynamic consistency"
+UNFILTERED_CUTOFF_HZ = 6.0  # markers left unfiltered: the check compares both sides in this band
+
+
+def trial_residual(kinematics: ModelKinematics, loads: dict[str, FootLoad], mass: float,
+                   settings: Settings) -> tuple[Residual, str]:
+    """The residual force of the trial (module docstring) and the words saying how the centre of
+    mass was built. The force is filtered at the markers' cutoff (``settings.marker_cutoff_hz``;
+    when the markers are unfiltered, both at 6 Hz)."""
+    com, how = body_centre_of_mass(kinematics, mass)
+    cutoff = settings.marker_cutoff_hz
+    if cutoff is None:
+        cutoff = UNFILTERED_CUTOFF_HZ
+        com = butter_lowpass(com, kinematics.rate, cutoff, settings.filter_order)
+    force = sum(loads[side].force_lab for side in SIDES)
+    usable = np.isfinite(force).all(axis=1)
+    return residual_force(com, mass, kinematics.rate, force, usable, gravity=settings.gravity_m_s2,
+                          cutoff_hz=cutoff, order=settings.filter_order), how
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.0f} %"
+
+
+def summary(res: Residual, trial: Trial) -> str:
+    """One line: the residual's RMS, its split, its mean vertical part and its peak, in % of body weight."""
+    t = trial.time
+    spans = _spans(res.judged, t)
+    return (f"residual force RMS {_pct(res.rms)} of body weight (vertical {_pct(res.vertical_rms)}, horizontal "
+            f"{_pct(res.horizontal_rms)}; mean vertical {100 * res.mean_vertical:+.0f} %), peak {_pct(res.peak)} "
+            f"at {t[res.peak_index]:.2f} s, over {res.n_judged} frames ({spans}) where every loaded foot is measured")
+
+
+def _spans(mask: np.ndarray, t: np.ndarray) -> str:
+    d = np.diff(np.concatenate([[0], mask.astype(np.int8), [0]]))
+    a, b = np.flatnonzero(d == 1), np.flatnonzero(d == -1) - 1
+    parts = [f"{t[i]:.2f}-{t[j]:.2f} s" for i, j in zip(a, b)]
+    return ", ".join(parts[:3]) + (f" and {len(parts) - 3} more" if len(parts) > 3 else "")
+
+
+def _by_plate(res: Residual, trial: Trial, threshold: float) -> str:
+    """'RMS 95 % while plate 1 is loaded, 8 % while plate 2 is loaded, 6 % while none is': the RMS residual on the judged
+    frames each plate carries more than ``threshold`` N."""
+    n = res.judged.size
+    size = np.linalg.norm(res.force_lab, axis=1) / res.weight_n
+    parts, any_loaded = [], np.zeros(n, bool)
+    for fp in trial.force_plates:
+        loaded = res.judged & (np.nan_to_num(fp.point.force[:n, 2]) > threshold)
+        any_loaded |= loaded
+        if loaded.any():
+            parts.append(f"{_pct(float(np.sqrt(np.mean(size[loaded] ** 2))))} while plate {fp.index} is loaded")
+    free = res.judged & ~any_loaded
+    if free.any():
+        parts.append(f"{_pct(float(np.sqrt(np.mean(size[free] ** 2))))} while none is")
+    return "RMS " + ", ".join(parts) if parts else ""
+
+
+def _causes(res: Residual) -> str:
+    if abs(res.mean_vertical) > 0.5 * res.rms:
+        direction = ("the body mass too high or a plate reading too little force (gain, units)"
+                     if res.mean_vertical > 0 else
+                     "the body mass too low or a plate reading too much force (gain, units)")
+        return (f"mostly a constant vertical residual ({100 * res.mean_vertical:+.0f} % of body weight): {direction}; "
+                "else a plate's orientation or sign, or markers swapped or mislabelled")
+    return ("a plate's gain, units, sign, position or orientation; the body mass; markers swapped or mislabelled "
+            "(the centre of mass then moves wrongly)")
+
+
+def consistency_check(kinematics: ModelKinematics, loads: dict[str, FootLoad], mass: float, trial: Trial,
+                      settings: Settings) -> Check:
+    """The dynamic consistency :class:`Check`: not run without plates or without a judged frame; else
+    the figures, warned when the vertical residual's RMS exceeds ``settings.residual_tolerance`` or
+    its mean ``settings.residual_mean_tolerance``."""
+    if not trial.force_plates:
+        return Check.not_run(NAME, "no force plates: no measured ground reaction to compare the motion with")
+    if mass is None or not mass > 0:
+        return Check.not_run(NAME, "no body mass")
+    res, how = trial_residual(kinematics, loads, mass, settings)
+    if res.n_judged == 0:
+        measured = int(np.isfinite(sum(loads[side].force_lab for side in SIDES)).all(axis=1).sum())
+        return Check.not_run(NAME, f"no frame where every loaded foot is measured on a plate ({measured} such frames) "
+                                   "and the model's segments are known, with 0.1 s of such frames on either side")
+    tol, mean_tol = settings.residual_tolerance, settings.residual_mean_tolerance
+    line = summary(res, trial)
+    detail = (f"{line}; tolerance {_pct(tol)} vertical RMS, {_pct(mean_tol)} mean vertical"
+              if math.isfinite(tol) or math.isfinite(mean_tol) else line)
+    warnings = []
+    over = []
+    if res.vertical_rms > tol:
+        over.append(f"vertical RMS {_pct(res.vertical_rms)} > {_pct(tol)} (Settings.residual_tolerance)")
+    if abs(res.mean_vertical) > mean_tol:
+        over.append(f"mean vertical {100 * res.mean_vertical:+.0f} % beyond {_pct(mean_tol)} "
+                    "(Settings.residual_mean_tolerance)")
+    if over:
+        plates = _by_plate(res, trial, settings.contact_threshold_n)
+        warnings.append(
+            f"dynamic consistency: the ground reaction does not move the body as the markers do: {line}; "
+            f"{', '.join(over)}{'; ' + plates if plates else ''}. Likely causes: {_causes(res)}. "
+            f"Centre of mass: {how}.")
+    return Check.outcome(NAME, detail, warnings)
+
+
+def residual_rows(res: Residual, trial: Trial) -> list[tuple[str, str]]:
+    """(what, value) rows of the residual's figures for a report ('-' when no frame was judged)."""
+    if res.n_judged == 0:
+        return [("frames judged", "0")]
+    t = trial.time
+    return [("frames judged", f"{res.n_judged} ({_spans(res.judged, t)})"),
+            ("RMS residual force", f"{100 * res.rms:.1f} % BW"),
+            ("vertical / horizontal RMS", f"{100 * res.vertical_rms:.1f} / {100 * res.horizontal_rms:.1f} % BW"),
+            ("mean vertical residual", f"{100 * res.mean_vertical:+.1f} % BW"),
+            ("peak residual force", f"{100 * res.peak:.1f} % BW at {t[res.peak_index]:.2f} s")]

@@ -1,0 +1,108 @@
+"""The whole body's residual force: Newton's second law for the centre of mass against the measured
+external force, the dynamic consistency of a trial (docs/checks.md).
+
+For the whole body, m a_com = F_ext + m g. What kinematics and plates leave unexplained is the
+residual force R = m a_com - F_ext - m g (N, lab): the force OpenSim's residual reduction puts on
+the pelvis (its residual actuators), and the figure AddBiomechanics reports, zero for a body whose
+mass, motion and ground reaction agree. :func:`residual_force` computes it per frame, as arrays,
+and its summary over the frames where the external force is wholly measured.
+
+Both sides are compared in the same band: the centre of mass comes from low-pass filtered markers,
+so the force is filtered at the same cutoff (zero-lag Butterworth, :func:`gaitid.core.signal.
+butter_lowpass`, over each finite run), then differentiated and subtracted frame by frame. A frame
+is judged when it is usable (the caller's mask: every loaded foot measured), its acceleration and
+force are finite, and so are the ``margin_frames`` on either side of it: the filter and the second
+difference smear a frame's neighbours into it, so the ends of the trial and the edges of every
+usable run are left out.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from gaitid.core.signal import butter_lowpass, second_derivative
+from gaitid.core.vocabulary import GRAVITY_M_S2
+
+MARGIN_S = 0.1  # s left out at the trial's ends and at each edge of a usable run
+
+
+@dataclass(frozen=True)
+class Residual:
+    """The residual force of one trial.
+
+    force_lab: (n, 3) N, lab, m a_com - F_ext - m g on the judged frames, NaN elsewhere.
+    judged: (n,) bool, the frames the summary covers. weight_n: m g (N). The summary, as fractions
+    of body weight over the judged frames (NaN when none): ``rms`` of the residual's magnitude,
+    ``peak`` its largest magnitude (at frame index ``peak_index``, -1 when none), ``vertical_rms``
+    and ``horizontal_rms`` of its Z and XY parts, ``mean_vertical`` the mean of its Z part (a wrong
+    mass or plate gain shows as a constant vertical residual; noise and the model's errors average out).
+    """
+
+    force_lab: np.ndarray
+    judged: np.ndarray
+    weight_n: float
+    rms: float
+    peak: float
+    peak_index: int
+    vertical_rms: float
+    horizontal_rms: float
+    mean_vertical: float
+
+    @property
+    def n_judged(self) -> int:
+        return int(self.judged.sum())
+
+
+def eroded(mask: np.ndarray, k: int) -> np.ndarray:
+    """(n,) bool: the frames of ``mask`` whose ``k`` neighbours on each side are in ``mask`` too (frames
+    within ``k`` of either end of the array are out): a binary erosion, linear in n."""
+    mask = np.asarray(mask, bool)
+    if k <= 0:
+        return mask.copy()
+    n = mask.size
+    out = np.zeros(n, bool)
+    if n <= 2 * k:
+        return out
+    c = np.concatenate([[0], np.cumsum(mask, dtype=np.int64)])
+    window = c[2 * k + 1:] - c[: n - 2 * k]  # frames of the mask in [i - k, i + k] for i = k .. n - k - 1
+    out[k: n - k] = window == 2 * k + 1
+    return out
+
+
+def residual_force(com_lab: np.ndarray, mass: float, rate: float, force_lab: np.ndarray, usable: np.ndarray, *,
+                   gravity: float = GRAVITY_M_S2, cutoff_hz: float | None = 6.0, order: int = 4,
+                   margin_frames: int | None = None) -> Residual:
+    """The residual force (module docstring) of a body of ``mass`` kg whose centre of mass is at
+    ``com_lab`` (n, 3) m, lab frame Z up, sampled at ``rate`` Hz, under the total external force
+    ``force_lab`` (n, 3) N, lab, on the body (NaN where unknown), judged on the frames ``usable``
+    (n,) bool. The force is low-pass filtered at ``cutoff_hz`` (None: as given), the centre of mass
+    is taken as given (filter it first). ``margin_frames``: frames left out on either side of every
+    unusable frame and at the ends (default 0.1 s)."""
+    com = np.asarray(com_lab, float)
+    force = np.asarray(force_lab, float)
+    n = com.shape[0]
+    if force.shape != (n, 3) or com.shape != (n, 3) or np.shape(usable) != (n,):
+        raise ValueError(f"centre of mass {com.shape}, force {force.shape} and mask {np.shape(usable)} must be "
+                         "(n, 3), (n, 3), (n,)")
+    k = int(round(MARGIN_S * rate)) if margin_frames is None else int(margin_frames)
+    acc = second_derivative(com, rate)
+    if cutoff_hz is not None:
+        force = butter_lowpass(force, rate, cutoff_hz, order)
+    ok = np.asarray(usable, bool) & np.isfinite(acc).all(axis=1) & np.isfinite(force).all(axis=1)
+    judged = eroded(ok, k)
+    weight = float(mass) * gravity
+    res = np.full((n, 3), np.nan)
+    res[judged] = mass * acc[judged] - force[judged]
+    res[judged, 2] += weight
+    if not judged.any():
+        nan = math.nan
+        return Residual(res, judged, weight, nan, nan, -1, nan, nan, nan)
+    r = res[judged] / weight
+    size = np.linalg.norm(r, axis=1)
+    at = int(np.argmax(size))
+    return Residual(res, judged, weight, float(np.sqrt(np.mean(size ** 2))), float(size[at]),
+                    int(np.flatnonzero(judged)[at]), float(np.sqrt(np.mean(r[:, 2] ** 2))),
+                    float(np.sqrt(np.mean(np.sum(r[:, :2] ** 2, axis=1)))), float(np.mean(r[:, 2])))

@@ -70,6 +70,12 @@ class Settings:
     events: str = "file"  # file events when the file has any, else detected; or "detected", "merge"
     plates: dict[int, str] = field(default_factory=dict)  # plate index (1-based) -> Auto/Left/Right/Invalid
     mass_tolerance: float = 0.15  # fraction: body mass used vs the plates' before a warning
+    plate_corner_tolerance_m: float = 0.005  # plate corners: off a flat rectangle before a warning
+    plate_origin_offset_m: float = 0.02  # FORCE_PLATFORM:ORIGIN |x|, |y| before a warning
+    plate_origin_depth_m: float = 0.15  # FORCE_PLATFORM:ORIGIN |z| before a warning
+    plate_cop_outside_m: float = 0.05  # a plate's COP: median distance outside its edge before a warning
+    cop_foot_margin_m: float = 0.10  # a contact's COP: median distance from the nearer foot before a warning
+    cop_min_travel: float = 0.25  # fraction of heel-toe the COP travels along the foot on a step, else a warning
     flat_foot: bool | None = None  # static foot calibration: None = the files' choice, else off; True/False force it
 
     def __post_init__(self) -> None:
@@ -99,6 +105,14 @@ class Settings:
         mt = self.mass_tolerance
         if isinstance(mt, bool) or not isinstance(mt, (int, float)) or not mt > 0:
             raise bad("mass_tolerance", mt, "must be a fraction > 0 (0.15 = 15 %; math.inf: no warning)")
+        for name in ("plate_corner_tolerance_m", "plate_origin_offset_m", "plate_origin_depth_m",
+                     "plate_cop_outside_m", "cop_foot_margin_m"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
+                raise bad(name, v, "must be a length in m > 0 (math.inf: no warning)")
+        v = self.cop_min_travel
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
+            raise bad("cop_min_travel", v, "must be a fraction of the foot's length in [0, 1] (0: no warning)")
         if self.flat_foot is not None and not isinstance(self.flat_foot, bool):
             raise bad("flat_foot", self.flat_foot, "must be True, False or None (the files' choice, else off)")
         if self.min_contact_s < 0:

@@ -4,11 +4,14 @@ order, each a :class:`~gaitid.core.checks.Check` whatever it found (docs/checks.
 from __future__ import annotations
 
 from gaitid.contacts import FootContact
+from gaitid.contacts.cop_check import cop_foot_check
 from gaitid.contacts.foot_loads import FootLoad
 from gaitid.core.checks import Check
 from gaitid.core.settings import Settings
 from gaitid.core.trial import Trial
+from gaitid.io.plate_checks import plate_geometry_check, plate_units_check
 from gaitid.model.assembly import ModelKinematics
+from gaitid.model.gait_markers import gait_markers
 from gaitid.model.markerset import Model
 from gaitid.subject.stage import SubjectData
 
@@ -29,4 +32,10 @@ def mass_check(subject: SubjectData) -> Check:
 def quality_checks(trial: Trial, model: Model, subject: SubjectData, kinematics: ModelKinematics,
                    contacts: list[FootContact], loads: dict[str, FootLoad], settings: Settings) -> list[Check]:
     """Every check's outcome, in stage order."""
-    return [mass_check(subject)]
+    return [
+        plate_geometry_check(trial, settings.plate_corner_tolerance_m, settings.plate_origin_offset_m,
+                             settings.plate_origin_depth_m),
+        plate_units_check(trial, settings.plate_cop_outside_m),
+        cop_foot_check(trial, gait_markers(model, trial), contacts, settings.cop_foot_margin_m, settings.cop_min_travel),
+        mass_check(subject),
+    ]

@@ -23,6 +23,15 @@ The defaults (stated in the README too):
   standing, whole treadmill strides, or single support; :func:`gaitid.subject.bodymass.check_mass`)
   may differ by this fraction before a warning names both; the clean real and synthetic trials
   differ by at most 4.3 % (docs/sessions.md); ``math.inf`` turns the warning off.
+- Force-plate checks (docs/checks.md, "Force plates"; thresholds against the clean real and
+  synthetic trials' worst figures there): ``plate_corner_tolerance_m`` 0.005, the plate corners'
+  departure from a flat rectangle (clean: <= 1.3 mm); ``plate_origin_offset_m`` 0.02 and
+  ``plate_origin_depth_m`` 0.15, FORCE_PLATFORM:ORIGIN's |x|, |y| and |z| (clean: <= 4.4 mm and
+  <= 59 mm); ``plate_cop_outside_m`` 0.05, a plate's loaded COP's median distance outside its edge
+  (clean: 4.6 cm inside at worst); ``cop_foot_margin_m`` 0.10, a contact's COP's median distance
+  from the nearer foot (clean: <= 1.8 cm); ``cop_min_travel`` 0.25, the COP's travel along the foot
+  on a step as a fraction of heel-toe (clean: >= 52 %). ``math.inf`` (0 for ``cop_min_travel``)
+  turns a warning off.
 - ``flat_foot`` None: Plug-in Gait's static foot calibration uses the flat-foot option (heel
   lowered to the toe's height) only where the files say so: a stored ``LFlatFoot``/``RFlatFoot``/
   ``FlatFoot`` flag, or a stored StaticPlantFlex that only this option reproduces;

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from functools import partial
 from pathlib import Path
 
 from gaitid.contacts.cop_check import cop_foot_check
@@ -40,11 +41,11 @@ def main() -> None:
         r = process(path)
         s, t = r.settings, r.trial
         markers = gait_markers(load_model(s.model), t)
-        geo = best(lambda: plate_geometry_check(t, s.plate_corner_tolerance_m, s.plate_origin_offset_m,
-                                                s.plate_origin_depth_m))
-        uni = best(lambda: plate_units_check(t, s.plate_cop_outside_m))
-        cop = best(lambda: cop_foot_check(t, markers, r.foot_contacts, s.cop_foot_margin_m, s.cop_min_travel))
-        full = best(lambda: process(path), 3)
+        geo = best(partial(plate_geometry_check, t, s.plate_corner_tolerance_m, s.plate_origin_offset_m,
+                           s.plate_origin_depth_m))
+        uni = best(partial(plate_units_check, t, s.plate_cop_outside_m))
+        cop = best(partial(cop_foot_check, t, markers, r.foot_contacts, s.cop_foot_margin_m, s.cop_min_travel))
+        full = best(partial(process, path), 3)
         print(f"{path.name}: {t.n_frames} frames, {len(t.force_plates)} plates: geometry {geo * 1e3:.2f} ms, "
               f"units {uni * 1e3:.2f} ms, COP {cop * 1e3:.2f} ms; process() {full * 1e3:.0f} ms "
               f"({100 * (geo + uni + cop) / full:.2f} %)")

@@ -18,7 +18,13 @@ from gaitid.io.plate_checks import plate_geometry_check, plate_units_check, unit
 from gaitid.pipeline import process
 from tests.conftest import REAL_C3D, realdata_path
 from tests.plate_mutations import (
-    channel_scale, channel_units, corner_order, corners_moved, corners_swapped, mutated, origin_scaled,
+    channel_scale,
+    channel_units,
+    corner_order,
+    corners_moved,
+    corners_swapped,
+    mutated,
+    origin_scaled,
 )
 
 S = Settings()
@@ -62,9 +68,22 @@ def test_clean_contacts_have_the_cop_under_the_foot_with_margin(relative):
     assert d < S.cop_foot_margin_m * 100 / 5
 
 
-def test_the_synthetic_walk_passes_every_plate_check():
-    result = process(WALK)
+@pytest.mark.parametrize("kind", ["walk", "treadmill", "stairs"])
+def test_the_synthetic_trials_pass_every_plate_check(tmp_path, kind):
+    path = WALK
+    if kind == "treadmill":
+        from gaitid.validation.synthetic.treadmill_trial import write_treadmill
+        path = tmp_path / "treadmill.c3d"
+        write_treadmill(path, duration_s=6.0, truth=False)
+    elif kind == "stairs":
+        from gaitid.validation.synthetic.stairs import write_stairs
+        path = tmp_path / "stairs.c3d"
+        write_stairs(path, truth=False)
+    result = process(path)
     assert [check(result, n).status for n in ("plate geometry", "plate units", "COP under the foot")] == [PASSED] * 3
+    # a treadmill's contacts come from the belts' ownership: each valid one-belt contact is judged too
+    n = {"walk": 2, "treadmill": 8, "stairs": 4}[kind]
+    assert check(result, "COP under the foot").detail.startswith(f"{n} contact(s)")
 
 
 def test_unit_strings():
@@ -172,3 +191,11 @@ def test_plate_thresholds_are_validated(name):
     Settings(**{name: math.inf})
     with pytest.raises(SettingsError, match="cop_min_travel"):
         Settings(cop_min_travel=1.5)
+
+
+@pytest.mark.realdata
+def test_a_plate_given_to_the_wrong_foot_by_override_is_named():
+    result = process(realdata_path(ZOO), plates={1: "Right"})  # plate 1 carries the left foot's step
+    (w,) = check(result, "COP under the foot").warnings
+    assert w.startswith("force plate 1: over its contact at 3.54-4.17 s the centre of pressure lies a median")
+    assert "35.9 cm from the right foot it is given to" in w and "the contact given to the wrong foot (a plate override" in w

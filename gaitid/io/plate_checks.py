@@ -127,7 +127,7 @@ def plate_geometry_check(trial: Trial, corner_tolerance_m: float, origin_offset_
                 f"{tag}: FORCE_PLATFORM:CORNERS do not form a flat rectangle ({figures}; off by up to "
                 f"{dev * 1e3:.1f} mm, tolerance {corner_tolerance_m * 1e3:g} mm, Settings.plate_corner_tolerance_m): "
                 "a corner mistyped or measured on another plate; its COP and moments are placed wrongly")
-        x, y, z = _plate_axes(c)
+        z = _plate_axes(c)[2]
         half = 0.5 * np.array([np.linalg.norm(c[0] - c[1]), np.linalg.norm(c[0] - c[3])])
         if float(z @ up) > 0:
             if p.index not in suspects:

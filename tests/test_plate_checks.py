@@ -124,7 +124,7 @@ def test_a_mirrored_plate_among_others_is_a_warning(tmp_path):
     assert np.allclose(trial.lab_rotation, np.eye(3))  # the other plates keep the lab upright
     g = geometry(trial)
     assert g.status == WARNED and len(g.warnings) == 2
-    assert g.warnings[0].startswith("force plate 1: the force on the subject points down (mean vertical -505 N")
+    assert g.warnings[0].startswith("force plate 1: the force on the subject points down (mean vertical -500 N over 65 loaded frames")
     assert g.warnings[1].startswith("force plate 1: FORCE_PLATFORM:CORNERS are numbered in mirrored order")
 
 

@@ -78,7 +78,8 @@ def _shape_figures(c: np.ndarray) -> tuple[float, str]:
 
 
 def _mean_loaded_force(p: ForcePlate) -> tuple[np.ndarray, int]:
-    f = p.analog.force
+    """Mean force (3,) N, lab, over the point frames with |F| > LOADED_N, and their number."""
+    f = p.point.force
     mag = np.linalg.norm(f, axis=1)
     loaded = np.isfinite(mag) & (mag > LOADED_N)
     return (f[loaded].mean(axis=0) if loaded.any() else np.full(3, np.nan)), int(loaded.sum())
@@ -114,7 +115,7 @@ def plate_geometry_check(trial: Trial, corner_tolerance_m: float, origin_offset_
             chans = ", ".join(f"'{ch}'" for ch in p.channels[:3])
             warnings.append(
                 f"{tag}: the force on the subject points down (mean vertical {float(mean_f @ up):+.0f} N over "
-                f"{n_loaded} loaded samples, by {up_from}): corners in mirrored order, a negated gain "
+                f"{n_loaded} loaded frames, by {up_from}): corners in mirrored order, a negated gain "
                 f"(ANALOG:SCALE of {chans}) or an amplifier wired in reverse; gaitid finds no contact on a plate "
                 "pushing down")
         if not np.isfinite(c).all():

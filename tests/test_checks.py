@@ -62,9 +62,9 @@ def test_the_command_line_and_the_run_record_give_the_verdict(tmp_path, capsys):
     assert main(["run", str(WALK), "--static", str(STATIC), "--mass", "100.8", "-o", str(tmp_path / "out"),
                  "--no-report"]) == 0
     out = capsys.readouterr().out
-    assert "  CHECK FIRST - data checks: 1 warned (body mass)" in out
+    assert "  CHECK FIRST - data checks: 2 warned (body mass, dynamic consistency)" in out
     record = json.loads((tmp_path / "out" / "walk_synthetic_run.json").read_text())
-    assert record["verdict"].startswith("CHECK FIRST - data checks: 1 warned (body mass)")
+    assert record["verdict"].startswith("CHECK FIRST - data checks: 2 warned (body mass, dynamic consistency)")
     (mass,) = [c for c in record["checks"] if c["name"] == "body mass"]
     assert mass["status"] == WARNED and "100.8 kg" in mass["detail"] and mass["warnings"][0] in record["warnings"]
 
@@ -91,7 +91,7 @@ def test_batch_summary_has_the_verdict_of_each_trial(tmp_path):
     assert main(["batch", str(folder), "-o", str(tmp_path / "out"), "--no-report"]) == 0
     rows = {r["trial"]: r for r in csv.DictReader((tmp_path / "out" / "batch_summary.csv").open())}
     assert rows["walk"]["checks"] == process(WALK).verdict and "CHECK FIRST" not in rows["walk"]["checks"]
-    assert rows["heavy"]["checks"].startswith("CHECK FIRST - data checks: 1 warned (body mass)")
+    assert rows["heavy"]["checks"].startswith("CHECK FIRST - data checks: 2 warned (body mass, dynamic consistency)")
     # a rerun skips the trial and keeps its verdict
     assert main(["batch", str(folder), "-o", str(tmp_path / "out"), "--no-report"]) == 0
     again = {r["trial"]: r for r in csv.DictReader((tmp_path / "out" / "batch_summary.csv").open())}

@@ -40,6 +40,15 @@ The defaults (stated in the README too):
   before a warning; the clean real trials reach 3 to 7 % RMS and +-3 % mean, the synthetic
   trials 12 to 19 % and +-3 %, a mass or all plates' gain 30 % off 20 to 25 % mean
   (docs/checks.md); the horizontal part is reported, not judged; ``math.inf`` turns each off.
+- Force-plate checks (docs/checks.md, "Force plates"; thresholds against the clean real and
+  synthetic trials' worst figures there): ``plate_corner_tolerance_m`` 0.005, the plate corners'
+  departure from a flat rectangle (clean: <= 1.3 mm); ``plate_origin_offset_m`` 0.02 and
+  ``plate_origin_depth_m`` 0.15, FORCE_PLATFORM:ORIGIN's |x|, |y| and |z| (clean: <= 4.4 mm and
+  <= 59 mm); ``plate_cop_outside_m`` 0.05, a plate's loaded COP's median distance outside its edge
+  (clean: 4.6 cm inside at worst); ``cop_foot_margin_m`` 0.10, a contact's COP's median distance
+  from the nearer foot (clean: <= 1.8 cm); ``cop_min_travel`` 0.25, the COP's travel along the foot
+  on a step as a fraction of heel-toe (clean: >= 52 %). ``math.inf`` (0 for ``cop_min_travel``)
+  turns a warning off.
 - ``flat_foot`` None: Plug-in Gait's static foot calibration uses the flat-foot option (heel
   lowered to the toe's height) only where the files say so: a stored ``LFlatFoot``/``RFlatFoot``/
   ``FlatFoot`` flag, or a stored StaticPlantFlex that only this option reproduces;
@@ -94,6 +103,12 @@ class Settings:
     marker_side_margin_m: float = 0.1  # m: a left marker this far right of its right partner is swapped
     residual_tolerance: float = 0.25  # fraction of body weight: vertical RMS residual force before a warning
     residual_mean_tolerance: float = 0.10  # fraction of body weight: mean vertical residual force before a warning
+    plate_corner_tolerance_m: float = 0.005  # plate corners: off a flat rectangle before a warning
+    plate_origin_offset_m: float = 0.02  # FORCE_PLATFORM:ORIGIN |x|, |y| before a warning
+    plate_origin_depth_m: float = 0.15  # FORCE_PLATFORM:ORIGIN |z| before a warning
+    plate_cop_outside_m: float = 0.05  # a plate's COP: median distance outside its edge before a warning
+    cop_foot_margin_m: float = 0.10  # a contact's COP: median distance from the nearer foot before a warning
+    cop_min_travel: float = 0.25  # fraction of heel-toe the COP travels along the foot on a step, else a warning
     flat_foot: bool | None = None  # static foot calibration: None = the files' choice, else off; True/False force it
 
     def __post_init__(self) -> None:
@@ -132,6 +147,14 @@ class Settings:
             rt = getattr(self, name)
             if isinstance(rt, bool) or not isinstance(rt, (int, float)) or not rt > 0:
                 raise bad(name, rt, "must be a fraction of body weight > 0 (0.25 = 25 %; math.inf: no warning)")
+        for name in ("plate_corner_tolerance_m", "plate_origin_offset_m", "plate_origin_depth_m",
+                     "plate_cop_outside_m", "cop_foot_margin_m"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
+                raise bad(name, v, "must be a length in m > 0 (math.inf: no warning)")
+        v = self.cop_min_travel
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
+            raise bad("cop_min_travel", v, "must be a fraction of the foot's length in [0, 1] (0: no warning)")
         if self.flat_foot is not None and not isinstance(self.flat_foot, bool):
             raise bad("flat_foot", self.flat_foot, "must be True, False or None (the files' choice, else off)")
         if self.min_contact_s < 0:

@@ -53,6 +53,10 @@ class ForcePlate:
     the point rate (one value per point frame). ``offset``: what the reader subtracted
     from each of the plate's channels (file units, ``channels`` order; FORCE_PLATFORM:ZERO
     and/or an unloaded baseline), ``offset_note`` says which (empty: nothing).
+    ``units_read``: the unit the reader took each channel in (``channels`` order, e.g. 'N',
+    'N.mm': FORCE_PLATFORM:UNITS and POINT:UNITS, as ezc3d; '' where a channel has no unit of
+    its own, e.g. raw channels through a calibration matrix); ``units_stored``: the file's
+    ANALOG:UNITS of the same channels. Both empty when the source has no such record.
     """
 
     index: int
@@ -64,6 +68,8 @@ class ForcePlate:
     point: PlateWrench
     offset: np.ndarray | None = None
     offset_note: str = ""
+    units_read: tuple[str, ...] = ()
+    units_stored: tuple[str, ...] = ()
 
     @property
     def centre(self) -> np.ndarray:

@@ -367,8 +367,10 @@ def _plates(analogs: Analogs | None, params, point_rate: float, path: Path, cop_
     if analogs is None or analogs.rate <= 0:
         raise FileFormatError("force plates are declared but the file has no analog data", path)
     units = params.get("POINT", {}).get("UNITS")
-    len_scale = fpmod.length_scale(_strings(units)[0] if _strings(units) else "mm")
-    f_scale = fpmod.force_scale((_strings(fp.get("UNITS")) or ["N"])[0])
+    length_unit = _strings(units)[0] if _strings(units) else "mm"
+    force_unit = (_strings(fp.get("UNITS")) or ["N"])[0]
+    len_scale = fpmod.length_scale(length_unit)
+    f_scale = fpmod.force_scale(force_unit)
     zero = np.ravel(np.asarray(fp.get("ZERO", []), dtype=object))
     zero_frames = None
     if zero.size >= 2 and all(isinstance(v, (int, np.integer)) for v in zero[:2]):
@@ -394,6 +396,8 @@ def _plates(analogs: Analogs | None, params, point_rate: float, path: Path, cop_
                 offsets=offsets,
             )
         )
+        out[-1].units_read = fpmod.channel_units(spec.type, force_unit, length_unit)
+        out[-1].units_stored = tuple(analogs.units[i].strip() for i in spec.channels)
         if out[-1].offset_note:
             warnings.append(f"force plate {spec.index}: {out[-1].offset_note}")
     return out

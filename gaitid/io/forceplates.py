@@ -85,6 +85,18 @@ def force_scale(unit: str) -> float:
     return _FORCE_TO_N.get(unit.strip().lower(), 1.0)
 
 
+def channel_units(plate_type: int, force_unit: str, length_unit: str) -> tuple[str, ...]:
+    """The unit each channel of a plate of ``plate_type`` is read in (FORCE_PLATFORM:CHANNEL order):
+    forces in ``force_unit`` (FORCE_PLATFORM:UNITS, N when unknown), moments in that unit times
+    ``length_unit`` (POINT:UNITS, mm when unknown), type 1's COP in ``length_unit``; '' for the raw
+    channels of types 4-7, which only their CAL_MATRIX turns into forces and moments."""
+    f = force_unit.strip() if force_unit.strip().lower() in _FORCE_TO_N else "N"
+    length = length_unit.strip() if length_unit.strip().lower() in _LENGTH_TO_M else "mm"
+    moment = f"{f}.{length}"
+    roles = {1: (f, f, f, length, length, moment), 2: (f, f, f, moment, moment, moment), 3: (f,) * 8}
+    return roles.get(plate_type, ("",) * N_CHANNELS[plate_type])
+
+
 @dataclass
 class PlateSpec:
     """One FORCE_PLATFORM entry, in file units (lengths in POINT:UNITS)."""

@@ -177,7 +177,7 @@ def process(
     outputs = output_curves(kinematics, joints, loads, model_def, settings, subj.subject)
     cycles = mark_uncovered(gait_cycles(choice.events, contacts), trial, covered_frames(kinematics.frames))
     normalised, curves_summary, params, params_summary = cycle_tables(trial, outputs, cycles, markers, settings)
-    checks = quality_checks(trial, model_def, subj, kinematics, contacts, loads, settings)
+    checks = quality_checks(trial, model_def, markers, subj, kinematics, contacts, loads, settings)
     unc = kinetic_uncertainty(NominalRun(trial, model_def, static_trial, settings, subj.subject, segment_parameters,
                                          kinematics, loads, outputs, cycles), uncertainty)
     return Result(replace(trial, subject=subj.subject), settings, subj, markers, kinematics, contacts, choice, loads,

@@ -1,0 +1,129 @@
+"""The centre of pressure of every plate contact against the feet: a plate whose COP lies away from
+every foot (a plate placed at the wrong position: corners translated or exchanged with another
+plate's) or stays still while the foot rolls over it (moment channels read x1000 too small, or
+the corners numbered from the wrong corner) is named with the figures (docs/checks.md,
+"Force plates").
+
+Both judge every contact interval of every plate, valid or not and whoever it was given to (an
+override included), in the horizontal plane of the lab, over the point frames with the plate's
+vertical force at least :data:`LOADED_N`:
+
+* *COP near the foot*: the median over the contact of the COP's distance to the heel-toe-ankle
+  triangle (0 inside) of the foot the contact is given to (by the rules or an override; the nearer
+  foot for a contact given to none) at most ``margin_m``;
+* *COP travel along the foot*: on a step (a complete contact shorter than :data:`STEP_MAX_S`),
+  the COP's travel (5th to 95th percentile) along that foot's heel-to-toe direction at least
+  ``min_travel`` times the heel-toe distance (the COP rolls from heel to toe in walking; on a
+  treadmill belt, which carries the foot backwards, the travel relative to the heel marker). A COP
+  that moves neither along nor across the foot is named as a moment-unit problem first (a COP
+  stuck at the plate centre is also away from the foot).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gaitid.contacts.contact import FootContact
+from gaitid.contacts.geometry import distance_to_triangle
+from gaitid.core.checks import Check
+from gaitid.core.trial import Trial
+from gaitid.core.vocabulary import SIDES
+from gaitid.model.gait_markers import GaitMarkers
+
+LOADED_N = 50.0  # a frame counts when the plate's vertical force is at least this (N)
+STEP_MAX_S = 1.5  # a complete contact shorter than this is a step, over which the COP rolls heel to toe
+
+
+def _feet(trial: Trial, markers: GaitMarkers) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    out = {}
+    for side in SIDES:
+        f = markers.foot(side)
+        if trial.has_points(f.heel, f.toe, f.ankle):
+            out[side] = (trial.point(f.heel)[:, :2], trial.point(f.toe)[:, :2], trial.point(f.ankle)[:, :2])
+    return out
+
+
+def cop_foot_check(trial: Trial, markers: GaitMarkers, contacts: list[FootContact], margin_m: float,
+                   min_travel: float) -> Check:
+    """'COP under the foot': see the module docstring. ``contacts``: the contacts stage's."""
+    name = "COP under the foot"
+    feet = _feet(trial, markers)
+    plates = {p.index: p for p in trial.force_plates}
+    t0 = (trial.first_frame - 1) / trial.point_rate
+    # (plate, first s, last s, complete, on a belt, foot given, how given): each plate contact, and a
+    # treadmill's valid one-belt contacts
+    spans = []
+    for c in contacts:
+        for iv in c.intervals:
+            spans.append((iv.plate, *iv.span(t0, plates[iv.plate].analog.rate), iv.complete, False, c.side or "",
+                          c.source))
+        if not c.intervals and c.valid and len(c.plates) == 1 and c.complete:
+            spans.append((c.plates[0], c.strike_time, c.off_time, True, c.source == "treadmill", c.side or "", c.source))
+    if not spans:
+        return Check.not_run(name, "no plate contact")
+    if not feet:
+        return Check.not_run(name, "the feet's heel, toe and ankle markers are missing")
+    warnings, worst_d, least_travel, judged = [], 0.0, np.inf, 0
+    for plate, a, b, complete, belt, given, source in sorted(spans):
+        p = plates[plate]
+        frames = trial.indices_between(a, b)
+        w = p.point
+        frames = frames[(w.force[frames, 2] >= LOADED_N) & np.isfinite(w.cop[frames, :2]).all(axis=1)]
+        if frames.size < 3:
+            continue
+        cop = w.cop[frames, :2]
+        dist = {}
+        for side, (heel, toe, ankle) in feet.items():
+            d = distance_to_triangle(cop, heel[frames], toe[frames], ankle[frames])
+            if np.isfinite(d).sum() >= 0.5 * frames.size:
+                dist[side] = float(np.nanmedian(d))
+        if not dist:
+            continue
+        judged += 1
+        side = given if given in dist else min(dist, key=dist.get)
+        whose = f"the {side.lower()} foot it is given to" if given in dist else f"the nearer ({side.lower()}) foot"
+        when = f"{a:.2f}-{b:.2f} s"
+        worst_d = max(worst_d, dist[side])
+        heel, toe, _ = feet[side]
+        step = complete and b - a < STEP_MAX_S
+        axis = np.nanmedian(toe[frames] - heel[frames], axis=0)
+        length = float(np.linalg.norm(axis))
+        travel = sideways = np.nan
+        if step and np.isfinite(length) and length >= 0.05:
+            # a belt carries the foot and the COP backwards together: the COP's travel on the foot there
+            rel = cop - heel[frames] if belt else cop
+            along = rel @ (axis / length)
+            across = rel @ np.array([-axis[1], axis[0]]) / length
+            travel = float(np.subtract(*np.percentile(along, [95, 5])))
+            sideways = float(np.subtract(*np.percentile(across, [95, 5])))
+            least_travel = min(least_travel, travel / length)
+        moved = (f"travels {travel * 100:.1f} cm along the {side.lower()} foot (heel-toe {length * 100:.0f} cm; "
+                 f"expected at least {min_travel * 100:g} % of it on a step, Settings.cop_min_travel) and "
+                 f"{sideways * 100:.1f} cm across it")
+        if travel < min_travel * length and sideways < min_travel * length:
+            warnings.append(
+                f"force plate {plate}: over its contact at {when} the centre of pressure stays still: it {moved}, "
+                f"{dist[side] * 100:.1f} cm from the foot: moment channels read in too small a unit (N.m read as "
+                f"N.mm: x1000 too small; ANALOG:UNITS/SCALE of {', '.join(repr(c) for c in p.channels[3:6])}) put "
+                "the COP at the plate centre whatever the foot does")
+        elif dist[side] > margin_m:
+            mid = 0.5 * (heel[frames] + toe[frames])
+            shift = np.nanmedian(cop - mid, axis=0)
+            warnings.append(
+                f"force plate {plate}: over its contact at {when} the centre of pressure lies a median "
+                f"{dist[side] * 100:.1f} cm from {whose} (tolerance {margin_m * 100:g} cm, "
+                f"Settings.cop_foot_margin_m); it sits ({shift[0] * 100:+.0f}, {shift[1] * 100:+.0f}) cm (lab X, Y) from "
+                "the middle of the foot: " + ("the contact given to the wrong foot (a plate override, Settings.plates), "
+                                              if source == "override" else "")
+                + "FORCE_PLATFORM:CORNERS placing the plate elsewhere (translated, another plate's corners, or "
+                "numbered from the wrong corner) or its ORIGIN/moments wrong")
+        elif travel < min_travel * length:
+            warnings.append(
+                f"force plate {plate}: over its contact at {when} the centre of pressure {moved}: the plate's "
+                "axes are turned against the lab (FORCE_PLATFORM:CORNERS numbered from the wrong corner)")
+    if not judged:
+        return Check.not_run(name, "no contact with the foot markers and the plate loaded")
+    travel = f", COP travel >= {least_travel * 100:.0f} % of the foot on every step" if np.isfinite(least_travel) else ""
+    detail = (f"{judged} contact(s): COP a median {worst_d * 100:.1f} cm from its foot at worst "
+              f"(tolerance {margin_m * 100:g} cm){travel}")
+    return Check.outcome(name, detail, warnings)

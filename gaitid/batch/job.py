@@ -29,7 +29,8 @@ from gaitid.subject.layers import SubjectOptions, subject_files
 # report's input keeps the per-frame curves (version 1 kept only the ground reaction: a session
 # report drew no joint curve), and the run record's warnings include the trial's own. 3: the results
 # C3D holds Plug-in Gait's convention under its names, suffixed beside the trial's own outputs.
-OUTPUTS_VERSION = 3
+# 4: the EMG tables (<trial>_emg.csv, <trial>_emg_timing.csv) and their combined tables.
+OUTPUTS_VERSION = 4
 
 
 HASH_CHUNK = 1 << 20

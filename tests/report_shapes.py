@@ -71,7 +71,7 @@ def _with_emg(path: Path, events: bool = True, bad: bool = False, **kwargs):
     import numpy as np
 
     from gaitid.io.c3d import read_c3d
-    from gaitid.validation.synthetic.emg import Burst, with_emg
+    from gaitid.validation.synthetic.emg_bursts import Burst, with_emg
 
     trial = with_emg(read_c3d(path), [Burst("Left", "Tib Ant", ((0.0, 12.0), (60.0, 100.0))),
                                       Burst("Right", "Gast", ((20.0, 50.0),))])

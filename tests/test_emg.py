@@ -17,7 +17,7 @@ from gaitid.emg.channels import parse_label, read_channel_map
 from gaitid.emg.envelope import band_pass, channel_problem, linear_envelope
 from gaitid.io.c3d import read_c3d
 from gaitid.pipeline import process
-from gaitid.validation.synthetic.emg import Burst, with_emg
+from gaitid.validation.synthetic.emg_bursts import Burst, with_emg
 
 SAMPLE = REPO / "sample_data" / "walk_synthetic.c3d"
 BURSTS = [Burst("Left", "Tib Ant", ((0.0, 12.0), (60.0, 100.0))), Burst("Right", "Gast", ((20.0, 50.0),)),

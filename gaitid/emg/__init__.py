@@ -115,13 +115,26 @@ def emg_stage(trial: Trial, cycles: list, settings: Settings) -> Emg | None:
         thresholds[ch.channel] = thr = float(lo + settings.emg_onset_fraction * (hi - lo))
         if own:
             pos, burst, on, off = cycle_bursts(*bursts(env, time, thr, settings.emg_min_burst_s), own)
-            rows.append(pd.DataFrame({"side": ch.side, "muscle": ch.muscle, "channel": ch.channel,
-                                      "cycle": numbers[ch.side][pos], "burst": burst, "onset_percent": on,
-                                      "offset_percent": off, "threshold": thr, "unit": units[ch.channel],
-                                      "method": method}))
-    timing = pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=TIMING_COLUMNS)
-    return Emg(rate, tuple(checked), curves, units, thresholds, {s: n for s, n in numbers.items() if n.size}, timing,
-               tuple(warnings), tuple([*notes, *chain_notes]))
+            rows.append((j, numbers[ch.side][pos], burst, on, off))
+    return Emg(rate, tuple(checked), curves, units, thresholds, {s: n for s, n in numbers.items() if n.size},
+               _timing_table(good, rows, thresholds, units, method), tuple(warnings), tuple([*notes, *chain_notes]))
+
+
+def _timing_table(channels: list[EmgChannel], rows: list, thresholds: dict, units: dict, method: str) -> pd.DataFrame:
+    """The on-off table from each channel's (position in ``channels``, cycle, burst, onset, offset)
+    arrays: one DataFrame built once (a DataFrame per channel costs more than the filters)."""
+    if not rows:
+        return pd.DataFrame(columns=TIMING_COLUMNS)
+    which = np.concatenate([np.full(len(r[1]), r[0]) for r in rows])
+    text = {k: np.array([f(c) for c in channels], object)[which] for k, f in (
+        ("side", lambda c: c.side), ("muscle", lambda c: c.muscle), ("channel", lambda c: c.channel),
+        ("unit", lambda c: units[c.channel]))}
+    return pd.DataFrame({"side": text["side"], "muscle": text["muscle"], "channel": text["channel"],
+                         "cycle": np.concatenate([r[1] for r in rows]), "burst": np.concatenate([r[2] for r in rows]),
+                         "onset_percent": np.concatenate([r[3] for r in rows]),
+                         "offset_percent": np.concatenate([r[4] for r in rows]),
+                         "threshold": np.array([thresholds[c.channel] for c in channels])[which],
+                         "unit": text["unit"], "method": method})
 
 
 def emg_table(emg: Emg | None) -> pd.DataFrame:

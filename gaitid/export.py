@@ -16,6 +16,8 @@ parameters         side, cycle, parameter, variable, component, value, unit, per
 parameters_summary side, parameter, variable, component, unit, mean, percent_mean, sd, n
 events             label, context, time_s, frame, source
 contacts           plates, side, strike_time_s, off_time_s, valid, reason, source, ...
+emg                side, muscle, channel, cycle, percent, value, unit (docs/emg.md)
+emg_timing         side, muscle, channel, cycle, burst, onset_percent, offset_percent, threshold, unit, method
 =================  ==========================================================================
 
 ``variable`` uses Plug-in Gait's names without the side letter (``AnkleMoment``,
@@ -57,7 +59,8 @@ import pandas as pd
 from gaitid.core.errors import FileFormatError, GaitIDError, OutputError
 from gaitid.io.atomic import atomic_path
 
-TABLES = ("frames", "curves", "curves_summary", "parameters", "parameters_summary", "events", "contacts")
+TABLES = ("frames", "curves", "curves_summary", "parameters", "parameters_summary", "events", "contacts", "emg",
+          "emg_timing")
 ROWS_PER_BLOCK = 1 << 18  # rows per block of the long tables written from arrays (about 20 MB of Arrow)
 
 
@@ -73,6 +76,8 @@ def tables(result, frames: bool = True, curves: bool = True) -> dict[str, pd.Dat
         "parameters_summary": result.parameters_summary,
         "events": events_table(result.events),
         "contacts": result.contacts,
+        "emg": result.emg_curves,
+        "emg_timing": result.emg_timing,
     }
     return {k: (v if v is not None else pd.DataFrame()) for k, v in out.items()}
 

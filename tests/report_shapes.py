@@ -65,6 +65,26 @@ def _without_plates(path: Path, **kwargs):
     return _process(dataclasses.replace(read_c3d(path), force_plates=[]), **kwargs)
 
 
+def _with_emg(path: Path, events: bool = True, bad: bool = False, **kwargs):
+    """The trial with synthetic EMG (exact bursts); ``events=False``: its events cut to the first (no
+    cycle); ``bad``: its channels flat or clipped."""
+    import numpy as np
+
+    from gaitid.io.c3d import read_c3d
+    from gaitid.validation.synthetic.emg_bursts import Burst, with_emg
+
+    trial = with_emg(read_c3d(path), [Burst("Left", "Tib Ant", ((0.0, 12.0), (60.0, 100.0))),
+                                      Burst("Right", "Gast", ((20.0, 50.0),))])
+    if bad:
+        values = trial.analogs.values.copy()
+        values[:, -2] = 0.001
+        values[:, -1] = np.clip(values[:, -1], -1e-4, 1e-4)
+        trial = dataclasses.replace(trial, analogs=dataclasses.replace(trial.analogs, values=values))
+    if not events:
+        trial = dataclasses.replace(trial, events=trial.events[:1])
+    return _process(trial, **kwargs)
+
+
 @dataclass(frozen=True)
 class Shape:
     name: str
@@ -88,6 +108,9 @@ SHAPES = [
     Shape("stair descent", lambda s: _process(s.synthetic("stairs_descent"))),
     Shape("long, every contact invalid", lambda s: _process(s.long_walk(), plates={1: "Invalid", 2: "Invalid"})),
     Shape("long walk", lambda s: _process(s.long_walk()), why="22 cycles, 2 kinetic"),
+    Shape("EMG", lambda s: _with_emg(SAMPLE), why="synthetic EMG with exact bursts on both sides"),
+    Shape("EMG, no cycle", lambda s: _with_emg(SAMPLE, events=False), why="EMG channels but no complete cycle"),
+    Shape("EMG, bad channels", lambda s: _with_emg(SAMPLE, bad=True), why="one flat and one clipped channel"),
     Shape("real: contact without a foot", lambda s: _process(s.real("biomechzoo/HC030A05.c3d"), plates={1: "Invalid"}),
           realdata=True),
     Shape("real: one side only", lambda s: _process(s.real("btkdata/PiG_Motion-FlatFoot-Full.c3d"),

@@ -98,6 +98,7 @@ STAGES = [  # the stage order, lowest first (docs/architecture.md draws the same
     ["subject"],           # mass, height, parameters from every source (the mass may come from the plates)
     ["events"],            # the gait events used
     ["cycles"],            # outputs, cycles, 0-100 % curves, parameters, scores
+    ["emg"],               # EMG envelopes on the cycles, on-off timing
     ["uncertainty"],       # the kinetic outputs' uncertainty
     ["norms"],             # normative data (built from Results' folders, read by the report)
     ["pipeline", "export", "report"],  # process() -> Result, and its two writers (siblings)
@@ -105,7 +106,7 @@ STAGES = [  # the stage order, lowest first (docs/architecture.md draws the same
     ["validation"],        # Plug-in Gait and OpenSim comparisons, synthetic trials with exact truth
     ["cli"],               # the command line
 ]
-MAX_TOP_LEVEL = 16
+MAX_TOP_LEVEL = 17
 
 
 def _stage(module: str) -> int:

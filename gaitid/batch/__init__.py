@@ -22,7 +22,8 @@ Conventions (documented in the README and docs/sessions.md):
   ``OUTDIR/batch_cycles.csv`` (and ``.parquet`` with ``parquet=True``) holds every cycle of
   every trial, one row per cycle and variable component (columns subject, session, trial,
   side, cycle, kinetic, variable, component, unit, pct_0 ... pct_100), and
-  ``OUTDIR/batch_parameters.csv`` every discrete parameter of every cycle: each trial's job
+  ``OUTDIR/batch_parameters.csv`` every discrete parameter of every cycle, ``batch_emg.csv`` and
+  ``batch_emg_timing.csv`` the trials' EMG tables one after the other (docs/emg.md): each trial's job
   writes its rows beside its outputs (``gaitid-batch_*.part``) and the tables are those pieces
   copied one after the other (:mod:`gaitid.batch.combined`).
 - Reruns: a trial whose inputs (trial, static, subject files), settings, options and gaitid

@@ -1,4 +1,5 @@
-"""A batch's combined tables, ``batch_cycles`` and ``batch_parameters`` (docs/sessions.md).
+"""A batch's combined tables, ``batch_cycles``, ``batch_parameters``, ``batch_emg`` and ``batch_emg_timing``
+(docs/sessions.md, docs/emg.md).
 
 Each trial's rows are made by the trial's own job, in the worker processes and so in parallel,
 from the Result it has just written (:func:`write_trial_rows`): ``OUTDIR/<trial>/gaitid-batch_cycles.part``
@@ -31,9 +32,11 @@ from gaitid.io.atomic import atomic_path
 
 CURVE_KEYS = ["side", "cycle", "kinetic", "variable", "component", "unit"]
 IDENTITY = ["subject", "session", "trial", "path"]
-TABLES = {"batch_cycles": "curves", "batch_parameters": "parameters"}  # combined table: the trial table it takes
-EMPTY_COLUMNS = {"batch_cycles": [*IDENTITY, *CURVE_KEYS], "batch_parameters": IDENTITY}  # no trial has rows
-TEXT_COLUMNS = ("component", "unit", "variable", "parameter", "side")  # '' (a scalar), not NaN
+TABLES = {"batch_cycles": "curves", "batch_parameters": "parameters",  # combined table: the trial table it takes
+          "batch_emg": "emg", "batch_emg_timing": "emg_timing"}
+EMPTY_COLUMNS = {"batch_cycles": [*IDENTITY, *CURVE_KEYS], "batch_parameters": IDENTITY,  # no trial has rows
+                 "batch_emg": IDENTITY, "batch_emg_timing": IDENTITY}
+TEXT_COLUMNS = ("component", "unit", "variable", "parameter", "side", "muscle", "channel")  # '' (a scalar), not NaN
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet takes such a cell as a formula (OWASP)
 PIECE_VERSION = 1
 
@@ -207,7 +210,7 @@ def write_trial_rows(result, job) -> None:
     when the combined tables are."""
     curves = (curves_from_arrays(result, CURVES_PER_BLOCK) if result.normalised is not None
               else _rows_from_files(job, "batch_cycles"))
-    rows = {"batch_cycles": curves, "batch_parameters": _rows_from_files(job, "batch_parameters")}
+    rows = {"batch_cycles": curves, **{name: _rows_from_files(job, name) for name in TABLES if name != "batch_cycles"}}
     try:
         for name in TABLES:
             _write_piece(job, name, _file_id(_source(job, name)), rows[name])
@@ -282,7 +285,8 @@ def _concatenate(jobs: list, name: str, target) -> bool:
 def write_combined_tables(todo: list, summary: pd.DataFrame, outdir: Path, *, parquet: bool = False,
                           force: bool = False) -> list[Path]:
     """``batch_cycles`` (one row per cycle and variable component, the curve at 0..100 % as
-    columns pct_0..pct_100) and ``batch_parameters`` (one row per cycle and parameter) over
+    columns pct_0..pct_100), ``batch_parameters`` (one row per cycle and parameter), ``batch_emg`` and
+    ``batch_emg_timing`` (the trials' EMG tables, long, as written) over
     every trial processed, with subject, session and trial columns; rebuilt only when a trial
     changed. ``--parquet`` also writes them as Parquet (that copy is built in memory)."""
     done = set(summary.loc[summary["status"].isin(["ok", "skipped"]), "path"])

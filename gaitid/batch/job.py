@@ -29,8 +29,9 @@ from gaitid.subject.layers import SubjectOptions, subject_files
 # report's input keeps the per-frame curves (version 1 kept only the ground reaction: a session
 # report drew no joint curve), and the run record's warnings include the trial's own. 3: the results
 # C3D holds Plug-in Gait's convention under its names, suffixed beside the trial's own outputs. 4: the
-# data-quality checks' verdict in the record and in batch_summary.csv (column ``checks``).
-OUTPUTS_VERSION = 4
+# EMG tables (<trial>_emg.csv, <trial>_emg_timing.csv) and their combined tables. 5: the data-quality
+# checks' verdict in the record and in batch_summary.csv (column ``checks``).
+OUTPUTS_VERSION = 5
 
 
 def _file_stats(paths) -> list:

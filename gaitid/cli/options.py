@@ -153,6 +153,11 @@ def add_settings_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--events", choices=["file", "detected", "merge"],
                    help="gait events: the file's when it has them (default), detected ones, or both")
     g.add_argument("--plates", metavar="SPEC", help="plate-to-foot overrides, e.g. '1=Left,2=Invalid,3=Auto'")
+    g.add_argument("--emg", metavar="MAP",
+                   help="EMG channels to muscles: 'EMG1=L Rectus femoris,EMG2=L Hamstrings,EMG9=off' or a .csv/.toml "
+                        "map file (channels whose label names side and muscle need none; docs/emg.md)")
+    g.add_argument("--emg-normalise", choices=["none", "peak"],
+                   help="EMG envelopes in the channel's unit (default) or in %% of each channel's peak")
     g.add_argument("--flat-foot", action=argparse.BooleanOptionalAction, default=None,
                    help="Plug-in Gait static: foot flat on the floor (heel lowered to the toe's height) or not "
                         "(default: the files' choice, else off as Nexus)")
@@ -189,7 +194,24 @@ def settings_from_args(args: argparse.Namespace):
         changes["plates"] = parse_plate_overrides(args.plates)
     if getattr(args, "flat_foot", None) is not None:
         changes["flat_foot"] = args.flat_foot
+    if getattr(args, "emg", None):
+        changes["emg_channels"] = emg_map_option(args.emg)
+    if getattr(args, "emg_normalise", None):
+        changes["emg_normalise"] = args.emg_normalise
     return base.replace(**changes) if changes else base
+
+
+def emg_map_option(text: str) -> dict[str, str]:
+    """``--emg``: a map file (.csv, .toml, or any existing file) or the pairs themselves."""
+    from pathlib import Path
+
+    from gaitid.core.vocabulary import parse_emg_map
+
+    if text.lower().endswith((".csv", ".toml", ".txt")) or ("=" not in text and Path(text).is_file()):
+        from gaitid.emg.channels import read_channel_map
+
+        return read_channel_map(text)
+    return parse_emg_map(text)
 
 
 def add_norms_argument(parser: argparse.ArgumentParser) -> None:

@@ -71,6 +71,28 @@ def butter_sections(order: int, cutoff: float, rate: float) -> list[tuple[np.nda
     return sections
 
 
+def butter_highpass_sections(order: int, cutoff: float, rate: float) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``scipy.signal.butter(order, cutoff, 'highpass', fs=rate)`` as sections in cascade (as
+    :func:`butter_sections`): the analog prototype's poles mapped by s -> warped / s and the bilinear
+    transform; ``order`` zeros at z = 1; unit gain at the Nyquist frequency. Used for EMG
+    (:mod:`gaitid.emg`); tests/test_emg.py checks it against scipy."""
+    if not 0 < cutoff < rate / 2:
+        raise SettingsError(f"high-pass cutoff {cutoff} Hz must lie between 0 and the Nyquist frequency "
+                            f"{rate / 2} Hz of {rate} Hz samples")
+    fs2 = 2.0 * rate
+    warped = fs2 * np.tan(np.pi * cutoff / rate)
+    analog = warped / (-np.exp(1j * np.pi * np.arange(-order + 1, order, 2) / (2 * order)))  # s -> warped / s
+    poles = (fs2 + analog) / (fs2 - analog)
+    gain = float(np.real(fs2 ** order / np.prod(fs2 - analog)))
+    upper = poles[np.imag(poles) > 1e-300]
+    sections = [(np.array([1.0, -2.0, 1.0]), np.array([1.0, -2 * p.real, abs(p) ** 2])) for p in upper]
+    if order % 2:
+        real = float(np.real(poles[np.argmin(np.abs(np.imag(poles)))]))
+        sections.append((np.array([1.0, -1.0]), np.array([1.0, -real])))
+    sections[0] = (gain * sections[0][0], sections[0][1])
+    return sections
+
+
 def default_padlen(order: int) -> int:
     """scipy.signal.filtfilt's default padding for a Butterworth of ``order`` given as (b, a):
     3 x the number of coefficients."""

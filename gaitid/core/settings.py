@@ -54,6 +54,18 @@ The defaults (stated in the README too):
   ``FlatFoot`` flag, or a stored StaticPlantFlex that only this option reproduces;
   else off, as Nexus and pyCGM2 by default. True/False (``--flat-foot``/``--no-flat-foot``)
   force it on both sides (docs/plugin-gait.md).
+- EMG (docs/emg.md; SENIAM, Hermens et al. 2000, and the clinical gait literature, Winter 1991):
+  ``emg_channels`` {} the lab's channel map (``{'EMG1': 'L Rectus femoris', 'EMG9': 'off'}``; channels
+  whose label or description names the side and muscle are found without it); the raw signal's mean
+  removed, then band-passed: ``emg_highpass_hz`` 20 Hz (movement artefact; SENIAM's and De Luca et al.
+  2010's 20 Hz corner) and ``emg_lowpass_hz`` 450 Hz (where below the Nyquist frequency; else skipped,
+  with a note), zero-lag Butterworth of overall order ``emg_filter_order`` 4; full-wave rectified; the
+  linear envelope a zero-lag low-pass at ``emg_envelope_hz`` 6 Hz (Winter 1991's 6 Hz for gait; 3-10 Hz
+  in use); ``emg_normalise`` 'none' (the channel's unit), 'peak' (% of the channel's peak envelope over
+  the trial's cycles) or ``{channel: reference}`` (% of a reference in the channel's unit, e.g. an MVC);
+  on-off timing: a single threshold on the envelope (Hodges & Bui 1996 compare such methods) at
+  ``emg_onset_fraction`` 0.25 of the channel's envelope range (min + 0.25 x (max - min)) over its cycles,
+  bursts shorter than ``emg_min_burst_s`` 0.03 s dropped.
 """
 
 from __future__ import annotations
@@ -72,6 +84,7 @@ from gaitid.core.vocabulary import (
     GRAVITY_M_S2,
     KINETIC_NORMALISATIONS,
     MIN_CONTACT_S,
+    emg_channel_map,
     plate_overrides,
 )
 
@@ -110,6 +123,14 @@ class Settings:
     cop_foot_margin_m: float = 0.10  # a contact's COP: median distance from the nearer foot before a warning
     cop_min_travel: float = 0.25  # fraction of heel-toe the COP travels along the foot on a step, else a warning
     flat_foot: bool | None = None  # static foot calibration: None = the files' choice, else off; True/False force it
+    emg_channels: dict[str, str] = field(default_factory=dict)  # channel label -> 'Left Rectus femoris' or 'off'
+    emg_highpass_hz: float | None = 20.0  # band-pass: high-pass corner (None: no high-pass)
+    emg_lowpass_hz: float | None = 450.0  # band-pass: low-pass corner, where below Nyquist (None: none)
+    emg_envelope_hz: float = 6.0  # linear envelope: low-pass of the rectified signal
+    emg_filter_order: int = 4  # zero-lag overall order of each EMG filter
+    emg_normalise: str | dict = "none"  # 'none', 'peak' or {channel: reference value in its unit}
+    emg_onset_fraction: float = 0.25  # on-off threshold: fraction of the envelope's range above its minimum
+    emg_min_burst_s: float = 0.03  # bursts above the threshold shorter than this are dropped
 
     def __post_init__(self) -> None:
         def bad(name: str, value: Any, why: str) -> SettingsError:
@@ -159,11 +180,46 @@ class Settings:
             raise bad("flat_foot", self.flat_foot, "must be True, False or None (the files' choice, else off)")
         if self.min_contact_s < 0:
             raise bad("min_contact_s", self.min_contact_s, "must be >= 0")
+        self._check_emg(bad)
         try:
             plates = plate_overrides(self.plates)
         except SettingsError as err:
             raise bad("plates", self.plates, err.reason) from None
         object.__setattr__(self, "plates", plates)
+
+    def _check_emg(self, bad) -> None:
+        for name in ("emg_highpass_hz", "emg_lowpass_hz"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0):
+                raise bad(name, value, "must be a positive frequency or None")
+        if self.emg_highpass_hz is not None and self.emg_lowpass_hz is not None \
+                and not self.emg_lowpass_hz > self.emg_highpass_hz:
+            raise bad("emg_lowpass_hz", self.emg_lowpass_hz, f"must be above emg_highpass_hz {self.emg_highpass_hz}")
+        ev = self.emg_envelope_hz
+        if isinstance(ev, bool) or not isinstance(ev, (int, float)) or not ev > 0:
+            raise bad("emg_envelope_hz", ev, "must be a positive frequency")
+        if self.emg_filter_order < 2 or self.emg_filter_order % 2:
+            raise bad("emg_filter_order", self.emg_filter_order, "must be an even number >= 2 (zero-lag filtering "
+                                                                 "doubles the order)")
+        norm = self.emg_normalise
+        if isinstance(norm, dict):
+            refs = {}
+            for k, v in norm.items():
+                if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
+                    raise bad("emg_normalise", norm, f"the reference of {k!r} must be a positive value")
+                refs[str(k)] = float(v)
+            object.__setattr__(self, "emg_normalise", refs)
+        elif norm not in ("none", "peak"):
+            raise bad("emg_normalise", norm, "must be 'none', 'peak' or {channel: reference value}")
+        if not 0 < self.emg_onset_fraction < 1:
+            raise bad("emg_onset_fraction", self.emg_onset_fraction, "must lie between 0 and 1")
+        if not self.emg_min_burst_s >= 0:
+            raise bad("emg_min_burst_s", self.emg_min_burst_s, "must be >= 0 s")
+        try:
+            channels = emg_channel_map(self.emg_channels)
+        except SettingsError as err:
+            raise bad("emg_channels", self.emg_channels, err.reason) from None
+        object.__setattr__(self, "emg_channels", channels)
 
     @property
     def force_cutoff(self) -> float | None:

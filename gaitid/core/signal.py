@@ -21,7 +21,7 @@ import numpy as np
 from gaitid.core.butterworth import butter_sections, default_padlen, zero_phase_filter
 from gaitid.core.errors import SettingsError
 
-__all__ = ["fill_gaps", "butter_lowpass", "nan_runs", "runs", "bridge_gaps", "derivative", "second_derivative"]
+__all__ = ["fill_gaps", "butter_lowpass", "zero_lag", "nan_runs", "runs", "bridge_gaps", "derivative", "second_derivative"]
 
 
 def nan_runs(valid: np.ndarray) -> list[tuple[int, int]]:
@@ -112,7 +112,13 @@ def butter_lowpass(x: np.ndarray, rate: float, cutoff: float | None = 6.0, order
         raise SettingsError(
             f"cutoff {cutoff} Hz (corrected {wc:.2f} Hz) must lie between 0 and the Nyquist frequency {rate / 2} Hz"
         )
-    sections = butter_sections(order // 2, wc, rate)
+    return zero_lag(x, butter_sections(order // 2, wc, rate), order)
+
+
+def zero_lag(x: np.ndarray, sections: list, order: int) -> np.ndarray:
+    """``x`` (n, ...) through the filter ``sections`` (:mod:`gaitid.core.butterworth`, each pass of
+    order ``order`` // 2) forward and backward along axis 0, each finite run of each column alone
+    (NaN stays NaN), scipy.signal.filtfilt's odd padding (shorter for a short run)."""
     flat, shape = _as_2d(x)
     out = np.full_like(flat, np.nan)
     default_pad = default_padlen(order // 2)

@@ -92,12 +92,15 @@ class Event:
 
 @dataclass
 class Analogs:
-    """Analog channels: ``values`` (n_samples, n_channels) in the file's units after scaling/offset."""
+    """Analog channels: ``values`` (n_samples, n_channels) in the file's units after scaling/offset;
+    sample ``j`` at time ``(first_frame - 1) / point_rate + j / rate`` (the file clock).
+    ``descriptions``: ANALOG:DESCRIPTIONS per channel ('' where absent)."""
 
     rate: float
     labels: list[str]
     units: list[str]
     values: np.ndarray
+    descriptions: list[str] = field(default_factory=list)
 
 
 @dataclass

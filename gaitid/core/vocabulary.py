@@ -118,6 +118,57 @@ def plate_overrides(overrides) -> dict[int, str]:
             raise SettingsError(f"plate override key {key!r} is not a plate number (1, 2, ...)")
         out[plate] = parse_plate_override(word)
     return out
+
+
+EMG_OFF = "off"  # a channel map's word for a channel to leave out
+EMG_MIN_RATE_HZ = 500.0  # EMG sampled slower than this loses most of its 20-450 Hz band: warned
+
+
+def parse_emg_target(channel: str, text: str) -> str:
+    """A channel map's value: ``'L Rectus femoris'``, ``'Right Soleus'``, ``'left, TA'`` -> ``'Left Rectus
+    femoris'`` (the side word first, then the muscle as given), or ``'off'`` (the channel left out).
+    SettingsError naming the channel when the side or the muscle is missing."""
+    words = str(text).replace(",", " ").split()
+    if len(words) == 1 and words[0].lower() == EMG_OFF:
+        return EMG_OFF
+    try:
+        side = parse_side(words[0]) if words else None
+    except SettingsError:
+        side = None
+    if side is None or len(words) < 2:
+        raise SettingsError(f"EMG channel {channel!r}: {text!r} is not a side and a muscle "
+                            f"(e.g. 'L Rectus femoris', 'Right Soleus') or '{EMG_OFF}'")
+    return f"{side} {' '.join(words[1:])}"
+
+
+def emg_channel_map(mapping) -> dict[str, str]:
+    """The one reading of a lab's EMG channel map (Settings.emg_channels, ``--emg``, a map file):
+    ``{channel label: 'L Rectus femoris' | 'off'}`` -> ``{label: 'Left Rectus femoris' | 'off'}``
+    (:func:`parse_emg_target`); None -> {}."""
+    try:
+        pairs = dict(mapping or {})
+    except (TypeError, ValueError):
+        raise SettingsError(f"EMG channel map {mapping!r} is not a mapping {{channel: 'side muscle'}}") from None
+    out = {}
+    for key, value in pairs.items():
+        if not isinstance(key, str) or not key.strip():
+            raise SettingsError(f"EMG channel map key {key!r} is not a channel label")
+        out[key.strip()] = parse_emg_target(key, value)
+    return out
+
+
+def parse_emg_map(text: str) -> dict[str, str]:
+    """``"EMG1=L Rectus femoris,EMG2=L Hamstrings,EMG9=off"`` -> :func:`emg_channel_map` of the pairs."""
+    pairs = {}
+    for item in filter(None, (s.strip() for s in text.split(","))):
+        if "=" not in item:
+            raise SettingsError(f"EMG channel {item!r} is not of the form CHANNEL=SIDE MUSCLE (e.g. EMG1=L Rectus "
+                                f"femoris) or CHANNEL={EMG_OFF}")
+        k, v = (s.strip() for s in item.split("=", 1))
+        pairs[k] = v
+    return emg_channel_map(pairs)
+
+
 # ``gaitid run -o OUT`` records what a trial's outputs were made from (its settings: the moments'
 # convention, frame, normalisation...) in OUT/<trial> + this; gaitid norms build reads it
 RUN_RECORD_SUFFIX = "_run.json"

@@ -345,7 +345,9 @@ def _analogs(data: C3DData, params, point_rate: float, layout: C3DLayout, warnin
     stored = _scalar(analog.get("RATE"), rate)
     if stored is None or not np.isfinite(stored) or abs(stored - rate) > 1e-6 * rate:
         warnings.append(f"ANALOG:RATE {stored} Hz disagrees with the data layout; using {rate:g} Hz")
-    return Analogs(rate=float(rate), labels=labels, units=units, values=values)
+    descriptions = _strings_continued(analog, "DESCRIPTIONS")[:n]
+    descriptions += [""] * (n - len(descriptions))
+    return Analogs(rate=float(rate), labels=labels, units=units, values=values, descriptions=descriptions)
 
 
 def _strings_continued(group: dict, name: str) -> list[str]:

@@ -20,6 +20,7 @@ callable on its own:
 7. :func:`joint_loads` -> the solver (:func:`gaitid.dynamics.inverse_dynamics`) per leg;
 8. :func:`~gaitid.cycles.outputs.output_curves` -> Plug-in Gait-named output variables;
 9. :func:`cycle_tables` -> cycles, 0-100 % curves, discrete parameters, mean +- SD;
+   :func:`~gaitid.emg.emg_stage` -> the EMG channels' envelopes on the cycles and their on-off timing;
 10. :func:`kinetic_uncertainty` (when asked) -> the SD and 95 % interval of every kinetic output
     (:mod:`gaitid.uncertainty`).
 
@@ -47,6 +48,7 @@ from gaitid.cycles.outputs import Outputs, output_curves
 from gaitid.cycles.parameters import parameter_table, spatiotemporal_columns, summarise
 from gaitid.dynamics import inverse_dynamics
 from gaitid.dynamics.types import JointLoads
+from gaitid.emg import emg_stage
 from gaitid.events import gait_events
 from gaitid.model.assembly import ModelKinematics, build_segments
 from gaitid.model.gait_markers import GaitMarkers, gait_markers
@@ -145,24 +147,23 @@ def kinetic_uncertainty(nominal: NominalRun, uncertainty) -> Uncertainty | None:
 
 
 def process(
-    source: str | os.PathLike | Trial,
-    model: str | None = None, subject=None,
+    source: str | os.PathLike | Trial, model: str | None = None, subject=None,
     static: str | os.PathLike | Trial | None = None, settings: Settings | None = None,
     segment_parameters: dict | None = None, uncertainty=None, warnings: Iterable[str] = (), **changes,
 ) -> Result:
     """Process one trial end to end and return a :class:`~gaitid.pipeline.result.Result`.
 
-    ``source``: a C3D (or OpenSim ``.trc``) path, or a Trial (never modified). ``model``: model name or file
-    (default ``Settings.model``, 'plugin-gait'). ``subject`` (:func:`~gaitid.subject.stage.subject_data`): body
-    mass in kg, ``'plates'`` (estimated from quiet standing or a step on the plates, with a warning), a
+    ``source``: a C3D (or OpenSim ``.trc``) path, or a Trial (never modified). ``model``: model name or file (default
+    ``Settings.model``, 'plugin-gait'). ``subject`` (:func:`~gaitid.subject.stage.subject_data`): body mass in kg,
+    ``'plates'`` (estimated from quiet standing or a step on the plates, with a warning), a
     :class:`~gaitid.core.subject_record.Subject`, a dict with ``mass``/``height`` and model parameter overrides, or
-    :func:`~gaitid.subject.stage.gather_subject`'s SubjectData (every source merged); default: the file's
-    PROCESSING values. ``static``: the static calibration trial. ``settings``, keyword ``changes``: see Settings.
+    :func:`~gaitid.subject.stage.gather_subject`'s SubjectData (every source merged); default: the file's PROCESSING
+    values. ``static``: the static calibration trial. ``settings``, keyword ``changes``: see Settings.
     ``segment_parameters``: per-subject inertial parameters replacing the table's, e.g. ``{'thigh': {'mass': 7.2,
     'com_from_proximal': 0.433, 'inertia': [0.139, 0.139, 0.030]}}`` (kg, fraction of the segment length, kg.m^2
-    about the segment axes; keys 'left.thigh' for one side only).
-    ``uncertainty``: the SD and 95 % interval of every kinetic output (:func:`kinetic_uncertainty`); default off.
-    ``warnings``: the caller's notes (how the subject or static were chosen). Curves: built when asked."""
+    about the segment axes; keys 'left.thigh' for one side only). ``uncertainty``: the SD and 95 % interval of every
+    kinetic output (:func:`kinetic_uncertainty`); default off. ``warnings``: the caller's notes (how the subject or
+    static were chosen). Curves: built when asked."""
     settings = (settings or Settings()).replace(**({"model": model} if model else {}), **changes)
     trial = load_trial(source, cop_threshold=settings.cop_threshold_n)
     static_trial = load_trial(static, cop_threshold=settings.cop_threshold_n) if static is not None else None
@@ -177,21 +178,22 @@ def process(
     outputs = output_curves(kinematics, joints, loads, model_def, settings, subj.subject)
     cycles = mark_uncovered(gait_cycles(choice.events, contacts), trial, covered_frames(kinematics.frames))
     normalised, curves_summary, params, params_summary = cycle_tables(trial, outputs, cycles, markers, settings)
+    emg = emg_stage(trial, cycles, settings)
     checks = quality_checks(trial, model_def, markers, subj, kinematics, contacts, loads, settings)
     unc = kinetic_uncertainty(NominalRun(trial, model_def, static_trial, settings, subj.subject, segment_parameters,
                                          kinematics, loads, outputs, cycles), uncertainty)
     return Result(replace(trial, subject=subj.subject), settings, subj, markers, kinematics, contacts, choice, loads,
                   joints, outputs, cycles, None, curves_summary, params, params_summary, normalised=normalised,
-                  static=static_trial and (static_trial.path or "?"), uncertainty=unc, checks=checks,
-                  warnings=collect_warnings(trial, subj, kinematics, choice, cycles, checks, settings, warnings))
+                  static=static_trial and (static_trial.path or "?"), uncertainty=unc, checks=checks, emg=emg,
+                  warnings=collect_warnings(trial, subj, kinematics, choice, cycles, checks, settings, warnings, emg))
 
 
 def collect_warnings(trial: Trial, subject: SubjectData, kinematics: ModelKinematics, choice,
-                     cycles: list[Cycle], checks: list[Check], settings: Settings, given: Iterable[str] = ()
-                     ) -> list[str]:
+                     cycles: list[Cycle], checks: list[Check], settings: Settings, given: Iterable[str] = (),
+                     emg=None) -> list[str]:
     """What the user should know, stage by stage: the reader's, the caller's (``given``), the
     subject's, the model's, the events' (and how many detected events disagree with the file's),
-    the data-quality checks', missing cycles."""
+    the data-quality checks', missing cycles, the EMG's (``emg``: :class:`~gaitid.emg.Emg` or None)."""
     out = [*trial.warnings, *given, *subject.notes, *kinematics.warnings, *choice.notes]
     out += [w for check in checks for w in check.warnings if w not in out]
     if choice.disagreements:
@@ -200,7 +202,7 @@ def collect_warnings(trial: Trial, subject: SubjectData, kinematics: ModelKinema
                    f"{'file' if settings.events == 'file' else settings.events} events")
     if not cycles:
         out.append("no complete gait cycle (foot strike, foot off, foot strike of one foot) in the events")
-    return out
+    return out + list(emg.warnings if emg is not None else ())
 
 
 def process_safely(source, **kwargs) -> Result | GaitIDError:

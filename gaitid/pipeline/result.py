@@ -31,6 +31,7 @@ from gaitid.core.trial import Event, Trial
 from gaitid.cycles.curves import Cycle
 from gaitid.cycles.outputs import Outputs, frames_table
 from gaitid.dynamics.types import JointLoads
+from gaitid.emg import Emg, emg_table
 from gaitid.events import EventChoice
 from gaitid.model.assembly import ModelKinematics
 from gaitid.model.gait_markers import GaitMarkers
@@ -102,7 +103,8 @@ class Result:
     mean/SD); ``contacts`` (plate assignment with reasons); ``event_comparison`` (file vs
     detected events). ``warnings``: what the user should know, in stage order. ``checks``: the
     data-quality checks' outcomes (:class:`~gaitid.core.checks.Check`; :attr:`verdict` in one line).
-    ``static``: the
+    ``emg``: the EMG on the cycles (:class:`~gaitid.emg.Emg`; None without EMG channels), its tables
+    ``emg_curves`` and ``emg_timing``. ``static``: the
     static trial used (its path; '?' for a Trial without one). ``uncertainty``:
     the :class:`~gaitid.uncertainty.Uncertainty` of the kinetic outputs when asked for; then
     every table above also has ``uncertainty_sd``, ``uncertainty_low95``, ``uncertainty_high95``
@@ -131,6 +133,7 @@ class Result:
     uncertainty: Uncertainty | None = None
     checks: list[Check] = field(default_factory=list)
     normalised: dict[str, dict[str, np.ndarray]] | None = field(default=None, repr=False)
+    emg: Emg | None = field(default=None, repr=False)
 
     @property
     def name(self) -> str:
@@ -181,6 +184,19 @@ class Result:
 
         extra = self.uncertainty.frames.assign(frame=lambda d: d["frame"].astype(table["frame"].dtype))
         return with_uncertainty(table, extra, ["frame", "side", "variable", "component"])
+
+    @property
+    def emg_curves(self) -> pd.DataFrame:
+        """The EMG envelopes per cycle, long (``<trial>_emg.csv``; :func:`gaitid.emg.emg_table`): side,
+        muscle, channel, cycle, percent, value, unit; no rows without EMG."""
+        return emg_table(self.emg)
+
+    @property
+    def emg_timing(self) -> pd.DataFrame:
+        """The EMG on-off timing per cycle (``<trial>_emg_timing.csv``; :mod:`gaitid.emg.timing`)."""
+        from gaitid.emg import TIMING_COLUMNS
+
+        return self.emg.timing if self.emg is not None else pd.DataFrame(columns=TIMING_COLUMNS)
 
     def curve(self, side: str, variable: str) -> np.ndarray:
         """Per-frame values (n_frames, k) of one output variable, in the table's units."""

@@ -111,10 +111,23 @@ def test_a_corner_off_the_rectangle_is_named_with_its_figures():
 def test_a_plate_pushing_down_that_turned_the_lab_over_is_a_data_error(tmp_path, edit):
     # before: the reader took the lab's vertical from the plates' forces and turned it upside down
     path = mutated(realdata_path(ZOO), tmp_path, "down.c3d", edit)
-    assert read_c3d(path).lab_rotation[2, 2] == -1
     with pytest.raises(DataError) as exc:
-        process(path)
-    assert "force plate(s) 1 push down" in str(exc.value) and "down.c3d" in str(exc.value)
+        read_c3d(path)
+    text = str(exc.value)
+    assert "points along -Z, but the markers stand along +Z: force plate(s) 1 do not push up" in text
+    assert "down.c3d" in text and "gaitid does not turn the lab" in text
+
+
+@pytest.mark.realdata
+def test_a_plate_whose_force_turned_the_lab_on_its_side_is_a_data_error(tmp_path):
+    """The synthetic walk's only plate with a negated Fz: its mean force points along +X (the
+    fore-aft push), and the reader turned the lab on its side; the contacts then failed with a
+    'degenerate force-plate outline' naming neither file nor plate."""
+    from gaitid.core.resources import sample_data_dir
+
+    path = mutated(sample_data_dir() / "walk_synthetic.c3d", tmp_path, "side.c3d", channel_scale(1, [2], -1.0))
+    with pytest.raises(DataError, match=r"points along \+X, but the markers stand along \+Z: force plate\(s\) 1 do not"):
+        read_c3d(path)
 
 
 @pytest.mark.realdata
@@ -199,3 +212,14 @@ def test_a_plate_given_to_the_wrong_foot_by_override_is_named():
     (w,) = check(result, "COP under the foot").warnings
     assert w.startswith("force plate 1: over its contact at 3.54-4.17 s the centre of pressure lies a median")
     assert "35.9 cm from the right foot it is given to" in w and "the contact given to the wrong foot (a plate override" in w
+
+
+@pytest.mark.realdata
+def test_corners_whose_edges_cross_are_refused_naming_the_plate(tmp_path):
+    """Corners 2 and 3 exchanged: taken in order the outline is a bow tie, and the plate's axes from
+    corners 1, 2 and 4 are skewed: refused, where before it was read."""
+    from gaitid.core.errors import FileFormatError
+
+    path = mutated(realdata_path(ZOO), tmp_path, "crossed.c3d", corner_order(1, (0, 2, 1, 3)))
+    with pytest.raises(FileFormatError, match=r"force plate 1: FORCE_PLATFORM:CORNERS do not go round the plate"):
+        read_c3d(path)

@@ -73,7 +73,8 @@ from gaitid.io import forceplates as fpmod
 from gaitid.io.atomic import atomic_path, register_input, unchanged_while_read, verify_c3d
 from gaitid.io.c3d_check import C3DData, C3DLayout, check_c3d, read_data
 from gaitid.io.marker_units import check_marker_extent
-from gaitid.io.vertical import detect_up, rotation_to_z_up
+from gaitid.io.vertical import body_up as markers_up
+from gaitid.io.vertical import detect_up, rotation_to_z_up, up_from_forces
 
 # The C3D copy is written by ezc3d in chunks of frames of at most this many values (4 per point,
 # one per analog sample): ezc3d holds every value it writes as a C++ object, about 26 bytes each
@@ -493,17 +494,31 @@ def _to_z_up(trial: Trial) -> Trial:
     rotated into the Z-up lab (its plates, the reader's own, rotated in place)."""
     labelled = [i for i, lab in enumerate(trial.marker_labels) if not lab.startswith("*")]
     up, how = detect_up([p.analog.force for p in trial.force_plates], trial.markers[:, labelled])
+    body_up = markers_up(trial.markers[:, labelled]) if how == "force plates" else None
+    if body_up is not None and not np.array_equal(body_up, up):
+        against = [p.index for p in trial.force_plates
+                   if (f := up_from_forces([p.analog.force])) is not None and float(f @ body_up) < 0.5]
+        raise DataError(f"the force plates' mean force on the subject points along {_axis_name(up)}, but the "
+                        f"markers stand along {_axis_name(body_up)}: force plate(s) {', '.join(map(str, against)) or '?'} do not push "
+                        "up (corners in mirrored order, a negated or mislabelled vertical channel); gaitid does not "
+                        "turn the lab to follow the plates when the body says otherwise: correct the plates' "
+                        "FORCE_PLATFORM:CORNERS or ANALOG:SCALE in the file", trial.path)
     rot = rotation_to_z_up(up)
     if np.array_equal(rot, np.eye(3)):
         return replace(trial, lab_rotation=rot)
-    axis = "XYZ"[int(np.argmax(np.abs(up)))]
-    trial.warnings.append(f"lab rotated to Z up: file's up axis was {'+' if up.max() > 0 else '-'}{axis} (from {how})")
+    trial.warnings.append(f"lab rotated to Z up: file's up axis was {_axis_name(up)} (from {how})")
     for plate in trial.force_plates:
         plate.corners = plate.corners @ rot.T
         for w in (plate.analog, plate.point):
             w.force, w.cop, w.free_moment = w.force @ rot.T, w.cop @ rot.T, w.free_moment @ rot.T
     virtual = trial.virtual_points @ rot.T if trial.virtual_points is not None else None
     return replace(trial, lab_rotation=rot, markers=trial.markers @ rot.T, virtual_points=virtual)
+
+
+def _axis_name(axis: np.ndarray) -> str:
+    """'+X', '-Z'... of a signed lab axis (3,)."""
+    k = int(np.argmax(np.abs(axis)))
+    return f"{'+' if axis[k] > 0 else '-'}{'XYZ'[k]}"
 
 
 # --------------------------------------------------------------------------- writing

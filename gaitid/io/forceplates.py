@@ -364,6 +364,14 @@ def compute_plate(
     )
 
 
+def _goes_round(c: np.ndarray) -> bool:
+    """Whether corners (4, 3), taken in order, outline their quadrilateral (a crossed 'bow tie' order
+    encloses a small net area: its two triangles' areas cancel)."""
+    net = 0.5 * np.linalg.norm(sum(cross(c[k], c[(k + 1) % 4]) for k in range(4)))
+    spanned = 0.5 * (np.linalg.norm(cross(c[1] - c[0], c[3] - c[0])) + np.linalg.norm(cross(c[1] - c[2], c[3] - c[2])))
+    return bool(net > 0.5 * spanned)
+
+
 def plate_specs(fp: dict, n_analog_channels: int, where: str) -> list[PlateSpec]:
     """Parse the FORCE_PLATFORM group (``{name: value}``) into specs; errors name the plate and the problem.
 
@@ -417,6 +425,10 @@ def plate_specs(fp: dict, n_analog_channels: int, where: str) -> list[PlateSpec]
         rot_ok = np.linalg.norm(cross(c[0] - c[1], c[0] - c[3])) > 0
         if not rot_ok:
             raise FileFormatError(f"{name}: FORCE_PLATFORM:CORNERS are degenerate (no plate plane)", where)
+        if not _goes_round(c):
+            raise FileFormatError(f"{name}: FORCE_PLATFORM:CORNERS do not go round the plate (taken in their order, "
+                                  "the edges cross: two corners are swapped); the C3D order is +x+y, -x+y, -x-y, "
+                                  "+x-y in the plate's axes: correct the corners in the file", where)
         cal_i = None
         if t in CAL_SHAPE:
             rows, cols = CAL_SHAPE[t]

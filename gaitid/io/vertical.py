@@ -42,9 +42,11 @@ def up_from_forces(forces_lab: list[np.ndarray]) -> np.ndarray | None:
     return mean / norm if norm > 0 else None
 
 
-def up_from_markers(markers: np.ndarray) -> np.ndarray | None:
-    """Unit up direction from marker positions (n_frames, n_markers, 3), or None with too few markers."""
-    if markers.ndim != 3 or markers.shape[1] < 3:
+def up_from_markers(markers: np.ndarray, dominance: float = 1.0, min_markers: int = 3) -> np.ndarray | None:
+    """Unit up direction from marker positions (n_frames, n_markers, 3), or None with fewer than
+    ``min_markers`` markers, or when the spread along the up axis is not ``dominance`` times the
+    next axis's (1: the largest wins)."""
+    if markers.ndim != 3 or markers.shape[1] < max(3, min_markers):
         return None
     markers = markers[:: max(1, markers.shape[0] // 50)]  # 50 frames are plenty
     # 20th-80th percentile range per frame and axis, NaN-aware without np.nanpercentile's slow per-row path
@@ -62,6 +64,8 @@ def up_from_markers(markers: np.ndarray) -> np.ndarray | None:
         if not np.all(np.isfinite(spread_med)):
             return None
         axis = int(np.argmax(spread_med))
+        if spread_med[axis] < dominance * np.sort(spread_med)[-2]:
+            return None
         sign = np.sign(np.nanmedian(markers[:, :, axis]))
     if sign == 0 or not np.isfinite(sign):
         sign = 1.0
@@ -92,6 +96,12 @@ def rotation_to_z_up(up: np.ndarray) -> np.ndarray:
     k = np.cross(up, z)  # unit rotation axis; Rodrigues with sin = 1, cos = 0: R = I + K + K^2
     kx = np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
     return np.eye(3) + kx + kx @ kx
+
+
+def body_up(markers: np.ndarray) -> np.ndarray | None:
+    """The up axis the markers show beyond doubt (a person's: at least 8 markers spread along it
+    1.5 times more than along any other axis, median over frames), else None."""
+    return up_from_markers(markers, dominance=1.5, min_markers=8)
 
 
 def detect_up(forces_lab: list[np.ndarray], markers: np.ndarray) -> tuple[np.ndarray, str]:

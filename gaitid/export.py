@@ -65,7 +65,8 @@ ROWS_PER_BLOCK = 1 << 18  # rows per block of the long tables written from array
 
 
 def tables(result, frames: bool = True, curves: bool = True) -> dict[str, pd.DataFrame]:
-    """The Result's tables by name (see the module docstring); ``frames=False`` / ``curves=False``:
+    """The Result's tables by name (see the module docstring; the EMG tables only for a trial with EMG
+    channels); ``frames=False`` / ``curves=False``:
     without the per-frame / per-cycle one (:func:`write_frames` / :func:`write_curves` write them
     from the arrays)."""
     out = {
@@ -76,8 +77,8 @@ def tables(result, frames: bool = True, curves: bool = True) -> dict[str, pd.Dat
         "parameters_summary": result.parameters_summary,
         "events": events_table(result.events),
         "contacts": result.contacts,
-        "emg": result.emg_curves,
-        "emg_timing": result.emg_timing,
+        **({"emg": result.emg_curves, "emg_timing": result.emg_timing}
+           if getattr(result, "emg", None) is not None else {}),  # a trial with EMG channels only
     }
     return {k: (v if v is not None else pd.DataFrame()) for k, v in out.items()}
 

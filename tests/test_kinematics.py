@@ -279,3 +279,19 @@ def test_cross_and_gradient_are_numpys_arithmetic_bit_for_bit():
         f = rng.normal(size=(n, c)).cumsum(axis=0)
         for dx in (0.01, 1 / 120, 1 / 148.0):
             np.testing.assert_array_equal(_gradient(f, dx), np.gradient(f, dx, axis=0, edge_order=2))
+
+
+def test_column_nanmedian_is_numpys_nanmedian_along_the_columns():
+    import warnings
+
+    from gaitid.core.signal import column_nanmedian
+
+    rng = np.random.default_rng(7)
+    for shape in ((101, 7), (100, 4), (1, 3)):
+        x = rng.normal(size=shape)
+        x[rng.random(shape) < 0.3] = np.nan
+        x[:, 0] = np.nan  # a column without a number: NaN, as numpy's
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            expected = np.nanmedian(x, axis=0)
+        np.testing.assert_array_equal(column_nanmedian(x), expected)

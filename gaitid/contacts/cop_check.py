@@ -26,6 +26,7 @@ import numpy as np
 from gaitid.contacts.contact import FootContact
 from gaitid.contacts.geometry import distance_to_triangle
 from gaitid.core.checks import Check
+from gaitid.core.signal import column_nanmedian
 from gaitid.core.trial import Trial
 from gaitid.core.vocabulary import SIDES
 from gaitid.model.gait_markers import GaitMarkers
@@ -86,7 +87,7 @@ def cop_foot_check(trial: Trial, markers: GaitMarkers, contacts: list[FootContac
         worst_d = max(worst_d, dist[side])
         heel, toe, _ = feet[side]
         step = complete and b - a < STEP_MAX_S
-        axis = np.nanmedian(toe[frames] - heel[frames], axis=0)
+        axis = column_nanmedian(toe[frames] - heel[frames])
         length = float(np.linalg.norm(axis))
         travel = sideways = np.nan
         if step and np.isfinite(length) and length >= 0.05:
@@ -108,7 +109,7 @@ def cop_foot_check(trial: Trial, markers: GaitMarkers, contacts: list[FootContac
                 "the COP at the plate centre whatever the foot does")
         elif dist[side] > margin_m:
             mid = 0.5 * (heel[frames] + toe[frames])
-            shift = np.nanmedian(cop - mid, axis=0)
+            shift = column_nanmedian(cop - mid)
             warnings.append(
                 f"force plate {plate}: over its contact at {when} the centre of pressure lies a median "
                 f"{dist[side] * 100:.1f} cm from {whose} (tolerance {margin_m * 100:g} cm, "

@@ -37,6 +37,17 @@ def runs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.flatnonzero(d == 1), np.flatnonzero(d == -1)
 
 
+def column_nanmedian(x: np.ndarray) -> np.ndarray:
+    """np.nanmedian(x, axis=0) of an (n, k) array (NaN for a column without a number), by one sort:
+    along an axis numpy's nanmedian runs column by column in Python, ten times slower on a trial's
+    markers."""
+    ordered = np.sort(x, axis=0)  # NaN last
+    count = np.isfinite(x).sum(axis=0)
+    lo = np.take_along_axis(ordered, np.maximum((count - 1) // 2, 0)[None], axis=0)[0]
+    hi = np.take_along_axis(ordered, np.maximum(count // 2, 0)[None], axis=0)[0]
+    return np.where(count > 0, (lo + hi) / 2, np.nan)
+
+
 def bridge_gaps(x: np.ndarray, max_gap: int) -> np.ndarray:
     """Linear interpolation over interior NaN runs of at most ``max_gap`` samples, along axis 0."""
     x = np.array(x, float, copy=True)

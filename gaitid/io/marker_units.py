@@ -12,8 +12,6 @@ outside both (a factor 1000 or 10 from the edge of what a person shows), naming 
 from __future__ import annotations
 
 import os
-import warnings as pywarnings
-
 import numpy as np
 
 from gaitid.core.errors import DataError
@@ -27,14 +25,11 @@ def marker_extent(markers: np.ndarray) -> float:
     markers' x, y and z ranges. Frames with fewer than three markers are left out; NaN when no frame
     has three."""
     markers = markers[:: max(1, markers.shape[0] // 200)]  # 200 frames tell a median as well as all
-    finite = np.isfinite(markers).all(axis=2)  # (n_frames, n_markers)
-    usable = finite.sum(axis=1) >= 3
+    usable = np.isfinite(markers[..., 0]).sum(axis=1) >= 3  # (n_frames,)
     if not usable.any():
         return float("nan")
-    m = markers[usable]
-    with pywarnings.catch_warnings():
-        pywarnings.simplefilter("ignore", RuntimeWarning)
-        extent = np.nanmax(m, axis=1) - np.nanmin(m, axis=1)  # (frames, 3)
+    m = np.ascontiguousarray(markers[usable].transpose(0, 2, 1))  # (frames, 3, markers): reduced along the last
+    extent = np.fmax.reduce(m, axis=2) - np.fmin.reduce(m, axis=2)  # (frames, 3): NaN samples ignored
     return float(np.median(extent.max(axis=1)))
 
 

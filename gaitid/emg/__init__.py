@@ -20,7 +20,7 @@ from gaitid.core.trial import Trial
 from gaitid.core.vocabulary import EMG_MIN_RATE_HZ, SIDES
 from gaitid.emg.channels import EmgChannel, find_channels
 from gaitid.emg.envelope import band_pass, channel_problem, linear_envelope
-from gaitid.emg.timing import PERCENT, bursts, cycle_bursts, on_cycles
+from gaitid.emg.timing import PERCENT, bursts, cycle_bursts, on_cycles, sharpened
 
 __all__ = ["Emg", "EmgChannel", "emg_stage", "emg_table", "EMG_COLUMNS", "TIMING_COLUMNS"]
 
@@ -54,19 +54,28 @@ class Emg:
         return [c for c in self.channels if not c.problem and c.channel in self.curves]
 
 
-def _method(settings: Settings) -> str:
+def _method(settings: Settings, edges: float | None) -> str:
     return (f"envelope >= min + {settings.emg_onset_fraction:g} x (max - min) over the side's cycles "
-            f"(single threshold, Hodges & Bui 1996), bursts >= {1000 * settings.emg_min_burst_s:g} ms")
+            f"(single threshold, Hodges & Bui 1996), bursts >= {1000 * settings.emg_min_burst_s:g} ms"
+            + (f", edges on the {edges:g} Hz low-passed rectified signal" if edges else ""))
 
 
-def _normalised(env: np.ndarray, channel: EmgChannel, in_cycles: np.ndarray, settings: Settings) -> tuple[np.ndarray, str]:
+def _edge_cutoff(rate: float, settings: Settings) -> float | None:
+    """The low-pass (Hz) of the signal the on-off edges are placed on: ``emg_onset_hz`` where it is
+    above the envelope's and below the Nyquist frequency, else None (the envelope's own crossings)."""
+    fc = settings.emg_onset_hz
+    return fc if fc is not None and settings.emg_envelope_hz < fc < rate / 2 else None
+
+
+def _reference(env: np.ndarray, channel: EmgChannel, in_cycles: np.ndarray, settings: Settings) -> tuple[float | None, str]:
+    """The value the normalisation takes as 100 % of the channel's envelopes (None: not normalised),
+    and their unit."""
     norm = settings.emg_normalise
     if norm == "peak":
-        peak = np.nanmax(env[in_cycles]) if in_cycles.any() else np.nanmax(env)
-        return 100.0 * env / peak, "% peak"
+        return (np.nanmax(env[in_cycles]) if in_cycles.any() else np.nanmax(env)), "% peak"
     if isinstance(norm, dict) and channel.channel in norm:
-        return 100.0 * env / norm[channel.channel], "% reference"
-    return env, channel.unit
+        return norm[channel.channel], "% reference"
+    return None, channel.unit
 
 
 def emg_stage(trial: Trial, cycles: list, settings: Settings) -> Emg | None:
@@ -99,22 +108,28 @@ def emg_stage(trial: Trial, cycles: list, settings: Settings) -> Emg | None:
         return Emg(rate, tuple(checked), warnings=tuple(warnings), notes=tuple(notes))
     filtered, chain_notes = band_pass(raw[:, [c.column for c in good]], rate, settings)
     envelopes = linear_envelope(filtered, rate, settings)
+    edge_hz = _edge_cutoff(rate, settings)
+    fast = linear_envelope(filtered, rate, settings, edge_hz) if edge_hz else envelopes
     time = (trial.first_frame - 1) / trial.point_rate + np.arange(raw.shape[0]) / rate
     curves, units, thresholds, rows = {}, {}, {}, []
     numbers = {side: np.array([c.index for c in cycles if c.side == side], np.int64) for side in SIDES}
-    method = _method(settings)
+    method = _method(settings, edge_hz)
     for j, ch in enumerate(good):
         own = [c for c in cycles if c.side == ch.side]
         in_cycles = np.zeros(time.shape, bool)
         if own:
             in_cycles = (time >= own[0].start_time) & (time <= max(c.end_time for c in own))
-        env, units[ch.channel] = _normalised(envelopes[:, j], ch, in_cycles, settings)
+        ref, units[ch.channel] = _reference(envelopes[:, j], ch, in_cycles, settings)
+        env = envelopes[:, j] if ref is None else 100.0 * envelopes[:, j] / ref
         curves[ch.channel] = on_cycles(env, time, own) if own else np.empty((0, PERCENT.size))
         span = env[in_cycles] if in_cycles.any() else env
         lo, hi = np.nanmin(span), np.nanmax(span)
         thresholds[ch.channel] = thr = float(lo + settings.emg_onset_fraction * (hi - lo))
         if own:
-            pos, burst, on, off = cycle_bursts(*bursts(env, time, thr, settings.emg_min_burst_s), own)
+            edges = bursts(env, time, thr, settings.emg_min_burst_s)
+            if edge_hz:
+                edges = sharpened(*edges, fast[:, j] if ref is None else 100.0 * fast[:, j] / ref, time, thr)
+            pos, burst, on, off = cycle_bursts(*edges, own)
             rows.append((j, numbers[ch.side][pos], burst, on, off))
     return Emg(rate, tuple(checked), curves, units, thresholds, {s: n for s, n in numbers.items() if n.size},
                _timing_table(good, rows, thresholds, units, method), tuple(warnings), tuple([*notes, *chain_notes]))

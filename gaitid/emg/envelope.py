@@ -57,8 +57,9 @@ def band_pass(x: np.ndarray, rate: float, settings: Settings) -> tuple[np.ndarra
     return y, notes
 
 
-def linear_envelope(x: np.ndarray, rate: float, settings: Settings) -> np.ndarray:
+def linear_envelope(x: np.ndarray, rate: float, settings: Settings, cutoff: float | None = None) -> np.ndarray:
     """The linear envelope of band-passed ``x`` (n, k): full-wave rectified, then low-pass at
-    ``emg_envelope_hz``, zero lag."""
+    ``cutoff`` Hz (default ``emg_envelope_hz``; the on-off edges use ``emg_onset_hz``), zero lag."""
     order = settings.emg_filter_order
-    return zero_lag(np.abs(x), butter_sections(order // 2, settings.emg_envelope_hz, rate), order)
+    fc = settings.emg_envelope_hz if cutoff is None else cutoff
+    return zero_lag(np.abs(x), butter_sections(order // 2, fc, rate), order)

@@ -198,9 +198,21 @@ def test_real_trial_with_named_channels():
 
 def test_real_trial_with_unnamed_and_saturated_channels():
     """test_small: 14 muscles from 'Voltage.RRF'-style labels; 'Voltage.15'/'16' (EMG by description,
-    no muscle) are not placed, a note not a warning; the foot switches are not EMG."""
+    no muscle) are not placed, a note not a warning; the foot switches are not EMG. In every cycle the
+    gastrocnemius is on in stance, the vastus lateralis at loading response, the tibialis anterior at
+    foot strike and in swing (Perry's normal timing), none of them where they are normally off."""
     r = process(realdata_path("python-gaitalytics/test_small.c3d"))
     assert len(r.emg.used) == 14
     assert {c.channel for c in r.emg.channels} - {c.channel for c in r.emg.used} == {"Voltage.15", "Voltage.16"}
     assert not [w for w in r.warnings if "EMG" in w]
     assert not any("Footswitch" in c.channel for c in r.emg.channels)
+    tm = r.emg_timing[r.emg_timing.burst > 0]
+
+    def on_at(muscle, percent):  # on at ``percent`` in every cycle of both sides
+        rows = tm[tm.muscle == muscle]
+        hit = (rows.onset_percent <= percent) & (rows.offset_percent >= percent)
+        return hit.groupby([rows.side, rows.cycle]).any().pipe(lambda h: len(h) == 4 and h.all())
+
+    assert on_at("Gastrocnemius", 20) and on_at("Gastrocnemius", 45) and not on_at("Gastrocnemius", 80)
+    assert on_at("Vastus lateralis", 10) and not on_at("Vastus lateralis", 60)
+    assert on_at("Tibialis anterior", 0) and on_at("Tibialis anterior", 70) and not on_at("Tibialis anterior", 40)

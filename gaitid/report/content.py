@@ -26,6 +26,7 @@ from gaitid.core.errors import DataError, GaitIDError
 from gaitid.core.vocabulary import CYCLE_POINTS, SIDES
 from gaitid.cycles.curves import PERCENT, time_normalise
 from gaitid.cycles.parameters import summarise
+from gaitid.report.emg_data import EmgData, emg_data
 from gaitid.report.labels import is_kinematic
 
 MEANING = ("convention", "normalise", "frame")  # settings that change what a curve's numbers mean
@@ -64,7 +65,8 @@ class ReportData:
     """Everything one report shows (see the module docstring). Tables: ``cycles`` (one row per
     cycle: CYCLE_COLUMNS), ``parameters`` / ``parameters_summary`` (with a ``trial`` column),
     ``contacts``; ``notices`` per trial: the warnings grouped ('plates', 'events', 'subject',
-    'other'); ``warnings``: every warning, one list; ``session_notes``: the session's own."""
+    'other'); ``warnings``: every warning, one list; ``session_notes``: the session's own; ``emg``: the
+    EMG on the cycles (None when no Result has EMG channels)."""
 
     title: str
     trials: list[str]
@@ -81,6 +83,7 @@ class ReportData:
     session_notes: list[str]
     settings: dict
     convention: str
+    emg: EmgData | None = None
     created: str = field(default_factory=lambda: datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
 
     def __post_init__(self) -> None:
@@ -367,4 +370,5 @@ def gather(results, title: str | None = None) -> ReportData:
         contacts=_concat([_with_trial(r.contacts, n) for r, n in zip(results, names)], ["trial"]),
         notices={n: notices(r) for r, n in zip(results, names)},
         warnings=warnings, session_notes=session_notes, settings=settings, convention=results[0].settings.convention,
+        emg=emg_data(results, names),
     )

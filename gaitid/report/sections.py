@@ -1,7 +1,8 @@
 """The report's sections, listed once, in the order both the PDF and the HTML page show them.
 
 :data:`SECTIONS` is that list: the summary (the first page), the Movement Analysis Profile, the
-curve pages, the kinematic and the kinetic parameters, the latter's uncertainty, the gait cycles, the force-plate
+curve pages, the EMG pages (when a Result has EMG channels), the kinematic and the kinetic parameters,
+the latter's uncertainty, the gait cycles, the force-plate
 assignment and the settings (HTML only). A :class:`Section` says whether a report shows it
 (``shown``) and builds its content (``build``) from :class:`ReportInputs`: the gathered data and
 the options (normative bands, gait indices, the uncertainty toggle). The content is plain data --
@@ -31,6 +32,7 @@ from gaitid.report.display import (
     subject_table,
     trials_table,
 )
+from gaitid.report.emg_pages import emg_pages
 from gaitid.report.normative import read_normative
 from gaitid.report.plots import contributions_page, draws_cycles, kinematics_page, kinetics_page
 from gaitid.report.profile import has_profile, map_page
@@ -187,6 +189,8 @@ SECTIONS = (
             lambda i: (Drawn((kinematics_page(i.data, i.normative, draws_cycles(i.data)),)),)),
     Section("kinetics", "Kinetics", _kinetics),
     Section("contributions", "Moment contributions", lambda i: (Drawn((contributions_page(i.data),)),)),
+    Section("emg", "EMG", lambda i: (Drawn(tuple(emg_pages(i.data, draws_cycles(i.data)))),),
+            shown=lambda i: i.data.emg is not None),
     Section("kinematic-parameters", "Kinematic parameters",
             lambda i: (TableBlock(parameter_table(i.data, "kinematic"), "kinematic-parameters", "no complete gait cycle",
                                   html_note="Every cycle; mean \u00b1 SD (n cycles); timing in % of the gait cycle."),),

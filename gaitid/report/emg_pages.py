@@ -1,0 +1,155 @@
+"""The report's EMG pages: each muscle's linear envelope on the gait cycle, with its on-off bars.
+
+One panel per muscle (and unit), up to twelve a page: each cycle's envelope as a thin line, the mean
+as a thick line with a +-1 SD band, left red and right green, each side's mean foot off (of the
+cycles drawn) as a dashed vertical line, as on the curve pages (:mod:`gaitid.report.plots`); drawn
+from zero up (an envelope is not negative: the few % its low-pass rings below zero after a burst's
+sharp end are drawn at zero). Under the plot, one bar per side (left above right) shaded by the
+fraction of that side's cycles in which the muscle is on at each % (the on-off table,
+``Result.emg_timing``): dark where it is on in every cycle, blank where in none. A panel keeps what
+it drew (``series`` gids 'mean:Left', 'sd:Right', 'cycle:Left', 'foot_off:Right' in the unit shown,
+and ``onoff[side]`` the fraction at each of the 101 points). The channels not drawn -- flat,
+saturated, mostly missing, without a side or muscle -- are listed in the footer with the reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gaitid.core.vocabulary import SIDES
+from gaitid.cycles.curves import PERCENT
+from gaitid.report.canvas import Page
+from gaitid.report.content import ReportData, mean_sd_of
+from gaitid.report.emg_data import EmgMuscle
+from gaitid.report.labels import SIDE_COLOURS
+from gaitid.report.layout import MUTED, LegendEntry, page_frame
+from gaitid.report.plots import CYCLE_COLOURS, SD_ALPHA, Panel, curve_legend, grid_boxes
+
+PER_PAGE_ROWS, COLUMNS = 4, 3
+BAR_H, BAR_GAP = 4.0, 1.5  # each side's on-off bar under a panel (points)
+UNUSED_LISTED = 8  # channels not drawn named in a page's footer; the rest counted
+# a unit too small to read on an axis -> (the unit shown, the factor), by the size of the largest mean
+SMALLER = {"V": (("mV", 1e3, 1.0), ("\u00b5V", 1e6, 1e-3)), "mV": (("\u00b5V", 1e3, 1.0),)}
+
+
+def display_unit(unit: str, peak: float) -> tuple[str, float]:
+    """The unit to show values of ``unit`` whose largest mean is ``peak`` in, and the factor to it:
+    volts below 1 V in mV, below 1 mV in uV (as EMG software shows them); other units as they are."""
+    shown = (unit, 1.0)
+    for name, factor, below in SMALLER.get(unit, ()):
+        if np.isfinite(peak) and peak < below:
+            shown = (name, factor)
+    return shown
+
+
+@dataclass
+class EmgPanel(Panel):
+    """A :class:`~gaitid.report.plots.Panel` with each side's on-off bar under its plot: ``onoff``
+    {side: (101,) fraction of cycles on}, drawn from ``bars_top`` (points below the plot)."""
+
+    onoff: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def draw(self, page: Page) -> None:
+        xlabel, self.xlabel = self.xlabel, ""
+        super().draw(page)  # the plot without its x axis' numbers: the bars come first
+        self.xlabel = xlabel
+        bx, by, bw, bh = self.box
+        y = by + bh + BAR_GAP
+        for side in SIDES:
+            page.rect(bx, y, bw, BAR_H, stroke="#bbbbbb", width=0.3)
+            page.text(bx - 2.0, y + BAR_H - 0.4, side[0], size=5.0, anchor="end", colour=SIDE_COLOURS[side])
+            f = self.onoff.get(side)
+            if f is not None:
+                level = np.round(np.nan_to_num(f) * 10.0) / 10.0  # shades in tenths: a few boxes a bar
+                cuts = np.flatnonzero(np.diff(level)) + 1
+                for a, b in zip(np.concatenate([[0], cuts]), np.concatenate([cuts, [level.size]])):
+                    if level[a] > 0:
+                        x0 = bx + max(PERCENT[a] - 0.5, 0.0) / 100.0 * bw
+                        x1 = bx + min(PERCENT[b - 1] + 0.5, 100.0) / 100.0 * bw
+                        page.path([(x0, y), (x1, y), (x1, y + BAR_H), (x0, y + BAR_H)], stroke=None,
+                                  fill=SIDE_COLOURS[side], alpha=float(level[a]), closed=True, gid=f"onoff:{side}")
+            y += BAR_H + BAR_GAP
+        for v in np.linspace(0.0, 100.0, 6):
+            page.text(bx + v / 100.0 * bw, y + 6.0, f"{v:g}", size=6.0, anchor="middle", colour=MUTED)
+        if xlabel:
+            page.text(bx + bw / 2, y + 13.0, xlabel, size=6.5, anchor="middle", colour=MUTED)
+
+
+def muscle_panel(panel: EmgPanel, data: ReportData, m: EmgMuscle, show_cycles: bool = True) -> None:
+    """One muscle's envelopes (every cycle, mean +- SD per side), foot-off lines and on-off bars."""
+    summaries = {side: mean_sd_of(m.cycles[side]) for side in SIDES if len(m.cycles.get(side, ()))}
+    peak = max((np.nanmax(np.abs(s[0])) for s in summaries.values() if np.isfinite(s[0]).any()), default=np.nan)
+    unit, factor = display_unit(m.unit, peak)
+    def shown(v):  # the low-pass rings a little below zero after a burst's sharp end: drawn at zero
+        return factor * np.maximum(v, 0.0)
+
+    for side, (mean, sd, _) in summaries.items():
+        panel.band(PERCENT, shown(mean - sd), shown(mean + sd), SIDE_COLOURS[side], SD_ALPHA, gid=f"sd:{side}")
+        if show_cycles:
+            for row in m.cycles[side]:
+                panel.line(PERCENT, shown(row), CYCLE_COLOURS[side], 0.5, gid=f"cycle:{side}")
+    for side, (mean, _, _) in summaries.items():
+        panel.line(PERCENT, shown(mean), SIDE_COLOURS[side], 1.5, gid=f"mean:{side}")
+        fo = np.nanmean(m.foot_off[side]) if np.isfinite(m.foot_off[side]).any() else np.nan
+        if np.isfinite(fo):
+            panel.vline(fo, SIDE_COLOURS[side], gid=f"foot_off:{side}")
+        panel.onoff[side] = m.on[side].mean(axis=0)
+    for side in SIDES:
+        if side not in m.cycles:
+            panel.notes.append((f"{side}: no channel", SIDE_COLOURS[side]))
+        elif side not in summaries:
+            panel.notes.append((f"{side}: no complete gait cycle", SIDE_COLOURS[side]))
+    if not summaries:
+        panel.missing = "no complete gait cycle"
+    panel.ylabel = f"envelope [{unit}]" if unit else "envelope"
+
+
+def emg_footer(data: ReportData) -> list[str]:
+    """The EMG pages' footer: the chain and the on-off method, then the channels not drawn."""
+    s, emg = data.settings, data.emg
+    hp, lp, env = s.get("emg_highpass_hz"), s.get("emg_lowpass_hz"), s.get("emg_envelope_hz")
+    band = f"band-passed {hp:g}-{lp:g} Hz" if hp and lp else (f"high-passed {hp:g} Hz" if hp else "not high-passed")
+    lines = [f"Linear envelope of each muscle on every gait cycle: offset removed, {band}, rectified, low-passed "
+             f"{env:g} Hz (docs/emg.md); mean \u00b1 SD per side. Bars under each panel, left (L) above right (R): the "
+             f"fraction of the side's cycles the muscle is on at each % (darker: more cycles). On-off: "
+             + ("; ".join(emg.methods) if emg.methods else "no cycle to time") + "."]
+    if emg.unused:
+        more = len(emg.unused) - UNUSED_LISTED
+        lines.append(f"Not drawn ({len(emg.unused)} channel{'s' if len(emg.unused) > 1 else ''}): "
+                     + "; ".join(emg.unused[:UNUSED_LISTED]) + (f"; and {more} more" if more > 0 else "")
+                     + " (every channel's reason: Result.emg.channels).")
+    return lines
+
+
+def emg_legend() -> list[LegendEntry]:
+    sides = tuple(SIDE_COLOURS[s] for s in SIDES)
+    return curve_legend(None) + [LegendEntry("band", sides, "on (fraction of cycles)", 1.0,
+                                             tuple(f"onoff:{s}" for s in SIDES))]
+
+
+def emg_pages(data: ReportData, show_cycles: bool = True) -> list[Page]:
+    """The EMG pages (one when no muscle can be drawn: the footer says why)."""
+    muscles = data.emg.muscles if data.emg is not None else []
+    per_page = PER_PAGE_ROWS * COLUMNS
+    chunks = [muscles[k:k + per_page] for k in range(0, len(muscles), per_page)] or [[]]
+    pages = []
+    for k, chunk in enumerate(chunks):
+        heading = "EMG" + (f" ({k + 1}/{len(chunks)})" if len(chunks) > 1 else "")
+        page = Page("emg", heading)
+        bottom = page_frame(page, data.title, heading, emg_footer(data), emg_legend())
+        rows = max(-(-len(chunk) // COLUMNS), 3)  # at least three rows: panels no taller than the curve pages'
+        boxes = grid_boxes(page, max(rows, PER_PAGE_ROWS) if len(chunks) > 1 else rows, bottom)
+        bars = 2 * (BAR_H + BAR_GAP)
+        for j, m in enumerate(chunk):
+            x, y, w, h = boxes[j // COLUMNS][j % COLUMNS]
+            panel = EmgPanel(m.muscle, (x, y, w, h - bars), xlabel="% gait cycle")
+            muscle_panel(panel, data, m, show_cycles)
+            panel.draw(page)
+        if not chunk:
+            page.text(page.width / 2, (bottom + 60.0) / 2, "no EMG channel to draw", size=9.0, anchor="middle",
+                      italic=True, colour=MUTED, gid="missing")
+        pages.append(page)
+    return pages
+

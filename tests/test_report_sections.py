@@ -1,7 +1,7 @@
 """The PDF and the HTML page show the same sections in the same order (gaitid.report.sections lists
 them once), read back from the written files: the HTML page's <h2> headings against the PDF's page
 headings and the headings on its 'Tables' pages; the uncertainty toggle takes its sections out of
-both."""
+both; the EMG section is in both when a Result has EMG channels."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ PLAIN = ["Summary", "Kinematics", "Kinetics", "Moment contributions", "Kinematic
 WITH_UNCERTAINTY = [*PLAIN[:6], UNCERTAINTY, *PLAIN[6:]]
 WITH_MAP = [PLAIN[0], "Movement Analysis Profile", *PLAIN[1:]]
 EVERYTHING = [WITH_MAP[0], *WITH_MAP[1:7], UNCERTAINTY, *WITH_MAP[7:]]
+WITH_EMG = [*PLAIN[:4], "EMG", *PLAIN[4:]]
 BAND_LEGEND = "95 % band of the mean from input errors"
 
 
@@ -30,8 +31,13 @@ def trials():
     from gaitid.pipeline import process
     from gaitid.uncertainty import UncertaintySettings
 
+    from gaitid.io.c3d import read_c3d
+    from gaitid.validation.synthetic.emg_bursts import Burst, with_emg
+
+    emg = with_emg(read_c3d(WALK), [Burst("Left", "Tib Ant", ((0.0, 12.0), (60.0, 100.0)))])
     return {"nominal": process(WALK, static=STATIC),
-            "uncertainty": process(WALK, static=STATIC, uncertainty=UncertaintySettings(samples=40))}
+            "uncertainty": process(WALK, static=STATIC, uncertainty=UncertaintySettings(samples=40)),
+            "emg": process(emg, static=STATIC)}
 
 
 @pytest.fixture(scope="module")
@@ -114,6 +120,8 @@ CASES = [  # (name, results, write_report options, the sections both show)
     ("uncertainty and norms", lambda t, n: t["uncertainty"], {"normative": "norms"}, EVERYTHING),
     ("uncertainty off, norms", lambda t, n: t["uncertainty"], {"normative": "norms", "uncertainty": False}, WITH_MAP),
     ("session with uncertainty", lambda t, n: [t["uncertainty"], t["uncertainty"]], {}, WITH_UNCERTAINTY),
+    ("EMG", lambda t, n: t["emg"], {}, WITH_EMG),
+    ("session, one trial with EMG", lambda t, n: [t["nominal"], t["emg"]], {}, WITH_EMG),
 ]
 
 

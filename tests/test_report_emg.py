@@ -47,7 +47,12 @@ def test_panels_draw_the_results_envelopes_and_the_bursts(synthetic):
         (mean,) = p.get(f"mean:{side}")
         np.testing.assert_allclose(mean.y, 1e6 * np.maximum(expected, 0.0), rtol=1e-12, atol=1e-9)
         assert p.ylabel == "envelope [\u00b5V]"
-        assert len(p.get(f"cycle:{side}")) == rows.cycle.nunique() == 3
+        assert not p.get(f"cycle:{side}") and rows.cycle.nunique() == 3
+        cycles = panel(emg_pages(gather(synthetic), show_cycles=True), title).get(f"cycle:{side}")
+        assert len(cycles) == 3
+        drawn = np.array([c.y for c in cycles])
+        above = (drawn > 0).all(axis=0)  # where no cycle rings below zero (drawn at zero)
+        np.testing.assert_allclose(drawn.mean(axis=0)[above], mean.y[above], rtol=1e-9)
         assert (p.onoff[side][list(on)] == 1.0).all() and (p.onoff[side][list(off)] == 0.0).all()
         other = "Right" if side == "Left" else "Left"
         assert (f"{other}: no channel", "#d62728" if other == "Left" else "#2ca02c") in p.notes
@@ -100,8 +105,8 @@ def test_shown_only_with_emg(synthetic, tmp_path):
 
 def test_session_pools_the_cycles_of_every_trial(synthetic):
     """Two trials: twice the cycles; the bars (a fraction) stay those of one trial, the same bursts."""
-    one = panel(emg_pages(gather(synthetic)), "Gastrocnemius")
-    two = panel(emg_pages(gather([synthetic, synthetic])), "Gastrocnemius")
+    one = panel(emg_pages(gather(synthetic), show_cycles=True), "Gastrocnemius")
+    two = panel(emg_pages(gather([synthetic, synthetic]), show_cycles=True), "Gastrocnemius")
     assert len(two.get("cycle:Right")) == 2 * len(one.get("cycle:Right")) == 6
     np.testing.assert_array_equal(two.onoff["Right"], one.onoff["Right"])
     np.testing.assert_allclose(two.get("mean:Right")[0].y, one.get("mean:Right")[0].y, rtol=1e-12)

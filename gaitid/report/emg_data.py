@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
 
 from gaitid.core.vocabulary import CYCLE_POINTS
 from gaitid.cycles.curves import PERCENT
@@ -41,16 +40,15 @@ class EmgData:
     methods: list[str]
 
 
-def _on_matrix(timing: pd.DataFrame, channel: str, numbers: np.ndarray) -> np.ndarray:
+def _on_matrix(timing: dict, channel: str, numbers: np.ndarray) -> np.ndarray:
     """(len(numbers), 101) bool: the channel on at each % of each cycle (the cycles numbered
-    ``numbers``, in that order)."""
+    ``numbers``, in that order); ``timing``: the on-off table's columns as arrays."""
     on = np.zeros((len(numbers), CYCLE_POINTS), bool)
-    rows = timing[(timing["channel"] == channel) & (timing["burst"] > 0)]
-    if len(rows) and len(numbers):
+    rows = (timing["channel"] == channel) & (timing["burst"] > 0)
+    if rows.any() and len(numbers):
         order = np.argsort(numbers)
-        pos = order[np.searchsorted(numbers[order], rows["cycle"].to_numpy(np.int64))]
-        inside = (PERCENT >= rows["onset_percent"].to_numpy(float)[:, None]) & \
-                 (PERCENT <= rows["offset_percent"].to_numpy(float)[:, None])
+        pos = order[np.searchsorted(numbers[order], timing["cycle"][rows])]
+        inside = (PERCENT >= timing["onset_percent"][rows][:, None]) & (PERCENT <= timing["offset_percent"][rows][:, None])
         np.logical_or.at(on, pos, inside)
     return on
 
@@ -66,15 +64,19 @@ def emg_data(results: list, names: list[str]) -> EmgData | None:
     for r, name, emg in found:
         prefix = f"{name}: " if len(results) > 1 else ""
         unused += [f"{prefix}{c.channel}: {c.problem}" for c in emg.channels if c.problem]
-        if len(emg.timing):
-            methods += [m for m in emg.timing["method"].unique() if m not in methods]
+        tm = emg.timing
+        if len(tm):
+            methods += [m for m in tm["method"].unique() if m not in methods]
+        timing = {"channel": tm["channel"].to_numpy(object), "burst": tm["burst"].to_numpy(np.int64),
+                  "cycle": tm["cycle"].to_numpy(np.int64), "onset_percent": tm["onset_percent"].to_numpy(float),
+                  "offset_percent": tm["offset_percent"].to_numpy(float)}
         for c in emg.used:
             unit = emg.units[c.channel]
             muscles.setdefault((c.muscle, unit), EmgMuscle(c.muscle, unit))
             numbers = emg.cycle_numbers.get(c.side, np.empty(0, np.int64))
             foot_off = {k.index: k.foot_off_pct for k in r.cycles if k.side == c.side}
             parts.setdefault((c.muscle, unit, c.side), []).append(
-                (emg.curves[c.channel], _on_matrix(emg.timing, c.channel, numbers), c.channel,
+                (emg.curves[c.channel], _on_matrix(timing, c.channel, numbers), c.channel,
                  np.array([foot_off.get(int(k), np.nan) for k in numbers], float)))
     for (muscle, unit, side), got in parts.items():
         m = muscles[muscle, unit]

@@ -1,7 +1,7 @@
 """The report's EMG pages: each muscle's linear envelope on the gait cycle, with its on-off bars.
 
-One panel per muscle (and unit), up to twelve a page: each cycle's envelope as a thin line, the mean
-as a thick line with a +-1 SD band, left red and right green, each side's mean foot off (of the
+One panel per muscle (and unit), up to twelve a page: the mean envelope of the cycles as a thick line
+with a +-1 SD band (each cycle as a thin line too when asked), left red and right green, each side's mean foot off (of the
 cycles drawn) as a dashed vertical line, as on the curve pages (:mod:`gaitid.report.plots`); drawn
 from zero up (an envelope is not negative: the few % its low-pass rings below zero after a burst's
 sharp end are drawn at zero). Under the plot, one bar per side (left above right) shaded by the
@@ -50,6 +50,7 @@ class EmgPanel(Panel):
     {side: (101,) fraction of cycles on}, drawn from ``bars_top`` (points below the plot)."""
 
     onoff: dict[str, np.ndarray] = field(default_factory=dict)
+    letters: bool = True  # each bar's side letter at its left (the first column of a page)
 
     def draw(self, page: Page) -> None:
         xlabel, self.xlabel = self.xlabel, ""
@@ -59,7 +60,8 @@ class EmgPanel(Panel):
         y = by + bh + BAR_GAP
         for side in SIDES:
             page.rect(bx, y, bw, BAR_H, stroke="#bbbbbb", width=0.3)
-            page.text(bx - 2.0, y + BAR_H - 0.4, side[0], size=5.0, anchor="end", colour=SIDE_COLOURS[side])
+            if self.letters:
+                page.text(bx - 2.0, y + BAR_H - 0.4, side[0], size=5.0, anchor="end", colour=SIDE_COLOURS[side])
             f = self.onoff.get(side)
             if f is not None:
                 level = np.round(np.nan_to_num(f) * 10.0) / 10.0  # shades in tenths: a few boxes a bar
@@ -71,26 +73,35 @@ class EmgPanel(Panel):
                         page.path([(x0, y), (x1, y), (x1, y + BAR_H), (x0, y + BAR_H)], stroke=None,
                                   fill=SIDE_COLOURS[side], alpha=float(level[a]), closed=True, gid=f"onoff:{side}")
             y += BAR_H + BAR_GAP
-        for v in np.linspace(0.0, 100.0, 6):
-            page.text(bx + v / 100.0 * bw, y + 6.0, f"{v:g}", size=6.0, anchor="middle", colour=MUTED)
-        if xlabel:
+        if xlabel:  # the panel at the foot of its column numbers the x axis
+            for v in np.linspace(0.0, 100.0, 6):
+                page.text(bx + v / 100.0 * bw, y + 6.0, f"{v:g}", size=6.0, anchor="middle", colour=MUTED)
             page.text(bx + bw / 2, y + 13.0, xlabel, size=6.5, anchor="middle", colour=MUTED)
 
 
-def muscle_panel(panel: EmgPanel, data: ReportData, m: EmgMuscle, show_cycles: bool = True) -> None:
-    """One muscle's envelopes (every cycle, mean +- SD per side), foot-off lines and on-off bars."""
-    summaries = {side: mean_sd_of(m.cycles[side]) for side in SIDES if len(m.cycles.get(side, ()))}
+def _mean_sd(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and sample SD over the rows of ``m`` (n, 101): numpy's plain mean and std where every
+    value is finite (the usual case: 3-4 times faster), else NaN-skipping (:func:`mean_sd_of`)."""
+    if not np.isfinite(m).all():
+        return mean_sd_of(m)[:2]
+    return m.mean(axis=0), (m.std(axis=0, ddof=1) if len(m) > 1 else np.full(m.shape[1], np.nan))
+
+
+def muscle_panel(panel: EmgPanel, m: EmgMuscle, show_cycles: bool = False) -> None:
+    """One muscle's envelopes (mean +- SD per side; every cycle with ``show_cycles``), foot-off lines
+    and on-off bars."""
+    summaries = {side: _mean_sd(m.cycles[side]) for side in SIDES if len(m.cycles.get(side, ()))}
     peak = max((np.nanmax(np.abs(s[0])) for s in summaries.values() if np.isfinite(s[0]).any()), default=np.nan)
     unit, factor = display_unit(m.unit, peak)
     def shown(v):  # the low-pass rings a little below zero after a burst's sharp end: drawn at zero
         return factor * np.maximum(v, 0.0)
 
-    for side, (mean, sd, _) in summaries.items():
+    for side, (mean, sd) in summaries.items():
         panel.band(PERCENT, shown(mean - sd), shown(mean + sd), SIDE_COLOURS[side], SD_ALPHA, gid=f"sd:{side}")
         if show_cycles:
             for row in m.cycles[side]:
                 panel.line(PERCENT, shown(row), CYCLE_COLOURS[side], 0.5, gid=f"cycle:{side}")
-    for side, (mean, _, _) in summaries.items():
+    for side, (mean, _) in summaries.items():
         panel.line(PERCENT, shown(mean), SIDE_COLOURS[side], 1.5, gid=f"mean:{side}")
         fo = np.nanmean(m.foot_off[side]) if np.isfinite(m.foot_off[side]).any() else np.nan
         if np.isfinite(fo):
@@ -111,7 +122,7 @@ def emg_footer(data: ReportData) -> list[str]:
     s, emg = data.settings, data.emg
     hp, lp, env = s.get("emg_highpass_hz"), s.get("emg_lowpass_hz"), s.get("emg_envelope_hz")
     band = f"band-passed {hp:g}-{lp:g} Hz" if hp and lp else (f"high-passed {hp:g} Hz" if hp else "not high-passed")
-    lines = [f"Linear envelope of each muscle on every gait cycle: offset removed, {band}, rectified, low-passed "
+    lines = [f"Mean linear envelope of each muscle over the gait cycles: offset removed, {band}, rectified, low-passed "
              f"{env:g} Hz (docs/emg.md); mean \u00b1 SD per side. Bars under each panel, left (L) above right (R): the "
              f"fraction of the side's cycles the muscle is on at each % (darker: more cycles). On-off: "
              + ("; ".join(emg.methods) if emg.methods else "no cycle to time") + "."]
@@ -123,14 +134,15 @@ def emg_footer(data: ReportData) -> list[str]:
     return lines
 
 
-def emg_legend() -> list[LegendEntry]:
+def emg_legend(show_cycles: bool) -> list[LegendEntry]:
     sides = tuple(SIDE_COLOURS[s] for s in SIDES)
-    return curve_legend(None) + [LegendEntry("band", sides, "on (fraction of cycles)", 1.0,
-                                             tuple(f"onoff:{s}" for s in SIDES))]
+    legend = [e for e in curve_legend(None) if show_cycles or e.kind != "thin"]
+    return legend + [LegendEntry("band", sides, "on (fraction of cycles)", 1.0, tuple(f"onoff:{s}" for s in SIDES))]
 
 
-def emg_pages(data: ReportData, show_cycles: bool = True) -> list[Page]:
-    """The EMG pages (one when no muscle can be drawn: the footer says why)."""
+def emg_pages(data: ReportData, show_cycles: bool = False) -> list[Page]:
+    """The EMG pages (one when no muscle can be drawn: the footer says why); ``show_cycles``: each
+    cycle's envelope drawn too (the report draws the mean +- SD: the page costs half as much)."""
     muscles = data.emg.muscles if data.emg is not None else []
     per_page = PER_PAGE_ROWS * COLUMNS
     chunks = [muscles[k:k + per_page] for k in range(0, len(muscles), per_page)] or [[]]
@@ -138,14 +150,15 @@ def emg_pages(data: ReportData, show_cycles: bool = True) -> list[Page]:
     for k, chunk in enumerate(chunks):
         heading = "EMG" + (f" ({k + 1}/{len(chunks)})" if len(chunks) > 1 else "")
         page = Page("emg", heading)
-        bottom = page_frame(page, data.title, heading, emg_footer(data), emg_legend())
+        bottom = page_frame(page, data.title, heading, emg_footer(data), emg_legend(show_cycles))
         rows = max(-(-len(chunk) // COLUMNS), 3)  # at least three rows: panels no taller than the curve pages'
         boxes = grid_boxes(page, max(rows, PER_PAGE_ROWS) if len(chunks) > 1 else rows, bottom)
         bars = 2 * (BAR_H + BAR_GAP)
         for j, m in enumerate(chunk):
             x, y, w, h = boxes[j // COLUMNS][j % COLUMNS]
-            panel = EmgPanel(m.muscle, (x, y, w, h - bars), xlabel="% gait cycle")
-            muscle_panel(panel, data, m, show_cycles)
+            panel = EmgPanel(m.muscle, (x, y, w, h - bars), xlabel="% gait cycle" if j + COLUMNS >= len(chunk) else "",
+                             letters=j % COLUMNS == 0)
+            muscle_panel(panel, m, show_cycles)
             panel.draw(page)
         if not chunk:
             page.text(page.width / 2, (bottom + 60.0) / 2, "no EMG channel to draw", size=9.0, anchor="middle",

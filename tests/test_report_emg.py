@@ -103,6 +103,18 @@ def test_shown_only_with_emg(synthetic, tmp_path):
     assert '<section id="emg"><h2>EMG</h2>' in html.read_text()
 
 
+def test_unmapped_channels_alone_make_no_page(synthetic):
+    """Channels without a side or muscle (Vicon's 'EMG1'...; a note says how to map them) make no
+    page; mapped, the same channels are drawn."""
+    trial = with_emg(read_c3d(SAMPLE), BURSTS)
+    labels = [*trial.analogs.labels[:-2], "EMG1", "EMG2"]
+    unmapped = dataclasses.replace(trial, analogs=dataclasses.replace(trial.analogs, labels=labels))
+    assert gather(process(unmapped)).emg is None
+    mapped = gather(process(unmapped, emg_channels={"EMG1": "L Tibialis anterior"}))
+    assert [m.muscle for m in mapped.emg.muscles] == ["Tibialis anterior"]
+    assert mapped.emg.unused == ["EMG2: no side or muscle in its label or description"]
+
+
 def test_session_pools_the_cycles_of_every_trial(synthetic):
     """Two trials: twice the cycles; the bars (a fraction) stay those of one trial, the same bursts."""
     one = panel(emg_pages(gather(synthetic), show_cycles=True), "Gastrocnemius")

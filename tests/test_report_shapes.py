@@ -87,11 +87,12 @@ def test_report_renders(shape, sources, tmp_path):
                 assert s.y is None or len(s.y) == len(s.x)
             assert np.all(np.isfinite(p.box))
 
-    # the EMG pages: exactly when the Result has EMG channels; a panel per muscle used, each channel
-    # not drawn named with its reason
+    # the EMG pages: exactly when the Result has EMG channels with a side and muscle; a panel per
+    # muscle used, each channel not drawn named with its reason
     emg = getattr(r, "emg", None)
     drawn = [page for page in pages if page.kind == "emg"]
-    assert bool(drawn) == (emg is not None and bool(emg.channels)) == ('<section id="emg">' in text)
+    placed = emg is not None and any(c.side and c.muscle != c.channel for c in emg.channels)
+    assert bool(drawn) == placed == ('<section id="emg">' in text)
     if drawn:
         assert {p.title for page in drawn for p in page.panels} == {c.muscle for c in emg.used}
         assert all(f"{c.channel}: {c.problem}"[:40] in page_texts for c in emg.channels if c.problem)

@@ -54,10 +54,11 @@ def _on_matrix(timing: dict, channel: str, numbers: np.ndarray) -> np.ndarray:
 
 
 def emg_data(results: list, names: list[str]) -> EmgData | None:
-    """The EMG of ``results`` for the report (:class:`EmgData`); None when none has EMG channels."""
+    """The EMG of ``results`` for the report (:class:`EmgData`); None when none has an EMG channel with
+    a side and muscle (used, or not for a reason of its data: flat, saturated, mostly missing)."""
     found = [(r, n, e) for r, n in zip(results, names) if (e := getattr(r, "emg", None)) is not None and e.channels]
-    if not found:
-        return None
+    if not any(c.side and c.muscle != c.channel for _, _, e in found for c in e.channels):
+        return None  # only channels without a side or muscle (Vicon's EMG1...): a note says how to map them
     muscles: dict[tuple[str, str], EmgMuscle] = {}
     parts: dict[tuple[str, str, str], list] = {}
     unused, methods = [], []

@@ -135,3 +135,50 @@ def test_real_trial_panels_and_bars():
         assert (gas.onoff[side][[20, 45]] == 1.0).all() and gas.onoff[side][80] == 0.0
     texts = " ".join(page.texts())
     assert "Voltage.15: no side or muscle" in texts and "Voltage.16" in texts
+
+
+@pytest.fixture(scope="module")
+def emg_norms():
+    """Norms from two synthetic controls (the same bursts, other noise seeds)."""
+    from gaitid.norms import build_norms, control_from_result
+
+    return build_norms([control_from_result(process(with_emg(read_c3d(SAMPLE), BURSTS, seed=s))) for s in (1, 2)])
+
+
+def test_norms_hold_each_muscles_on_off(emg_norms, tmp_path):
+    """`gaitid norms build` keeps each muscle's on-off as the fraction of the controls' cycles on at
+    every 2 % ('EMG on <muscle>', unit 'fraction'): 1 inside the synthetic bursts, 0 well outside;
+    per side and pooled; through the TOML file and from a result folder's _emg_timing.csv alike."""
+    from gaitid.norms import build_norms, control_from_folder, read_norms, write_norms
+
+    def fraction(norms, muscle, side=""):
+        pct, mean, sd = norms.band(f"EMG on {muscle}", "", "fraction", side=side)
+        return dict(zip(pct, mean))
+
+    ta, gast = fraction(emg_norms, "Tibialis anterior"), fraction(emg_norms, "Gastrocnemius", "Right")
+    assert all(ta[p] == 1.0 for p in (0, 4, 10, 62, 80, 98)) and all(ta[p] == 0.0 for p in (16, 30, 56))
+    assert all(gast[p] == 1.0 for p in (22, 30, 48)) and all(gast[p] == 0.0 for p in (0, 16, 54, 90))
+    assert emg_norms.band("EMG on Gastrocnemius", "", "fraction", side="Left") is None  # no left channel
+    back = read_norms(write_norms(emg_norms, tmp_path / "n.toml"))
+    assert fraction(back, "Tibialis anterior") == pytest.approx(ta, abs=1e-8)  # the file keeps 9 decimals
+    folder = tmp_path / "controls"
+    for s in (1, 2):
+        process(with_emg(read_c3d(SAMPLE), BURSTS, seed=s)).to_csv(folder / f"c{s}")
+    from_folder = build_norms(control_from_folder(folder, convention="internal"))
+    assert fraction(from_folder, "Tibialis anterior") == pytest.approx(ta, abs=1e-12)
+
+
+def test_normal_bars_from_norms(synthetic, emg_norms):
+    """With norms holding the muscle, a third bar (N) under each panel: the norms' fraction at the
+    101 points (interpolated from their 2 %); without norms, two bars."""
+    from gaitid.report.sections import ReportInputs, report_sections
+
+    page = emg_pages(gather(synthetic), emg_norms)[0]
+    p = panel([page], "Tibialis anterior")
+    pct, mean, _ = emg_norms.band("EMG on Tibialis anterior", "", "fraction")
+    assert p.normal_row and np.array_equal(p.normal, np.interp(np.arange(101.0), pct, mean))
+    assert p.normal[5] == 1.0 and p.normal[30] == 0.0
+    assert "on in the norms' controls (N)" in page.texts()
+    assert not panel(emg_pages(gather(synthetic)), "Tibialis anterior").normal_row
+    (part,) = [s for s in report_sections(ReportInputs(gather(synthetic), emg_norms)) if s.section.key == "emg"]
+    assert panel(part.blocks[0].pages, "Gastrocnemius").normal[30] == 1.0

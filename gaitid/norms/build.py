@@ -17,6 +17,7 @@ import pandas as pd
 from gaitid.core.errors import DataError, FileFormatError, SettingsError
 from gaitid.core.vocabulary import RUN_RECORD_SUFFIX
 from gaitid.cycles.clinical import curve_matrices
+from gaitid.cycles.curves import PERCENT
 from gaitid.cycles.scores import (
     GDI_FEATURES,
     GPS_VARIABLES,
@@ -44,7 +45,8 @@ from gaitid.norms.data import (
 class ControlTables:
     """One control trial as tables: ``curves`` and ``parameters`` as gaitid writes them, ``cycles``
     (side, cycle, kinetic, foot_off_pct, opposite_off_pct, opposite_strike_pct), the ``settings``
-    that give the numbers their meaning (convention, normalise, frame) and the subject's name."""
+    that give the numbers their meaning (convention, normalise, frame), the subject's name and the
+    EMG on-off table when the trial has EMG (``emg_timing``: the norms' on-off of each muscle)."""
 
     name: str
     curves: pd.DataFrame
@@ -52,6 +54,7 @@ class ControlTables:
     cycles: pd.DataFrame
     settings: dict
     subject: str = ""
+    emg_timing: pd.DataFrame | None = None  # the EMG on-off table (<trial>_emg_timing.csv), if any
 
 
 def control_from_result(result) -> ControlTables:
@@ -60,7 +63,8 @@ def control_from_result(result) -> ControlTables:
 
     return ControlTables(name=result.name, curves=result.curves, parameters=result.parameters,
                          cycles=cycles_table(result.cycles), settings=result.settings.as_dict(),
-                         subject=result.trial.subject.name or "")
+                         subject=result.trial.subject.name or "",
+                         emg_timing=result.emg_timing if getattr(result, "emg", None) is not None else None)
 
 
 def control_from_folder(folder: str | os.PathLike, convention: str | None = None) -> list[ControlTables]:
@@ -92,9 +96,42 @@ def control_from_folder(folder: str | os.PathLike, convention: str | None = None
                                     f"(no {stem}{RUN_RECORD_SUFFIX} or gaitid-run.json beside them, which gaitid "
                                     "run and batch write); give it (--convention internal|external)")
             settings = {**settings, "convention": convention}
+        timing_path = curves_path.with_name(f"{stem}_emg_timing.csv")
+        try:
+            timing = pd.read_csv(timing_path, dtype={"side": str, "muscle": str, "channel": str}) \
+                if timing_path.exists() else None
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+            raise FileFormatError(f"not a readable result table ({exc})", timing_path) from None
         out.append(ControlTables(name=stem, curves=curves, parameters=params, cycles=_cycles_from_parameters(params, curves),
-                                 settings=settings))
+                                 settings=settings, emg_timing=timing))
     return out
+
+
+EMG_ON = "EMG on "  # a muscle's on-off in the norms: curve 'EMG on <muscle>', unit 'fraction' (of the cycles on)
+EMG_TIMING_COLUMNS = {"side", "muscle", "cycle", "burst", "onset_percent", "offset_percent"}
+
+
+def emg_on_rows(timing: pd.DataFrame | None) -> pd.DataFrame:
+    """Each cycle's on-off of each muscle as curve rows (side, cycle, kinetic False, variable
+    'EMG on <muscle>', component '', unit 'fraction', percent 0-100, value 1 where on, else 0) from an
+    EMG on-off table (``Result.emg_timing``, ``<trial>_emg_timing.csv``); a muscle with two channels
+    on a side is on where either is. Empty without a table."""
+    columns = ["side", "cycle", "kinetic", "variable", "component", "unit", "percent", "value"]
+    if timing is None or timing.empty or not EMG_TIMING_COLUMNS <= set(timing.columns):
+        return pd.DataFrame(columns=columns)
+    t = timing.assign(muscle=timing["muscle"].astype(str), side=timing["side"].astype(str))
+    keys = t[["side", "muscle", "cycle"]].drop_duplicates().reset_index(drop=True)
+    row = t.merge(keys.reset_index(), on=["side", "muscle", "cycle"])["index"].to_numpy()
+    on = np.zeros((len(keys), PERCENT.size), bool)
+    burst = t["burst"].to_numpy(float) > 0
+    inside = (PERCENT >= t["onset_percent"].to_numpy(float)[:, None]) & \
+             (PERCENT <= t["offset_percent"].to_numpy(float)[:, None]) & burst[:, None]
+    np.logical_or.at(on, row, inside)
+    n = PERCENT.size
+    return pd.DataFrame({"side": np.repeat(keys["side"].to_numpy(), n), "cycle": np.repeat(keys["cycle"].to_numpy(), n),
+                         "kinetic": False, "variable": np.repeat((EMG_ON + keys["muscle"]).to_numpy(), n),
+                         "component": "", "unit": "fraction", "percent": np.tile(PERCENT, len(keys)),
+                         "value": on.ravel().astype(float)})
 
 
 def recorded_settings(folder: Path, stem: str) -> dict:
@@ -177,12 +214,13 @@ def build_norms(controls, *, speed_bands=None, meta: dict | None = None, n_featu
                             f"{items[0].name} has {', '.join(f'{k}={first.get(k)!r}' for k in clash)}; "
                             "process all controls with the same settings")
     conv = next((it.settings.get("convention") for it in items if it.settings.get("convention")), None)
-    curves, params, cycles = [], [], []
+    curves, params, cycles, emg = [], [], [], []
     for i, it in enumerate(items):
         cyc = it.cycles.assign(trial=i)
         if it.curves is None or it.curves.empty or cyc.empty:
             continue
         curves.append(it.curves.assign(trial=i))
+        emg.append(emg_on_rows(it.emg_timing).assign(trial=i))
         clinical = clinical_table(it.curves, it.cycles, convention=it.settings.get("convention") or "internal",
                                   frame=it.settings.get("frame") or "distal")
         # the clinical parameters are recomputed from the curves (the tables may predate them)
@@ -194,6 +232,7 @@ def build_norms(controls, *, speed_bands=None, meta: dict | None = None, n_featu
     if not curves:
         raise DataError("the control trials have no complete gait cycle")
     curves = pd.concat(curves, ignore_index=True)
+    emg = pd.concat(emg, ignore_index=True)
     params = pd.concat(params, ignore_index=True)
     cycles = pd.concat(cycles, ignore_index=True)
     bands = _speed_bands(speed_bands)
@@ -207,6 +246,8 @@ def build_norms(controls, *, speed_bands=None, meta: dict | None = None, n_featu
         if keys.empty:
             continue
         c = curves.merge(keys.drop(columns="kinetic"), on=["trial", "side", "cycle"])
+        if len(emg):  # each muscle's on-off: the fraction of the controls' cycles on at each %
+            c = pd.concat([c, emg.merge(keys.drop(columns="kinetic"), on=["trial", "side", "cycle"])], ignore_index=True)
         curve_parts.append(_curve_norms(c, band))
         p = params.merge(keys.drop(columns="kinetic"), on=["trial", "side", "cycle"])
         param_parts.append(_parameter_norms(p, band))
@@ -245,9 +286,10 @@ def build_norms(controls, *, speed_bands=None, meta: dict | None = None, n_featu
 def _curve_norms(curves: pd.DataFrame, band: str) -> pd.DataFrame:
     """Mean, SD and n at every 2 % per side and pooled; each point from the cycles that have it."""
     v = curves["variable"].astype(str)
-    keep = v.str.endswith(NORM_SUFFIXES) | (v == "GroundReactionForce")
+    emg = v.str.startswith(EMG_ON)
+    keep = v.str.endswith(NORM_SUFFIXES) | (v == "GroundReactionForce") | emg
     kinetic = curves["kinetic"].astype(bool) if "kinetic" in curves else pd.Series(False, index=curves.index)
-    curves = curves[(keep & (v.str.endswith("Angles") | kinetic)).to_numpy()]
+    curves = curves[(keep & (v.str.endswith("Angles") | emg | kinetic)).to_numpy()]  # angles, EMG: every cycle
     out = []
     m = curve_matrices(curves, ("side", "trial", "cycle"))
     sides = m.keys["side"].to_numpy()

@@ -20,6 +20,7 @@ import numpy as np
 
 from gaitid.core.vocabulary import SIDES
 from gaitid.cycles.curves import PERCENT
+from gaitid.norms.build import EMG_ON
 from gaitid.report.canvas import Page
 from gaitid.report.content import ReportData, mean_sd_of
 from gaitid.report.emg_data import EmgMuscle
@@ -28,6 +29,7 @@ from gaitid.report.layout import MUTED, LegendEntry, page_frame
 from gaitid.report.plots import CYCLE_COLOURS, SD_ALPHA, Panel, curve_legend, grid_boxes
 
 PER_PAGE_ROWS, COLUMNS = 4, 3
+NORMAL_BAR = "#555555"  # the norms' on-off bar (N)
 BAR_H, BAR_GAP = 4.0, 1.5  # each side's on-off bar under a panel (points)
 UNUSED_LISTED = 8  # channels not drawn named in a page's footer; the rest counted
 # a unit too small to read on an axis -> (the unit shown, the factor), by the size of the largest mean
@@ -51,6 +53,8 @@ class EmgPanel(Panel):
 
     onoff: dict[str, np.ndarray] = field(default_factory=dict)
     letters: bool = True  # each bar's side letter at its left (the first column of a page)
+    normal_row: bool = False  # a third bar (N): the norms' fraction of the controls' cycles on
+    normal: np.ndarray | None = None  # (101,) that fraction; None: the norms lack this muscle
 
     def draw(self, page: Page) -> None:
         xlabel, self.xlabel = self.xlabel, ""
@@ -58,11 +62,13 @@ class EmgPanel(Panel):
         self.xlabel = xlabel
         bx, by, bw, bh = self.box
         y = by + bh + BAR_GAP
-        for side in SIDES:
+        rows = [(side[0], SIDE_COLOURS[side], f"onoff:{side}", self.onoff.get(side)) for side in SIDES]
+        if self.normal_row:
+            rows.append(("N", NORMAL_BAR, "onoff:normal", self.normal))
+        for letter, colour, gid, f in rows:
             page.rect(bx, y, bw, BAR_H, stroke="#bbbbbb", width=0.3)
             if self.letters:
-                page.text(bx - 2.0, y + BAR_H - 0.4, side[0], size=5.0, anchor="end", colour=SIDE_COLOURS[side])
-            f = self.onoff.get(side)
+                page.text(bx - 2.0, y + BAR_H - 0.4, letter, size=5.0, anchor="end", colour=colour)
             if f is not None:
                 level = np.round(np.nan_to_num(f) * 10.0) / 10.0  # shades in tenths: a few boxes a bar
                 cuts = np.flatnonzero(np.diff(level)) + 1
@@ -71,7 +77,7 @@ class EmgPanel(Panel):
                         x0 = bx + max(PERCENT[a] - 0.5, 0.0) / 100.0 * bw
                         x1 = bx + min(PERCENT[b - 1] + 0.5, 100.0) / 100.0 * bw
                         page.path([(x0, y), (x1, y), (x1, y + BAR_H), (x0, y + BAR_H)], stroke=None,
-                                  fill=SIDE_COLOURS[side], alpha=float(level[a]), closed=True, gid=f"onoff:{side}")
+                                  fill=colour, alpha=float(level[a]), closed=True, gid=gid)
             y += BAR_H + BAR_GAP
         if xlabel:  # the panel at the foot of its column numbers the x axis
             for v in np.linspace(0.0, 100.0, 6):
@@ -85,6 +91,13 @@ def _mean_sd(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if not np.isfinite(m).all():
         return mean_sd_of(m)[:2]
     return m.mean(axis=0), (m.std(axis=0, ddof=1) if len(m) > 1 else np.full(m.shape[1], np.nan))
+
+
+def normal_on(normative, muscle: str) -> np.ndarray | None:
+    """The norms' fraction of the controls' cycles in which ``muscle`` is on, at the 101 points of
+    the cycle (both sides pooled: 'EMG on <muscle>' of ``gaitid norms build``); None without it."""
+    band = normative.band(EMG_ON + muscle, "", "fraction") if normative is not None else None
+    return None if band is None else np.interp(PERCENT, band[0], band[1])
 
 
 def muscle_panel(panel: EmgPanel, m: EmgMuscle, show_cycles: bool = False) -> None:
@@ -117,14 +130,15 @@ def muscle_panel(panel: EmgPanel, m: EmgMuscle, show_cycles: bool = False) -> No
     panel.ylabel = f"envelope [{unit}]" if unit else "envelope"
 
 
-def emg_footer(data: ReportData) -> list[str]:
+def emg_footer(data: ReportData, normal: bool = False) -> list[str]:
     """The EMG pages' footer: the chain and the on-off method, then the channels not drawn."""
     s, emg = data.settings, data.emg
     hp, lp, env = s.get("emg_highpass_hz"), s.get("emg_lowpass_hz"), s.get("emg_envelope_hz")
     band = f"band-passed {hp:g}-{lp:g} Hz" if hp and lp else (f"high-passed {hp:g} Hz" if hp else "not high-passed")
     lines = [f"Mean linear envelope of each muscle over the gait cycles: offset removed, {band}, rectified, low-passed "
              f"{env:g} Hz (docs/emg.md); mean \u00b1 SD per side. Bars under each panel, left (L) above right (R): the "
-             f"fraction of the side's cycles the muscle is on at each % (darker: more cycles). On-off: "
+             f"fraction of the side's cycles the muscle is on at each % (darker: more cycles)"
+             + ("; N: the same in the norms' control cycles, both sides" if normal else "") + ". On-off: "
              + ("; ".join(emg.methods) if emg.methods else "no cycle to time") + "."]
     if emg.unused:
         more = len(emg.unused) - UNUSED_LISTED
@@ -134,30 +148,37 @@ def emg_footer(data: ReportData) -> list[str]:
     return lines
 
 
-def emg_legend(show_cycles: bool) -> list[LegendEntry]:
+def emg_legend(show_cycles: bool, normal: bool) -> list[LegendEntry]:
     sides = tuple(SIDE_COLOURS[s] for s in SIDES)
     legend = [e for e in curve_legend(None) if show_cycles or e.kind != "thin"]
-    return legend + [LegendEntry("band", sides, "on (fraction of cycles)", 1.0, tuple(f"onoff:{s}" for s in SIDES))]
+    legend.append(LegendEntry("band", sides, "on (fraction of cycles)", 1.0, tuple(f"onoff:{s}" for s in SIDES)))
+    if normal:
+        legend.append(LegendEntry("band", (NORMAL_BAR,), "on in the norms' controls (N)", 1.0, ("onoff:normal",)))
+    return legend
 
 
-def emg_pages(data: ReportData, show_cycles: bool = False) -> list[Page]:
-    """The EMG pages (one when no muscle can be drawn: the footer says why); ``show_cycles``: each
-    cycle's envelope drawn too (the report draws the mean +- SD: the page costs half as much)."""
+def emg_pages(data: ReportData, normative=None, show_cycles: bool = False) -> list[Page]:
+    """The EMG pages (one when no muscle can be drawn: the footer says why); ``normative``: norms
+    (:meth:`gaitid.norms.Norms.band`) whose on-off of a muscle is drawn as a third bar (N) under its
+    panel; ``show_cycles``: each cycle's envelope drawn too (the report draws the mean +- SD: the page
+    costs half as much)."""
     muscles = data.emg.muscles if data.emg is not None else []
+    normal = {m.muscle: normal_on(normative, m.muscle) for m in muscles}
+    normal_row = any(v is not None for v in normal.values())
     per_page = PER_PAGE_ROWS * COLUMNS
     chunks = [muscles[k:k + per_page] for k in range(0, len(muscles), per_page)] or [[]]
     pages = []
     for k, chunk in enumerate(chunks):
         heading = "EMG" + (f" ({k + 1}/{len(chunks)})" if len(chunks) > 1 else "")
         page = Page("emg", heading)
-        bottom = page_frame(page, data.title, heading, emg_footer(data), emg_legend(show_cycles))
+        bottom = page_frame(page, data.title, heading, emg_footer(data, normal_row), emg_legend(show_cycles, normal_row))
         rows = max(-(-len(chunk) // COLUMNS), 3)  # at least three rows: panels no taller than the curve pages'
         boxes = grid_boxes(page, max(rows, PER_PAGE_ROWS) if len(chunks) > 1 else rows, bottom)
-        bars = 2 * (BAR_H + BAR_GAP)
+        bars = (3 if normal_row else 2) * (BAR_H + BAR_GAP)
         for j, m in enumerate(chunk):
             x, y, w, h = boxes[j // COLUMNS][j % COLUMNS]
             panel = EmgPanel(m.muscle, (x, y, w, h - bars), xlabel="% gait cycle" if j + COLUMNS >= len(chunk) else "",
-                             letters=j % COLUMNS == 0)
+                             letters=j % COLUMNS == 0, normal_row=normal_row, normal=normal[m.muscle])
             muscle_panel(panel, m, show_cycles)
             panel.draw(page)
         if not chunk:

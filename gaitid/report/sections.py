@@ -189,7 +189,7 @@ SECTIONS = (
             lambda i: (Drawn((kinematics_page(i.data, i.normative, draws_cycles(i.data)),)),)),
     Section("kinetics", "Kinetics", _kinetics),
     Section("contributions", "Moment contributions", lambda i: (Drawn((contributions_page(i.data),)),)),
-    Section("emg", "EMG", lambda i: (Drawn(tuple(emg_pages(i.data))),),
+    Section("emg", "EMG", lambda i: (Drawn(tuple(emg_pages(i.data, i.normative))),),
             shown=lambda i: i.data.emg is not None),
     Section("kinematic-parameters", "Kinematic parameters",
             lambda i: (TableBlock(parameter_table(i.data, "kinematic"), "kinematic-parameters", "no complete gait cycle",

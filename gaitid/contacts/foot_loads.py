@@ -206,6 +206,8 @@ def foot_loads(trial: Trial, contacts: list[FootContact], events: list[Event] | 
         has = in_valid | owned.any(axis=1)
         state[has] = "plate"
         touching = ownership.touches[side].any(axis=1) if ownership is not None else np.zeros(n, bool)
+        if ownership is not None and ownership.sharing is not None:  # a trailing foot still pushing on a shared plate
+            touching |= ownership.sharing[side].any(axis=1)
         unknown = (problem > 0) & (has | touching)
         unknown |= invalid & ~in_valid & (~swing0 | owned.any(axis=1))
         state[unknown] = "invalid"

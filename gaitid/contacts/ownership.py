@@ -83,7 +83,11 @@ class PlateOwnership:
     contact threshold) the foot owning the plate on the nearest frame within 3 (a contact's first
     and last instants), else 0. ``sharing`` {side: (n, m)}: the plates the foot shares with the other
     foot (owner 3), also on the frames after it stops touching them while a marker of it stays at the
-    plate's surface over it (its toe still pushing: :func:`_held`); None: as ``touches``."""
+    plate's surface over it (its toe still pushing: :func:`_held`); None: as ``touches``.
+    ``problem_other`` {side: (n,)}: the first problem code besides sharing a plate (code 1), 0 none.
+    ``split``: each foot's share of the plates both feet load
+    (:class:`gaitid.contacts.decompose.SharedSplit`, set by :func:`gaitid.contacts.decompose.with_split`),
+    None when not decomposed."""
 
     plates: tuple[int, ...]
     rate: float
@@ -98,6 +102,8 @@ class PlateOwnership:
     surface_velocity: np.ndarray
     edge: np.ndarray | None = None
     sharing: dict | None = None
+    problem_other: dict | None = None
+    split: object | None = None
 
     def owned(self, side: str) -> np.ndarray:
         """(n, m) bool: plates the foot alone loads."""
@@ -111,8 +117,10 @@ class PlateOwnership:
         """Why the foot's load is not measured on some of ``frames``, one phrase per problem and
         plate with its duration: ['both feet on plate 2 for 0.12 s', ...]."""
         frames = np.asarray(frames, int)
-        code = self.problem[side][frames]
+        code = self.problem[side][frames].copy()
         plate = self.problem_plate[side][frames]
+        if self.split is not None:
+            code[self.split.decomposed[side][frames]] = 0
         out = []
         for c in np.unique(code[code > 0]):
             for p in np.unique(plate[code == c]):
@@ -332,14 +340,14 @@ def plate_ownership(trial: Trial, markers: GaitMarkers, threshold: float = CONTA
     owner[loaded & (owner == NONE)] = UNOWNED
     edge = _edge_owner(owner, fz > COP_THRESHOLD_N)
 
-    measured, problem, problem_plate = {}, {}, {}
+    measured, problem, problem_plate, problem_other = {}, {}, {}, {}
     for side in SIDES:
         prob = np.zeros(n, np.int8)
         pp = np.zeros(n, np.int32)
         if side not in feet:
             prob[:] = 5
             measured[side] = np.zeros(n, bool)
-            problem[side], problem_plate[side] = prob, pp
+            problem[side], problem_plate[side], problem_other[side] = prob, pp, prob.copy()
             touches[side] = held[side] = np.zeros((n, m), bool)
             low[side] = np.zeros(n, bool)
             continue
@@ -350,8 +358,11 @@ def plate_ownership(trial: Trial, markers: GaitMarkers, threshold: float = CONTA
             hit = mask2d.any(axis=1) & (prob == 0)
             prob[hit] = code
             pp[hit] = plate_no[mask2d[hit].argmax(axis=1)]
+            other[mask2d.any(axis=1) & (other == 0)] = code
 
+        other = np.zeros(n, np.int8)  # the first problem besides sharing a plate
         mark((t | held[side]) & (owner == BOTH), 1)
+        other[:] = 0
         mark((t | nr) & missing, 2)
         mark(nr & (owner == UNOWNED), 3)
         # grounded heel/toe on the floor outside every plate: partly off
@@ -363,13 +374,15 @@ def plate_ownership(trial: Trial, markers: GaitMarkers, threshold: float = CONTA
             grounded = (g["height"] <= ground_clearance) & (speed <= ground_speed)
             outside = np.all(~(g["d"] >= -plate_tolerance), axis=1)  # off every plate (a NaN distance: off)
             off |= grounded & outside
+        other[off & t.any(axis=1) & (other == 0)] = 4
         hit = off & t.any(axis=1) & (prob == 0)
         prob[hit] = 4
         pp[hit] = plate_no[t[hit].argmax(axis=1)] if m else 0
         marker_nan = ~np.all(np.isfinite(np.column_stack([feet[side]["heel"], feet[side]["toe"]])), axis=1)
+        other[marker_nan & (other == 0) & (loaded.any(axis=1) if m else False)] = 5
         prob[marker_nan & (prob == 0) & (loaded.any(axis=1) if m else False)] = 5
-        problem[side], problem_plate[side] = prob, pp
+        problem[side], problem_plate[side], problem_other[side] = prob, pp, other
         measured[side] = (prob == 0) & t.any(axis=1)
     sharing = {side: held[side] & (owner == BOTH) for side in SIDES}
     return PlateOwnership(tuple(fp.index for fp in fps), rate, loaded, missing, owner, touches, measured,
-                          problem, problem_plate, low, vel, edge, sharing)
+                          problem, problem_plate, low, vel, edge, sharing, problem_other)

@@ -228,3 +228,26 @@ def with_split(trial: Trial, markers, ownership: PlateOwnership, reach_s: float 
     except DataError:  # no pelvis marker: the measured ratios
         centre = None
     return replace(ownership, split=decompose_shared(trial, ownership, feet, alone, reach_s, centre=centre))
+
+
+def shared_plate_contacts(trial: Trial, ownership: PlateOwnership, contacts: list, min_duration: float) -> list:
+    """``contacts`` with those on a plate both feet load (one plate each) replaced by each foot's
+    contacts on that plate from the per-frame ownership, as on a treadmill
+    (:func:`gaitid.contacts.treadmill.treadmill_contacts`), when the plate's shared frames are
+    decomposed (``ownership.split``): a contact refused as 'two feet on the plate' becomes the two
+    feet's; the others as they are. Manual overrides keep their contacts."""
+    from gaitid.contacts.treadmill import treadmill_contacts
+
+    if ownership.split is None:
+        return contacts
+    dec = ownership.split.decomposed
+    shared = {p for j, p in enumerate(ownership.plates)
+              if np.any((ownership.owner[:, j] == BOTH) & dec[SIDES[0]] & dec[SIDES[1]])}
+    hit = [c for c in contacts if len(c.plates) == 1 and c.plates[0] in shared and c.source != "override"]
+    if not hit:
+        return contacts
+    hit_ids = {id(c) for c in hit}
+    keep = [c for c in contacts if id(c) not in hit_ids]
+    new = [replace(x, source="auto") for x in treadmill_contacts(trial, ownership, min_duration)
+           if len(x.plates) == 1 and x.plates[0] in {c.plates[0] for c in hit}]
+    return sorted(keep + new, key=lambda c: (c.strike_time if np.isfinite(c.strike_time) else -np.inf, c.side or ""))

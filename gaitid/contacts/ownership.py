@@ -110,8 +110,13 @@ class PlateOwnership:
         return self.owner == OWNER_CODE[side]
 
     def on_plates(self, side: str) -> np.ndarray:
-        """(n,) bool: the foot touches at least one loaded plate."""
-        return self.touches[side].any(axis=1)
+        """(n,) bool: the foot touches at least one loaded plate, or its decomposed share of a plate
+        both feet load (``split``) carries more than the contact threshold (a trailing foot still
+        pushing off its toe)."""
+        on = self.touches[side].any(axis=1)
+        if self.split is not None:
+            on = on | (self.split.decomposed[side] & (np.nan_to_num(self.split.force[side][:, 2]) > CONTACT_THRESHOLD_N))
+        return on
 
     def reasons(self, side: str, frames: np.ndarray) -> list[str]:
         """Why the foot's load is not measured on some of ``frames``, one phrase per problem and

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
 from gaitid.contacts import FootContact, PlateOwnership, assign_contacts, plate_ownership
-from gaitid.contacts.decompose import with_split
+from gaitid.contacts.decompose import shared_plate_contacts, with_split
 from gaitid.contacts.foot_loads import FootLoad, filtered_load, foot_loads
 from gaitid.core.checks import Check
 from gaitid.core.errors import GaitIDError
@@ -89,8 +89,9 @@ def foot_contacts(trial: Trial, markers: GaitMarkers, settings: Settings) -> tup
     ownership = plate_ownership(trial, markers, settings.contact_threshold_n)
     if settings.decompose_shared_plates:  # each foot's share of a plate both feet load
         ownership = with_split(trial, markers, ownership)
-    return assign_contacts(trial, markers, overrides=settings.plates, threshold=settings.contact_threshold_n,
-                           min_duration=settings.min_contact_s, ownership=ownership), ownership
+    contacts = assign_contacts(trial, markers, overrides=settings.plates, threshold=settings.contact_threshold_n,
+                               min_duration=settings.min_contact_s, ownership=ownership)
+    return shared_plate_contacts(trial, ownership, contacts, settings.min_contact_s), ownership
 
 
 def measured_loads(trial: Trial, contacts: list[FootContact], ownership: PlateOwnership, events,

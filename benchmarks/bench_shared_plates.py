@@ -61,7 +61,7 @@ def merged_errors(name: str) -> dict | None:
         shared = (own.owner[:, col] == BOTH) & (own.sharing[side][:, col] | own.touches[side][:, col])
         dec = shared & (loads[side].source == "decomposed")
         truth = r0.loads[side]
-        known = dec & np.isfinite(truth.force_lab).all(1)
+        known = dec & (truth.state == "plate") & np.isfinite(truth.force_lab).all(1)
         n_shared += int(shared.sum())
         n_dec += int(dec.sum())
         est = loads[side]
@@ -81,12 +81,26 @@ def merged_errors(name: str) -> dict | None:
     model = load_model(r0.settings.model)
     joints = joint_loads(r0.kinematics, mixed, r0.settings)
     out = output_curves(r0.kinematics, joints, mixed, model, r0.settings, r0.subject.subject)
+    # over the decomposed frames, and over the whole stances holding them (runs of measured load)
+    stances = {}
+    for s in ("Left", "Right"):
+        plate = r0.loads[s].state == "plate"
+        edges = np.flatnonzero(np.diff(np.r_[0, plate.astype(int), 0]))
+        st = np.zeros_like(plate)
+        for i, j in zip(edges[::2], edges[1::2]):
+            if frames[s][i:j].any():
+                st[i:j] = True
+        stances[s] = st
     for j in JOINTS:
         for k, plane in ((0, "sag"), (1, "front")):
-            d = np.concatenate([out.curves[s][j][frames[s], k] - r0.outputs.curves[s][j][frames[s], k]
-                                for s in ("Left", "Right")])
-            d = d[np.isfinite(d)]
-            row[f"{j}_{plane}"] = float(np.sqrt(np.mean(d ** 2))) if d.size else np.nan
+            for key, sel in (("", frames), ("_stance", stances)):
+                d = np.concatenate([out.curves[s][j][sel[s], k] - r0.outputs.curves[s][j][sel[s], k]
+                                    for s in ("Left", "Right")])
+                d = d[np.isfinite(d)]
+                row[f"{j}_{plane}{key}"] = float(np.sqrt(np.mean(d ** 2))) if d.size else np.nan
+    # kinetic cycles through process() on the merged trial, against the original's
+    r1 = process(merged, **{**opts, **({"subject": r0.subject.subject.mass} if opts.get("subject") == "plates" else {})})
+    row["kinetic"] = (sum(c.kinetic for c in r1.cycles), sum(c.kinetic for c in r0.cycles))
     return row
 
 
@@ -130,8 +144,9 @@ def treadmill_rows(folder: Path) -> list[str]:
 def main() -> None:
     warnings.simplefilter("ignore")
     print("| merged trial | shared foot-frames | decomposed | Fx | Fy | Fz (% BW RMS) | COP (mm RMS) | "
-          "ankle | knee | hip sagittal (N.m/kg RMS) | ankle | knee | hip frontal |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "ankle | knee | hip sagittal (N.m/kg RMS: decomposed frames / whole stances) | ankle | knee | hip frontal "
+          "| kinetic cycles merged / original |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name in MERGES:
         if not (REAL / name).exists():
             print(f"| {name} | real data absent |")
@@ -142,8 +157,9 @@ def main() -> None:
             continue
         print(f"| {name} | {row['shared']} | {row['decomposed']} | {100 * row['Fx_rms_bw']:.1f} | "
               f"{100 * row['Fy_rms_bw']:.1f} | {100 * row['Fz_rms_bw']:.1f} | {1000 * row['cop_rms_m']:.0f} | "
-              + " | ".join(f"{row[f'{j}_sag']:.3f}" for j in JOINTS) + " | "
-              + " | ".join(f"{row[f'{j}_front']:.3f}" for j in JOINTS) + " |")
+              + " | ".join(f"{row[f'{j}_sag']:.3f} / {row[f'{j}_sag_stance']:.3f}" for j in JOINTS) + " | "
+              + " | ".join(f"{row[f'{j}_front']:.3f} / {row[f'{j}_front_stance']:.3f}" for j in JOINTS)
+              + f" | {row['kinetic'][0]} / {row['kinetic'][1]} |")
     print("\n| synthetic | decomposed frames | Fx | Fy | Fz (% BW RMS) | kinetic cycles |")
     print("|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:

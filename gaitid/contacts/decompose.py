@@ -5,31 +5,28 @@ a single-belt treadmill's double support, a split-belt crossing, a large overgro
 :func:`decompose_shared` splits the plate's measured wrench (force F, centre of pressure p on the
 plate's plane, free moment Tz; lab frame) into two foot wrenches that add up to it exactly:
 
-1. *Where each foot presses.* Each foot's centre of pressure in its own sole frame (origin the heel
-   marker, axis u heel to toe in the lab's XY, v = Z x u), taken from the nearest frame within
+1. *Where each foot presses.* Each foot's centre of pressure from the nearest frame within
    ``reach`` (0.3 s) where that foot's load was measured alone (the trailing foot's just before the
-   shared frames: its forefoot; the leading foot's just after: its heel), carried by the foot's
-   markers onto the shared frame: c_A (trailing), c_B (leading), lab XY.
-2. *The vertical split* from the plate's COP equations: with the two feet's vertical forces at c_A
-   and c_B, their COP is Fz_A/Fz c_A + Fz_B/Fz c_B, so the trailing foot's share is
-   a = ((p - c_B) . (c_A - c_B)) / |c_A - c_B|^2, clipped to [0, 1] (Davis & Cavanagh 1993; the
-   COP-based single-belt treadmill decompositions of Villeger et al. 2014 and Meurisse et al. 2016).
-   Each foot gets a F_z and (1 - a) F_z.
-3. *The horizontal split.* Each foot keeps the ratio of horizontal to vertical force it had on its
-   measured frame (step 1), weighted by how much of the load is its own: the trailing foot's
-   F_h,A = a (r_A Fz_A) + (1 - a) (F_h - r_B Fz_B) and F_h,B = F_h - F_h,A (a smooth transfer
-   from one foot's measured shape to the other's, after Ren et al. 2008's smooth transition
-   assumption); a foot with no measured ratio takes its share a of F_h.
-4. *Exactness.* The residual r = p - (a c_A + (1 - a) c_B) (the plate's COP off the line between
-   the feet, or beyond a foot when a is clipped) moves both feet's COPs, c_i' = c_i + r, and the
-   free moment is split as the vertical force (a Tz, (1 - a) Tz). Then F_A + F_B = F, and
-   a c_A' + (1 - a) c_B' = p: the moments about any point add up to the plate's when the
-   horizontal forces are split in the same proportion; otherwise each foot's free moment takes
-   the rest, T_A = a Tz + (c_A' - p) x (F_A - a F), so the sum is exact to rounding.
+   shared frames, on its forefoot; the leading foot's just after, at its heel), kept in the foot's
+   sole frame (origin the nearer of its heel and toe markers, axis u heel to toe in the lab's XY,
+   v = Z x u) and carried by the markers onto the shared frame: c_A (first side), c_B, lab XY.
+2. *The vertical split* from the plate's COP equation: two vertical forces at c_A and c_B have
+   their COP at (Fz_A c_A + Fz_B c_B) / Fz, so foot A's share is
+   a = ((p - c_B) . (c_A - c_B)) / |c_A - c_B|^2, clipped to [0, 1], and Fz_A = a Fz (the
+   superimposed-force decomposition of Davis & Cavanagh 1993, with each foot's COP from its
+   markers instead of an assumed transfer shape).
+3. *The horizontal split.* Each leg a strut: its horizontal force along the line from its COP to
+   the pelvis centre, F_h,i = Fz_i (c - c_i) / (c_z - p_z); what the plate measures beyond the
+   two struts is shared as the vertical force. Without pelvis markers, each foot keeps its
+   measured ratio of horizontal to vertical force, weighted by its share.
+4. *Exactness.* The lighter foot's wrench is its force at its COP c_i + r (r = p - (a c_A +
+   (1 - a) c_B), the plate's COP off the feet's line) with its share of the free moment; the
+   heavier foot takes the plate's moment (about the lab origin) less the lighter's, its COP and
+   free moment from that: the two add up to the plate's force and moment to rounding.
 
 A frame stays unknown (NaN, with the reason, :data:`WHY`) where a foot has no measured frame
 within ``reach`` or its markers are missing, the two feet's COPs are closer than ``min_separation``
-(0.15 m: the equations are ill-conditioned), the plate's COP lies more than ``max_residual``
+(0.15 m: the equation is ill-conditioned), the plate's COP lies more than ``max_residual``
 (0.08 m) off the feet's line (a third load, or markers or COP wrong), or the plate's load is too
 light for a COP (Fz below 50 N). Batch-first over the frames; one pass per plate and foot.
 """
@@ -41,19 +38,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from gaitid.contacts.foot_loads import plate_sum, wrench_at_cop
-from gaitid.contacts.ownership import BOTH, PlateOwnership
+from gaitid.contacts.ownership import BOTH, WHY, PlateOwnership
 from gaitid.contacts.progression import pelvis_centre
+from gaitid.core.checks import Check
 from gaitid.core.errors import DataError
 from gaitid.core.trial import Trial
 from gaitid.core.vocabulary import COP_MIN_FORCE_N, SIDES
 
-#: why a shared frame stays unknown (codes in SharedSplit.why)
-WHY = {
-    1: "no frame of the foot measured alone within {reach:.1f} s",
-    2: "the feet's centres of pressure closer than {sep:.2f} m",
-    3: "the plate's centre of pressure more than {res:.2f} m off the line between the feet",
-    4: "plate load too light for a centre of pressure",
-}
 
 
 @dataclass
@@ -251,3 +242,24 @@ def shared_plate_contacts(trial: Trial, ownership: PlateOwnership, contacts: lis
     new = [replace(x, source="auto") for x in treadmill_contacts(trial, ownership, min_duration)
            if len(x.plates) == 1 and x.plates[0] in {c.plates[0] for c in hit}]
     return sorted(keep + new, key=lambda c: (c.strike_time if np.isfinite(c.strike_time) else -np.inf, c.side or ""))
+
+
+def shared_plates_check(loads: dict, contacts: list, rate: float, decompose: bool = True) -> Check:
+    """The 'shared plates' check: how long each foot's load is its decomposed share of a plate both
+    feet load (``loads``: {side: :class:`~gaitid.contacts.foot_loads.FootLoad`}), a warning naming the
+    plates and durations when any (the loads are estimates there, flagged 'decomposed'); not run with
+    ``decompose`` False."""
+    name = "shared plates"
+    if not decompose:
+        return Check.not_run(name, "decomposition off (--no-decompose): a plate both feet load leaves both NaN")
+    secs = {s: float(np.sum(loads[s].source == "decomposed")) / rate for s in SIDES if loads[s].source is not None}
+    plates = sorted({p for c in contacts if c.decomposed_s > 0 for p in c.plates})
+    if not any(v > 0 for v in secs.values()):
+        return Check.outcome(name, "no frame of a foot's load decomposed")
+    what = ", ".join(f"{s.lower()} foot {v:.2f} s" for s, v in secs.items() if v > 0)
+    names = "plate" + ("s " if len(plates) > 1 else " ") + " and ".join(str(p) for p in plates) if plates else "plates"
+    return Check.outcome(name, f"decomposed: {what}", [
+        f"both feet on one plate ({names}): each foot's load decomposed for {what} (its share estimated from the "
+        f"plate's centre of pressure between the feet, flagged 'decomposed' in the loads, contacts and cycles; "
+        f"about 2-5 % of body weight RMS in each force on real walks, docs/contacts.md); --no-decompose leaves "
+        f"these frames NaN"])

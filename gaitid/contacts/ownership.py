@@ -65,6 +65,13 @@ PROBLEMS = {
     4: "foot partly off the plates",
     5: "foot markers missing",
 }
+#: why a shared frame stays unknown (codes in SharedSplit.why)
+WHY = {
+    1: "no frame of a foot measured alone within 0.3 s",
+    2: "the feet's centres of pressure closer than 0.15 m",
+    3: "the plate's centre of pressure more than 0.08 m off the line between the feet",
+    4: "plate load too light for a centre of pressure",
+}
 BELOW = 0.02  # m: a marker this far below a plate's surface cannot stand on it
 NEAR = 0.05  # m: a low foot this close to a plate's outline may be loading it
 
@@ -131,6 +138,9 @@ class PlateOwnership:
             for p in np.unique(plate[code == c]):
                 k = int(np.sum((code == c) & (plate == p)))
                 what = PROBLEMS[int(c)].format(p=int(p))
+                if c == 1 and self.split is not None:  # not decomposed: why
+                    whys = np.unique(self.split.why[side][frames][(code == c) & (plate == p)])
+                    what += "".join(f" (not decomposed: {WHY[int(w)]})" for w in whys[whys > 0][:1])
                 out.append(f"{what} for {k / self.rate:.2f} s" if c != 2 else f"{what} for {k} frame"
                            + ("s" if k > 1 else ""))
         return out

@@ -117,3 +117,34 @@ def test_a_merged_plate_is_decomposed_close_to_the_originals(name):
     assert len(err) >= 10
     assert np.sqrt(np.mean(err ** 2, axis=0)).max() < 0.065
     assert sum(c.kinetic for c in r1.cycles) >= sum(c.kinetic for c in r0.cycles)
+
+
+def test_a_share_that_cannot_be_trusted_stays_nan_with_the_reason(realdata):
+    """Where the plate's COP lies off the line between the feet (here: any distance allowed to be 0),
+    or the feet's COPs are too close, no foot gets a share: both NaN, the reason says why."""
+    from dataclasses import replace
+
+    from gaitid.contacts.decompose import decompose_shared, with_split
+    from gaitid.contacts.foot_loads import foot_loads
+
+    trial = merge_plates(read_c3d(realdata_path("biomechzoo/HC030A05.c3d")), 1, 2)
+    markers = gait_markers(load_model("plugin-gait"), trial)
+    own = with_split(trial, markers, plate_ownership(trial, markers))
+    assert own.split is not None and own.split.decomposed["Left"].any()
+    feet = {s: (trial.point(markers.foot(s).heel), trial.point(markers.foot(s).toe)) for s in ("Left", "Right")}
+    alone = {}
+    for s in ("Left", "Right"):  # each foot's measured load, as with_split takes it
+        F = np.where(own.measured[s][:, None], trial.force_plates[0].point.force, np.nan)
+        alone[s] = (F, trial.force_plates[0].point.cop)
+    for kwargs, why in (({"max_residual": 0.0}, "off the line between the feet"),
+                        ({"min_separation": 5.0}, "closer than")):
+        split = decompose_shared(trial, own, feet, alone, **kwargs)
+        shared = own.owner[:, 0] == BOTH
+        assert not split.decomposed["Left"].any() and not split.decomposed["Right"].any()
+        bad = replace(own, split=split)
+        loads = foot_loads(trial, [], None, bad)
+        for s in ("Left", "Right"):
+            assert np.all(np.isnan(loads[s].force_lab[shared & bad.touches[s][:, 0]]))
+            assert not np.any(loads[s].source == "decomposed")
+        frames = np.flatnonzero(shared)
+        assert any(why in r for r in bad.reasons("Left", frames)), bad.reasons("Left", frames)

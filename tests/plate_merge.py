@@ -21,7 +21,7 @@ from gaitid.core.trial import ForcePlate, PlateWrench, Trial
 from gaitid.core.vocabulary import COP_THRESHOLD_N
 
 #: real overground trials with two plates loaded in the same double supports (each foot on its own
-#: plate), the plates to merge, and the options the trial needs (as in benchmarks/compare_results.py)
+#: plate), and the two plates to merge
 MERGES = {
     "btkdata/PiG_Motion-FlatFoot-Full.c3d": (1, 2),
     "btkdata/PiG_Motion3_FF.c3d": (1, 2),

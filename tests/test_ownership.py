@@ -101,9 +101,19 @@ def test_synthetic_trials_keep_the_invariant_and_the_truth(synthetic, kind):
     for side in ("Left", "Right"):
         code = truth[f"{side[0]}_contact"].to_numpy()
         F = r.loads[side].force_lab
-        known = np.isfinite(F).all(axis=1)
-        # mixed with the other foot, or partly on no plate: never a number
+        dec = r.loads[side].source == "decomposed"
+        known = np.isfinite(F).all(axis=1) & ~dec
+        # mixed with the other foot, or partly on no plate: never a measured number (a plate both
+        # feet load may be decomposed, flagged so)
         assert not np.any(known & (code >= 2)), (side, np.flatnonzero(known & (code >= 2))[:10])
+        assert not np.any(dec & (code == 2)), "a foot partly off the plates is never decomposed"
+        # a decomposed load against the truth: RMS within 3 % of body weight per axis (3.5 % on the
+        # split belts' crossings before the legs pushed as struts), every frame within 8 %
+        bw = r.subject.subject.mass * 9.81
+        ref = truth[[f"{side[0]}_grf_lab_{a}_N" for a in "xyz"]].to_numpy()
+        if dec.any():
+            err = (F[dec] - ref[dec]) / bw
+            assert np.sqrt(np.mean(err ** 2, axis=0)).max() < 0.03 and np.abs(err).max() < 0.08, err
         # a number is the true ground reaction: within the plate decimation (a 10-sample centred
         # mean per frame: up to about 12 N at a heel impact or a contact's first frame), and
         # never missing a belt's share (30 % of the load and more on the crossing steps)
@@ -128,7 +138,7 @@ def test_synthetic_trials_recover_their_moments_to_the_walks_budget(synthetic, k
             ours = r.curve(side, f"{joint.capitalize()}Moment")
             ref = truth[[f"{side[0]}_{joint}_moment_lab_{c}_Nm" for c in "xyz"]].to_numpy() / mass
             on = truth[f"{side[0]}_contact"].to_numpy() == 1
-            ok = on & np.isfinite(ours).all(axis=1)
+            ok = on & np.isfinite(ours).all(axis=1) & (r.loads[side].source == "measured")
             ok[:3] = ok[-3:] = False
             assert ok.sum() > 0.6 * on.sum(), (side, joint, ok.sum(), on.sum())
             rms = np.sqrt(np.mean((ours[ok] - ref[ok]) ** 2, axis=0))
@@ -155,16 +165,33 @@ def test_treadmill_is_detected_and_every_valid_cycle_is_kinetic(synthetic):
         assert any("treadmill trial" in w for w in r.warnings)
         kinetic = [c for c in r.cycles if c.kinetic]
         assert kinetic, kind
-        for c in r.cycles:  # a cycle is kinetic iff its stance is wholly measured (truth code 1)
+        for c in r.cycles:  # kinetic iff its stance is wholly measured or on a shared belt (codes 1, 3)
             t = truth["time_s"].to_numpy()
             stance = (t > c.start_time + 0.02) & (t < c.foot_off_time - 0.02)
-            measured = np.all(truth[f"{c.side[0]}_contact"].to_numpy()[stance] == 1)
-            assert c.kinetic == measured, (kind, c.side, c.start_time, c.reason)
+            known = np.all(np.isin(truth[f"{c.side[0]}_contact"].to_numpy()[stance], (1, 3)))
+            assert c.kinetic == known, (kind, c.side, c.start_time, c.reason)
     tandem = synthetic["treadmill_tandem"][0]
     assert all(c.kinetic for c in tandem.cycles)  # every tandem stance crosses the line: summed belts
     split = synthetic["treadmill_split"][0]
-    reasons = [c.reason for c in split.foot_contacts if not c.valid]
+    assert all(c.kinetic for c in split.cycles)  # the crossings' shared belt decomposed
+    assert all(c.valid for c in split.foot_contacts)
+
+
+def test_without_decomposition_a_shared_belt_is_nan(synthetic, tmp_path):
+    """``decompose_shared_plates=False`` gives the loads measured alone: a shared belt's frames NaN,
+    their contacts invalid ('both feet on plate 1'), their cycles not kinetic."""
+    r, truth = synthetic["treadmill_split"]
+    off = process(r.trial.path, static=STATIC, frame="lab", marker_cutoff_hz=None, model=TRUTH_MODEL,
+                  decompose_shared_plates=False)
+    for side in ("Left", "Right"):
+        code = truth[f"{side[0]}_contact"].to_numpy()
+        assert not np.any(np.isfinite(off.loads[side].force_lab).all(axis=1) & (code >= 2))
+        assert not np.any(off.loads[side].source == "decomposed")
+        dec = r.loads[side].source == "decomposed"
+        assert dec.any() and np.all(np.isnan(off.loads[side].force_lab[dec]))
+    reasons = [c.reason for c in off.foot_contacts if not c.valid]
     assert reasons and all("both feet on plate" in x for x in reasons)
+    assert sum(c.kinetic for c in off.cycles) < sum(c.kinetic for c in r.cycles)
 
 
 def test_stairs_get_kinetic_cycles(synthetic):

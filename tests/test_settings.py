@@ -54,3 +54,17 @@ def test_flat_foot_options_map_onto_the_setting():
     assert settings_from_args(parser.parse_args([])).flat_foot is None
     assert settings_from_args(parser.parse_args(["--flat-foot"])).flat_foot is True
     assert settings_from_args(parser.parse_args(["--no-flat-foot"])).flat_foot is False
+
+
+def test_no_decompose_maps_onto_the_setting():
+    import argparse
+
+    from gaitid.cli.options import add_settings_arguments, settings_from_args
+
+    parser = argparse.ArgumentParser()
+    add_settings_arguments(parser)
+    assert Settings().decompose_shared_plates is True
+    assert settings_from_args(parser.parse_args([])).decompose_shared_plates is True
+    assert settings_from_args(parser.parse_args(["--no-decompose"])).decompose_shared_plates is False
+    with pytest.raises(SettingsError, match="decompose_shared_plates"):
+        Settings(decompose_shared_plates="yes")

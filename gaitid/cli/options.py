@@ -161,6 +161,9 @@ def add_settings_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--flat-foot", action=argparse.BooleanOptionalAction, default=None,
                    help="Plug-in Gait static: foot flat on the floor (heel lowered to the toe's height) or not "
                         "(default: the files' choice, else off as Nexus)")
+    g.add_argument("--no-decompose", dest="decompose", action="store_false", default=True,
+                   help="a plate both feet load (treadmill double support, split-belt crossing): both feet's "
+                        "loads unknown (NaN) there, instead of each foot's share flagged 'decomposed'")
     g.add_argument("--plugin-gait", action="store_true",
                    help="mirror Plug-in Gait: distal frame, external convention, Dempster, unfiltered plates")
 
@@ -194,6 +197,8 @@ def settings_from_args(args: argparse.Namespace):
         changes["plates"] = parse_plate_overrides(args.plates)
     if getattr(args, "flat_foot", None) is not None:
         changes["flat_foot"] = args.flat_foot
+    if getattr(args, "decompose", True) is False:
+        changes["decompose_shared_plates"] = False
     if getattr(args, "emg", None):
         changes["emg_channels"] = emg_map_option(args.emg)
     if getattr(args, "emg_normalise", None):

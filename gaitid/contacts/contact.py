@@ -16,12 +16,14 @@ class FootContact:
     ``plates``: 1-based plate indices. ``side``: 'Left', 'Right' or None (unknown foot).
     ``strike_time``/``off_time``: s, file clock (NaN when the contact was on at the
     record's start / end). ``valid``: usable for kinetics; ``reason`` says why not
-    ('' when valid). ``feet``: the feet found on the plate(s) (both for two feet).
+    ('' when valid and wholly measured). ``feet``: the feet found on the plate(s) (both for two feet).
     ``cop_under``: fraction of the evaluated frames with the COP under each foot.
     ``source``: 'auto', 'override' or 'treadmill' (built from the per-frame ownership of the
     belts, :mod:`gaitid.contacts.treadmill`). ``frames_only``: invalid only because of some of its
     frames (the reason says which and for how long); the foot's load is measured, and given, on
-    the others, but the contact gives no kinetic cycle.
+    the others, but the contact gives no kinetic cycle. ``decomposed_s``: how long (s) the foot's
+    load is its share of a plate both feet load (:mod:`gaitid.contacts.decompose`); a valid contact
+    with such frames says so in ``reason`` ('plate 1: 0.16 s decomposed').
     """
 
     plates: tuple[int, ...]
@@ -35,6 +37,7 @@ class FootContact:
     source: str = "auto"
     frames_only: bool = False
     intervals: list[ContactInterval] = field(default_factory=list)
+    decomposed_s: float = 0.0
 
     @property
     def complete(self) -> bool:

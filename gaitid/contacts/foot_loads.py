@@ -76,13 +76,16 @@ class FootLoad:
     """Load on one foot at the point rate, lab frame: force (N), centre of pressure (m),
     free moment (N.m), each (n_frames, 3). ``state`` (n_frames,) per frame: 'swing',
     'plate' (valid contact), 'off plate' (stance without a valid plate), 'invalid'
-    (invalid contact) or 'unknown'. Zero load in swing, NaN where unknown."""
+    (invalid contact) or 'unknown'. Zero load in swing, NaN where unknown. ``source`` (n_frames,)
+    per frame: 'measured' (the plates the foot alone loads, or swing), 'decomposed' (its share of a
+    plate both feet load, :mod:`gaitid.contacts.decompose`) or 'unknown' (NaN); None: not recorded."""
 
     side: str
     force_lab: np.ndarray
     cop_lab: np.ndarray
     free_moment_lab: np.ndarray
     state: np.ndarray
+    source: np.ndarray | None = None
 
     def external_load(self, segment: int = 0) -> ExternalLoad:
         """The :class:`ExternalLoad` on the foot (``segment`` 0 = most distal of the chain)."""
@@ -202,10 +205,17 @@ def foot_loads(trial: Trial, contacts: list[FootContact], events: list[Event] | 
             use[free, j] = True
             problem[free & (problem == 3) & (pplate == p)] = 0
         F, P, T = plate_sum(trial, use)
+        split = ownership.split if ownership is not None else None
+        dec = split.decomposed[side] & (problem == 1) if split is not None else np.zeros(n, bool)
+        if dec.any():  # the foot's share of the plates it shares, added to the plates it owns alone
+            F, P, T = _add_share(F, P, T, split, side, use.any(axis=1), dec)
+            problem[dec] = 0
         swing0 = state == "swing"  # by the events
-        has = in_valid | owned.any(axis=1)
+        has = in_valid | owned.any(axis=1) | dec
         state[has] = "plate"
         touching = ownership.touches[side].any(axis=1) if ownership is not None else np.zeros(n, bool)
+        if ownership is not None and ownership.sharing is not None:  # a trailing foot still pushing on a shared plate
+            touching |= ownership.sharing[side].any(axis=1)
         unknown = (problem > 0) & (has | touching)
         unknown |= invalid & ~in_valid & (~swing0 | owned.any(axis=1))
         state[unknown] = "invalid"
@@ -214,8 +224,40 @@ def foot_loads(trial: Trial, contacts: list[FootContact], events: list[Event] | 
         state[(state == "plate") & ~np.all(np.isfinite(F), axis=1)] = "invalid"  # a NaN sample of a used plate
         nan = (state != "swing") & (state != "plate")
         F[nan] = P[nan] = T[nan] = np.nan
-        out[side] = FootLoad(side, F, P, T, state)
+        source = np.where(nan, "unknown", np.where(dec, "decomposed", "measured")).astype(object)
+        out[side] = FootLoad(side, F, P, T, state, source)
     return _balanced(trial, out, threshold)
+
+
+def wrench_at_cop(force: np.ndarray, moment: np.ndarray, z0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(cop (n, 3) m, free moment (n, 3) N.m) of a wrench given as force and moment about the lab
+    origin, its COP on the plane z = z0 (NaN where |Fz| < 10 N)."""
+    fz = force[:, 2]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        good = np.abs(fz) >= 10.0
+        px = np.where(good, (z0 * force[:, 0] - moment[:, 1]) / fz, np.nan)
+        py = np.where(good, (moment[:, 0] + z0 * force[:, 1]) / fz, np.nan)
+    cop = np.column_stack([px, py, np.where(good, z0, np.nan)])
+    tz = moment[:, 2] - (px * force[:, 1] - py * force[:, 0])
+    return cop, np.column_stack([np.zeros_like(tz), np.zeros_like(tz), tz])
+
+
+def _add_share(F, P, T, split, side: str, own: np.ndarray, rows: np.ndarray):
+    """On ``rows``: the foot's share of the plates it shares (``split``,
+    :class:`gaitid.contacts.decompose.SharedSplit`) as it is, or added to the wrench of the plates it
+    owns alone (F at P plus free moment T, where ``own``) about the lab origin, the COP on the plane of
+    the shared plate's surface; other rows unchanged."""
+    F, P, T = F.copy(), P.copy(), T.copy()
+    r = np.flatnonzero(rows)
+    o = own[r] | ~np.isfinite(split.cop[side][r]).all(axis=1)
+    Fo = np.where(own[r][:, None], np.nan_to_num(F[r]), 0.0)
+    Mo = np.where(own[r][:, None], cross(np.nan_to_num(P[r]), Fo) + np.nan_to_num(T[r]), 0.0)
+    Ft, Mt = Fo + split.force[side][r], Mo + split.moment[side][r]
+    cop, free = wrench_at_cop(Ft, Mt, split.z[r])
+    F[r] = Ft
+    P[r] = np.where(o[:, None], cop, split.cop[side][r])
+    T[r] = np.where(o[:, None], free, split.free[side][r])
+    return F, P, T
 
 
 def load_imbalance(trial: Trial, loads: dict[str, FootLoad], threshold: float = CONTACT_THRESHOLD_N) -> np.ndarray:
@@ -249,7 +291,10 @@ def _balanced(trial: Trial, loads: dict[str, FootLoad], threshold: float) -> dic
         F, P, T, st = ld.force_lab.copy(), ld.cop_lab.copy(), ld.free_moment_lab.copy(), ld.state.copy()
         F[bad] = P[bad] = T[bad] = np.nan
         st[bad] = "unbalanced"
-        out[side] = FootLoad(side, F, P, T, st)
+        src = ld.source.copy() if ld.source is not None else None
+        if src is not None:
+            src[bad] = "unknown"
+        out[side] = FootLoad(side, F, P, T, st, src)
     return out
 
 

@@ -18,7 +18,11 @@ frame and per plate, batch-first over frames (one pass per plate and marker, no 
    ``cop_tolerance`` = 6 cm, where Fz >= ``cop_min_force`` = 50 N: the loading foot at
    heel strike, before its heel is slow).
 3. *Owner.* One foot touches: that foot owns it. Both touch: both feet are on it (neither
-   foot's load is known). None: below ``cop_min_force`` the nearest low foot within 5 cm of
+   foot's load is known). A foot that touched the plate counts as still on it, for this rule only,
+   while a marker of it (or its sole sides) stays within ``ground_clearance`` of the plate's surface
+   over it: a trailing foot rolling off its toe is too fast to be grounded and its centre of
+   pressure is mixed with the leading foot's, yet it still pushes, so a plate both feet load is
+   never given to the leading foot alone (its contact and events still end where it stops touching). None: below ``cop_min_force`` the nearest low foot within 5 cm of
    the outline owns it (the edges of a contact), else the plate is loaded under neither foot.
 4. *A foot's load is measured* on a frame when every plate it touches is owned by it alone,
    none of them has a missing (NaN) sample, no loaded plate under neither foot is within 5 cm
@@ -61,6 +65,13 @@ PROBLEMS = {
     4: "foot partly off the plates",
     5: "foot markers missing",
 }
+#: why a shared frame stays unknown (codes in SharedSplit.why)
+WHY = {
+    1: "no frame of a foot measured alone within 0.3 s",
+    2: "the feet's centres of pressure closer than 0.15 m",
+    3: "the plate's centre of pressure more than 0.08 m off the line between the feet",
+    4: "plate load too light for a centre of pressure",
+}
 BELOW = 0.02  # m: a marker this far below a plate's surface cannot stand on it
 NEAR = 0.05  # m: a low foot this close to a plate's outline may be loading it
 
@@ -77,7 +88,13 @@ class PlateOwnership:
     ``surface_velocity`` (m, 2) m/s of each plate's surface (non-zero for treadmill belts);
     ``edge`` (n, m) int8: on frames with a light load (above the COP threshold, not above the
     contact threshold) the foot owning the plate on the nearest frame within 3 (a contact's first
-    and last instants), else 0."""
+    and last instants), else 0. ``sharing`` {side: (n, m)}: the plates the foot shares with the other
+    foot (owner 3), also on the frames after it stops touching them while a marker of it stays at the
+    plate's surface over it (its toe still pushing: :func:`_held`); None: as ``touches``.
+    ``problem_other`` {side: (n,)}: the first problem code besides sharing a plate (code 1), 0 none.
+    ``split``: each foot's share of the plates both feet load
+    (:class:`gaitid.contacts.decompose.SharedSplit`, set by :func:`gaitid.contacts.decompose.with_split`),
+    None when not decomposed."""
 
     plates: tuple[int, ...]
     rate: float
@@ -91,26 +108,39 @@ class PlateOwnership:
     low: dict
     surface_velocity: np.ndarray
     edge: np.ndarray | None = None
+    sharing: dict | None = None
+    problem_other: dict | None = None
+    split: object | None = None
 
     def owned(self, side: str) -> np.ndarray:
         """(n, m) bool: plates the foot alone loads."""
         return self.owner == OWNER_CODE[side]
 
     def on_plates(self, side: str) -> np.ndarray:
-        """(n,) bool: the foot touches at least one loaded plate."""
-        return self.touches[side].any(axis=1)
+        """(n,) bool: the foot touches at least one loaded plate, or its decomposed share of a plate
+        both feet load (``split``) carries more than the contact threshold (a trailing foot still
+        pushing off its toe)."""
+        on = self.touches[side].any(axis=1)
+        if self.split is not None:
+            on = on | (self.split.decomposed[side] & (np.nan_to_num(self.split.force[side][:, 2]) > CONTACT_THRESHOLD_N))
+        return on
 
     def reasons(self, side: str, frames: np.ndarray) -> list[str]:
         """Why the foot's load is not measured on some of ``frames``, one phrase per problem and
         plate with its duration: ['both feet on plate 2 for 0.12 s', ...]."""
         frames = np.asarray(frames, int)
-        code = self.problem[side][frames]
+        code = self.problem[side][frames].copy()
         plate = self.problem_plate[side][frames]
+        if self.split is not None:
+            code[self.split.decomposed[side][frames]] = 0
         out = []
         for c in np.unique(code[code > 0]):
             for p in np.unique(plate[code == c]):
                 k = int(np.sum((code == c) & (plate == p)))
                 what = PROBLEMS[int(c)].format(p=int(p))
+                if c == 1 and self.split is not None:  # not decomposed: why
+                    whys = np.unique(self.split.why[side][frames][(code == c) & (plate == p)])
+                    what += "".join(f" (not decomposed: {WHY[int(w)]})" for w in whys[whys > 0][:1])
                 out.append(f"{what} for {k / self.rate:.2f} s" if c != 2 else f"{what} for {k} frame"
                            + ("s" if k > 1 else ""))
         return out
@@ -163,6 +193,18 @@ def _close_gaps(t: np.ndarray) -> np.ndarray:
     if t.shape[0] < 4:
         return t
     return t | (shift(t, 1) & shift(t, -1)) | (shift(t, 1) & shift(t, -2)) | (shift(t, 2) & shift(t, -1))
+
+
+def _held(touch: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """(n, m): ``touch`` carried forward over the frames that follow it while ``keep`` holds (a foot
+    stays on a plate while a marker of it stays at the plate's surface over it)."""
+    n = touch.shape[0]
+    if n == 0:
+        return touch
+    i = np.broadcast_to(np.arange(n)[:, None], touch.shape)
+    last_touch = np.maximum.accumulate(np.where(touch, i, -1), axis=0)
+    last_break = np.maximum.accumulate(np.where(keep, -1, i), axis=0)
+    return touch | (keep & (last_touch >= 0) & (last_touch >= last_break))
 
 
 def _edge_owner(owner: np.ndarray, light: np.ndarray, reach: int = 3) -> np.ndarray:
@@ -244,7 +286,7 @@ def plate_ownership(trial: Trial, markers: GaitMarkers, threshold: float = CONTA
         v = v[np.all(np.isfinite(v), axis=1)]
         if v.shape[0] >= 5:
             vel[j] = np.median(v, axis=0)
-    touches, low, near, overp = {}, {}, {}, {}
+    touches, low, near, overp, level_over = {}, {}, {}, {}, {}
     for side, pts in feet.items():
         low_any = np.fmin(geo[side, "heel"]["height"], geo[side, "toe"]["height"])  # (fmin: NaN only if both are)
         low[side] = low_any <= ground_clearance
@@ -256,9 +298,11 @@ def plate_ownership(trial: Trial, markers: GaitMarkers, threshold: float = CONTA
             # the foot's lowest marker over this plate's surface
             above = np.fmin(*(geo[side, k]["x"][f, 2] - heights[j] - geo[side, k]["stand"] for k in ("heel", "toe")))
             t[f, j] = (dist <= cop_tolerance) & (np.abs(above) <= 2 * ground_clearance)
+
         on_ground = t.any(axis=1)  # the foot carries a plate's centre of pressure
         nr = np.zeros((n, m), bool)
         ov = np.zeros((n, m), bool)
+        lo = np.zeros((n, m), bool)  # a marker (or its sole sides) over the plate within ground_clearance of it
         sole = _sole_points(pts["heel"], pts["toe"], sole_half_width)
         dist = inside_distances(np.concatenate([xy for _, xy in sole]), outlines).reshape(len(sole), n, m)
         for k in (0, 1):  # the heel's points, then the toe's
@@ -278,16 +322,25 @@ def plate_ownership(trial: Trial, markers: GaitMarkers, threshold: float = CONTA
                 t |= grounded[:, None] & at_surface & (d >= plate_tolerance)
                 nr |= level & (d >= -NEAR)
                 ov |= level & (d >= -plate_tolerance)
+                lo |= at_surface & (d >= -plate_tolerance)
         touches[side] = _close_gaps(t & loaded) & loaded
         near[side] = nr
         overp[side] = ov
+        level_over[side] = lo & loaded
+    # a foot that touched a loaded plate keeps touching it while a marker (or its sole sides) stays at
+    # the plate's surface over it: a trailing foot rolling off its toe is too fast to count as grounded
+    # and its COP is mixed with the leading foot's, yet it still pushes (22-484 N on real walks whose
+    # two plates are merged into one); the plate is then shared, never given to the leading foot alone
+    held = {side: _held(touches[side], level_over[side]) for side in touches}
 
     owner = np.zeros((n, m), np.int8)
     tl = touches.get(SIDES[0], np.zeros((n, m), bool))
     tr = touches.get(SIDES[1], np.zeros((n, m), bool))
+    hl = held.get(SIDES[0], tl)
+    hr = held.get(SIDES[1], tr)
     owner[tl & ~tr] = OWNER_CODE[SIDES[0]]
     owner[tr & ~tl] = OWNER_CODE[SIDES[1]]
-    owner[tl & tr] = BOTH
+    owner[(tl | hl) & (tr | hr)] = BOTH
     free = loaded & ~tl & ~tr
     # light load (no reliable COP) under no foot: the only low foot near the plate owns it
     nl = near.get(SIDES[0], np.zeros((n, m), bool))
@@ -302,15 +355,15 @@ def plate_ownership(trial: Trial, markers: GaitMarkers, threshold: float = CONTA
     owner[loaded & (owner == NONE)] = UNOWNED
     edge = _edge_owner(owner, fz > COP_THRESHOLD_N)
 
-    measured, problem, problem_plate = {}, {}, {}
+    measured, problem, problem_plate, problem_other = {}, {}, {}, {}
     for side in SIDES:
         prob = np.zeros(n, np.int8)
         pp = np.zeros(n, np.int32)
         if side not in feet:
             prob[:] = 5
             measured[side] = np.zeros(n, bool)
-            problem[side], problem_plate[side] = prob, pp
-            touches[side] = np.zeros((n, m), bool)
+            problem[side], problem_plate[side], problem_other[side] = prob, pp, prob.copy()
+            touches[side] = held[side] = np.zeros((n, m), bool)
             low[side] = np.zeros(n, bool)
             continue
         t, nr = touches[side], overp[side]
@@ -320,8 +373,11 @@ def plate_ownership(trial: Trial, markers: GaitMarkers, threshold: float = CONTA
             hit = mask2d.any(axis=1) & (prob == 0)
             prob[hit] = code
             pp[hit] = plate_no[mask2d[hit].argmax(axis=1)]
+            other[mask2d.any(axis=1) & (other == 0)] = code
 
-        mark(t & (owner == BOTH), 1)
+        other = np.zeros(n, np.int8)  # the first problem besides sharing a plate
+        mark((t | held[side]) & (owner == BOTH), 1)
+        other[:] = 0
         mark((t | nr) & missing, 2)
         mark(nr & (owner == UNOWNED), 3)
         # grounded heel/toe on the floor outside every plate: partly off
@@ -333,12 +389,15 @@ def plate_ownership(trial: Trial, markers: GaitMarkers, threshold: float = CONTA
             grounded = (g["height"] <= ground_clearance) & (speed <= ground_speed)
             outside = np.all(~(g["d"] >= -plate_tolerance), axis=1)  # off every plate (a NaN distance: off)
             off |= grounded & outside
+        other[off & t.any(axis=1) & (other == 0)] = 4
         hit = off & t.any(axis=1) & (prob == 0)
         prob[hit] = 4
         pp[hit] = plate_no[t[hit].argmax(axis=1)] if m else 0
         marker_nan = ~np.all(np.isfinite(np.column_stack([feet[side]["heel"], feet[side]["toe"]])), axis=1)
+        other[marker_nan & (other == 0) & (loaded.any(axis=1) if m else False)] = 5
         prob[marker_nan & (prob == 0) & (loaded.any(axis=1) if m else False)] = 5
-        problem[side], problem_plate[side] = prob, pp
+        problem[side], problem_plate[side], problem_other[side] = prob, pp, other
         measured[side] = (prob == 0) & t.any(axis=1)
+    sharing = {side: held[side] & (owner == BOTH) for side in SIDES}
     return PlateOwnership(tuple(fp.index for fp in fps), rate, loaded, missing, owner, touches, measured,
-                          problem, problem_plate, low, vel, edge)
+                          problem, problem_plate, low, vel, edge, sharing, problem_other)

@@ -72,9 +72,12 @@ def treadmill_contacts(trial: Trial, ownership: PlateOwnership, min_duration: fl
             off = np.nan if j == n else float(t[j - 1])
             why = ownership.reasons(side, frames)
             names = "plate" + ("s " if len(used) > 1 else " ") + " and ".join(str(p) for p in used)
+            dec = (float(ownership.split.decomposed[side][frames].sum()) / trial.point_rate
+                   if ownership.split is not None else 0.0)
+            note = f"{names}: {dec:.2f} s decomposed" if dec > 0 else ""
             out.append(FootContact(plates=tuple(int(p) for p in used), side=side, strike_time=strike, off_time=off,
-                                   valid=not why, reason=f"{names}: {', '.join(why)}" if why else "",
-                                   feet=(side,), source="treadmill", frames_only=bool(why)))
+                                   valid=not why, reason=f"{names}: {', '.join(why)}" if why else note,
+                                   feet=(side,), source="treadmill", frames_only=bool(why), decomposed_s=dec))
     return sorted(out, key=lambda c: (c.strike_time if np.isfinite(c.strike_time) else -np.inf, c.side))
 
 

@@ -19,6 +19,10 @@ The defaults (stated in the README too):
 - normalisation 'mass': N/kg, N.m/kg, W/kg; 'bw-height': forces in body weights,
   moments in body weight x height, powers in body weight x sqrt(g x height)
   (dimensionless, Hof 1996); 'none': N, N.m, W.
+- ``decompose_shared_plates`` True: on frames where one plate carries both feet (a treadmill's
+  double support, a split-belt crossing), each foot gets its share of the plate's wrench
+  (:mod:`gaitid.contacts.decompose`, docs/contacts.md), flagged 'decomposed' per frame; False
+  (CLI ``--no-decompose``): both feet's loads are NaN there.
 - ``mass_tolerance`` 0.15: the body mass used and the mass the force plates carry (quiet
   standing, whole treadmill strides, or single support; :func:`gaitid.subject.bodymass.check_mass`)
   may differ by this fraction before a warning names both; the clean real and synthetic trials
@@ -111,6 +115,7 @@ class Settings:
     cop_threshold_n: float = COP_THRESHOLD_N
     events: str = "file"  # file events when the file has any, else detected; or "detected", "merge"
     plates: dict[int, str] = field(default_factory=dict)  # plate index (1-based) -> Auto/Left/Right/Invalid
+    decompose_shared_plates: bool = True  # a plate both feet load: each foot's share (flagged 'decomposed'); False: NaN
     mass_tolerance: float = 0.15  # fraction: body mass used vs the plates' before a warning
     segment_length_tolerance_m: float = 0.05  # m: a segment's length off its median before a warning
     segment_asymmetry_tolerance: float = 0.35  # fraction of the mean: left vs right segment length
@@ -160,6 +165,8 @@ class Settings:
         for name in ("gravity_m_s2", "contact_threshold_n", "cop_threshold_n"):
             if not getattr(self, name) > 0:
                 raise bad(name, getattr(self, name), "must be > 0")
+        if not isinstance(self.decompose_shared_plates, bool):
+            raise bad("decompose_shared_plates", self.decompose_shared_plates, "must be True or False")
         mt = self.mass_tolerance
         if isinstance(mt, bool) or not isinstance(mt, (int, float)) or not mt > 0:
             raise bad("mass_tolerance", mt, "must be a fraction > 0 (0.15 = 15 %; math.inf: no warning)")

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
 from gaitid.contacts import FootContact, PlateOwnership, assign_contacts, plate_ownership
+from gaitid.contacts.decompose import shared_plate_contacts, with_split
 from gaitid.contacts.foot_loads import FootLoad, filtered_load, foot_loads
 from gaitid.core.checks import Check
 from gaitid.core.errors import GaitIDError
@@ -83,10 +84,14 @@ def load_trial(source: str | os.PathLike | Trial, *, cop_threshold: float = COP_
 
 def foot_contacts(trial: Trial, markers: GaitMarkers, settings: Settings) -> tuple[list[FootContact], PlateOwnership]:
     """The contacts stage: who loads each plate on every frame (:func:`gaitid.contacts.plate_ownership`,
-    computed once per trial) and every plate contact given to a foot or invalid with the reason."""
+    computed once per trial; each foot's share of a plate both feet load, :mod:`gaitid.contacts.decompose`)
+    and every plate contact given to a foot or invalid with the reason."""
     ownership = plate_ownership(trial, markers, settings.contact_threshold_n)
-    return assign_contacts(trial, markers, overrides=settings.plates, threshold=settings.contact_threshold_n,
-                           min_duration=settings.min_contact_s, ownership=ownership), ownership
+    if settings.decompose_shared_plates:  # each foot's share of a plate both feet load
+        ownership = with_split(trial, markers, ownership)
+    contacts = assign_contacts(trial, markers, overrides=settings.plates, threshold=settings.contact_threshold_n,
+                               min_duration=settings.min_contact_s, ownership=ownership)
+    return shared_plate_contacts(trial, ownership, contacts, settings.min_contact_s), ownership
 
 
 def measured_loads(trial: Trial, contacts: list[FootContact], ownership: PlateOwnership, events,

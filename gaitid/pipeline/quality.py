@@ -6,6 +6,7 @@ from __future__ import annotations
 from gaitid.contacts import FootContact
 from gaitid.contacts.consistency import consistency_check
 from gaitid.contacts.cop_check import cop_foot_check
+from gaitid.contacts.decompose import shared_plates_check
 from gaitid.contacts.foot_loads import FootLoad
 from gaitid.core.checks import Check
 from gaitid.core.settings import Settings
@@ -40,6 +41,7 @@ def quality_checks(trial: Trial, model: Model, markers: GaitMarkers, subject: Su
                              settings.plate_origin_depth_m),
         plate_units_check(trial, settings.plate_cop_outside_m),
         cop_foot_check(trial, markers, contacts, settings.cop_foot_margin_m, settings.cop_min_travel),
+        shared_plates_check(loads, contacts, trial.point_rate, settings.decompose_shared_plates),
         mass_check(subject),
         marker_fault_check(trial, model, kinematics, length_tolerance_m=settings.segment_length_tolerance_m,
                            asymmetry_tolerance=settings.segment_asymmetry_tolerance,

@@ -1,0 +1,265 @@
+"""Each foot's share of a plate both feet load (docs/contacts.md "Both feet on one plate").
+
+On a frame where one plate carries both feet (owner 3 in :class:`~gaitid.contacts.ownership.PlateOwnership`:
+a single-belt treadmill's double support, a split-belt crossing, a large overground plate),
+:func:`decompose_shared` splits the plate's measured wrench (force F, centre of pressure p on the
+plate's plane, free moment Tz; lab frame) into two foot wrenches that add up to it exactly:
+
+1. *Where each foot presses.* Each foot's centre of pressure from the nearest frame within
+   ``reach`` (0.3 s) where that foot's load was measured alone (the trailing foot's just before the
+   shared frames, on its forefoot; the leading foot's just after, at its heel), kept in the foot's
+   sole frame (origin the nearer of its heel and toe markers, axis u heel to toe in the lab's XY,
+   v = Z x u) and carried by the markers onto the shared frame: c_A (first side), c_B, lab XY.
+2. *The vertical split* from the plate's COP equation: two vertical forces at c_A and c_B have
+   their COP at (Fz_A c_A + Fz_B c_B) / Fz, so foot A's share is
+   a = ((p - c_B) . (c_A - c_B)) / |c_A - c_B|^2, clipped to [0, 1], and Fz_A = a Fz (the
+   superimposed-force decomposition of Davis & Cavanagh 1993, with each foot's COP from its
+   markers instead of an assumed transfer shape).
+3. *The horizontal split.* Each leg a strut: its horizontal force along the line from its COP to
+   the pelvis centre, F_h,i = Fz_i (c - c_i) / (c_z - p_z); what the plate measures beyond the
+   two struts is shared as the vertical force. Without pelvis markers, each foot keeps its
+   measured ratio of horizontal to vertical force, weighted by its share.
+4. *Exactness.* The lighter foot's wrench is its force at its COP c_i + r (r = p - (a c_A +
+   (1 - a) c_B), the plate's COP off the feet's line) with its share of the free moment; the
+   heavier foot takes the plate's moment (about the lab origin) less the lighter's, its COP and
+   free moment from that: the two add up to the plate's force and moment to rounding.
+
+A frame stays unknown (NaN, with the reason, :data:`WHY`) where a foot has no measured frame
+within ``reach`` or its markers are missing, the two feet's COPs are closer than ``min_separation``
+(0.15 m: the equation is ill-conditioned), the plate's COP lies more than ``max_residual``
+(0.08 m) off the feet's line (a third load, or markers or COP wrong), or the plate's load is too
+light for a COP (Fz below 50 N). Batch-first over the frames; one pass per plate and foot.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from gaitid.contacts.foot_loads import plate_sum, wrench_at_cop
+from gaitid.contacts.ownership import BOTH, WHY, PlateOwnership
+from gaitid.contacts.progression import pelvis_centre
+from gaitid.core.checks import Check
+from gaitid.core.errors import DataError
+from gaitid.core.trial import Trial
+from gaitid.core.vocabulary import COP_MIN_FORCE_N, SIDES
+
+
+
+@dataclass
+class SharedSplit:
+    """Per point frame, per foot (lab frame): ``force`` (n, 3) N, ``moment`` (n, 3) N.m about the lab
+    origin, ``cop`` (n, 3) m, ``free`` (n, 3) N.m, the sum of the foot's shares of every plate it
+    shares (zero where it shares none); ``decomposed`` (n,) the foot shares a plate on the frame and
+    every share is known; ``why`` (n,) int8 code of :data:`WHY` where a share is unknown (0 else)."""
+
+    force: dict
+    moment: dict
+    cop: dict
+    free: dict
+    decomposed: dict
+    why: dict
+    share: dict
+    z: np.ndarray
+
+
+def _sole_frame(heel: np.ndarray, toe: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(u, v) (n, 2): heel-to-toe unit vector in the lab's XY and its left normal."""
+    d = toe[:, :2] - heel[:, :2]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        u = d / np.linalg.norm(d, axis=1, keepdims=True)
+    return u, np.column_stack([-u[:, 1], u[:, 0]])
+
+
+def _nearest(valid: np.ndarray, reach: int) -> np.ndarray:
+    """(n,) index of the nearest frame where ``valid`` (ties: the earlier), -1 beyond ``reach`` frames."""
+    n = valid.size
+    i = np.arange(n)
+    prev = np.maximum.accumulate(np.where(valid, i, -10 * n - 10))
+    nxt = np.minimum.accumulate(np.where(valid, i, 20 * n + 20)[::-1])[::-1]
+    pick = np.where(i - prev <= nxt - i, prev, nxt)
+    return np.where(np.abs(pick - i) <= reach, pick, -1)
+
+
+def decompose_shared(trial: Trial, ownership: PlateOwnership, feet: dict, alone: dict, reach_s: float = 0.3,
+                     min_separation: float = 0.15, max_residual: float = 0.08,
+                     centre: np.ndarray | None = None) -> SharedSplit:
+    """Each foot's share of the plates both feet load (the module docstring gives the method).
+
+    ``feet`` {side: (heel, toe)} (n, 3) m, lab; ``alone`` {side: (force (n, 3) N, cop (n, 3) m)} the
+    foot's load on the frames where it is measured alone (NaN elsewhere)."""
+    n, m = ownership.owner.shape
+    reach = max(1, int(round(reach_s * ownership.rate)))
+    sole, ratio, src = {}, {}, {}
+    for side in SIDES:
+        heel, toe = feet[side]
+        u, v = _sole_frame(heel, toe)
+        F, P = alone[side]
+        ok = np.all(np.isfinite(P[:, :2]), axis=1) & (np.nan_to_num(F[:, 2]) >= COP_MIN_FORCE_N) & np.isfinite(u).all(1)
+        # the COP relative to the marker nearer to it (the heel's, or the toe's on the forefoot: a
+        # rising heel moves the heel marker over the sole, the toe marker stays over the forefoot)
+        near_toe = np.linalg.norm(P[:, :2] - toe[:, :2], axis=1) < np.linalg.norm(P[:, :2] - heel[:, :2], axis=1)
+        anchor = np.where(near_toe[:, None], toe[:, :2], heel[:, :2])
+        rel = P[:, :2] - anchor
+        ab = np.column_stack([np.sum(rel * u, axis=1), np.sum(rel * v, axis=1)])
+        k = _nearest(ok, reach)
+        kk = np.clip(k, 0, n - 1)
+        a_b = np.where((k >= 0)[:, None], ab[kk], np.nan)
+        base = np.where(near_toe[kk][:, None], toe[:, :2], heel[:, :2])
+        sole[side] = base + a_b[:, :1] * u + a_b[:, 1:] * v  # (n, 2) lab XY, NaN where unknown
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ratio[side] = np.where((k >= 0)[:, None], F[kk, :2] / F[kk, 2:3], np.nan)
+        src[side] = k
+    out_F = {s: np.zeros((n, 3)) for s in SIDES}
+    out_M = {s: np.zeros((n, 3)) for s in SIDES}
+    out_P = {s: np.full((n, 3), np.nan) for s in SIDES}
+    out_T = {s: np.full((n, 3), np.nan) for s in SIDES}
+    share = {s: np.zeros((n, m)) for s in SIDES}
+    unknown = np.zeros((n, m), np.int8)
+    zs = np.zeros(n)
+    A, B = SIDES
+    for j, fp in enumerate(trial.force_plates):
+        rows = np.flatnonzero(ownership.owner[:, j] == BOTH)
+        if rows.size == 0:
+            continue
+        F = fp.point.force[rows]
+        p = fp.point.cop[rows]
+        z = p[:, 2]
+        T = np.nan_to_num(fp.point.free_moment[rows])
+        cA, cB = sole[A][rows], sole[B][rows]
+        d = cA - cB
+        L2 = np.sum(d * d, axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            a = np.clip(np.sum((p[:, :2] - cB) * d, axis=1) / L2, 0.0, 1.0)
+        r = p[:, :2] - (a[:, None] * cA + (1 - a[:, None]) * cB)
+        why = np.zeros(rows.size, np.int8)
+        why[~(np.nan_to_num(F[:, 2]) >= COP_MIN_FORCE_N) | ~np.all(np.isfinite(p[:, :2]), axis=1)] = 4
+        why[(why == 0) & ~(np.isfinite(cA).all(1) & np.isfinite(cB).all(1))] = 1
+        why[(why == 0) & ~(L2 >= min_separation ** 2)] = 2
+        why[(why == 0) & ~(np.linalg.norm(r, axis=1) <= max_residual)] = 3
+        good = why == 0
+        a = np.where(good, a, np.nan)
+        # vertical by the share; horizontal: each foot's measured ratio, weighted by its share
+        FzA = a * F[:, 2]
+        FzB = F[:, 2] - FzA
+        # horizontal: each leg a strut, its force along the line from its COP to the pelvis centre,
+        # the rest of the plate's horizontal force shared as the vertical; without a pelvis centre,
+        # each foot's measured ratio to its vertical force, weighted by its share
+        if centre is not None:
+            c = centre[rows]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                sA = FzA[:, None] * (c[:, :2] - cA) / (c[:, 2:3] - z[:, None])
+                sB = FzB[:, None] * (c[:, :2] - cB) / (c[:, 2:3] - z[:, None])
+            FhA = sA + a[:, None] * (F[:, :2] - sA - sB)
+        else:
+            FhA = np.full((rows.size, 2), np.nan)
+        rA, rB = ratio[A][rows], ratio[B][rows]
+        hA = np.where(np.isfinite(rA).all(1)[:, None], rA * FzA[:, None], a[:, None] * F[:, :2])
+        hB_left = np.where(np.isfinite(rB).all(1)[:, None], F[:, :2] - rB * FzB[:, None], a[:, None] * F[:, :2])
+        FhA = np.where(np.isfinite(FhA), FhA, a[:, None] * hA + (1 - a[:, None]) * hB_left)
+        FA = np.column_stack([FhA, FzA])
+        FB = F - FA
+        zs[rows] = np.nan_to_num(z)
+        pA = np.column_stack([cA + r, z])
+        pB = np.column_stack([cB + r, z])
+        # moments about the lab origin: p_i x F_i + T_i, with T_B = plate's total - the rest (exact)
+        # the lighter foot's wrench: its force at its COP with its share of the free moment; the
+        # heavier foot's: the plate's moment (about the lab origin) less the lighter's, so the two add
+        # up exactly, its COP from that moment (well conditioned: it carries half the load or more)
+        Mtot = np.cross(p, F) + T
+        lightA = (a <= 0.5)[:, None]
+        TA, TB = a[:, None] * T, (1 - a[:, None]) * T
+        MA = np.where(lightA, np.cross(pA, FA) + TA, Mtot - np.cross(pB, FB) - TB)
+        MB = Mtot - MA
+        copA, freeA = wrench_at_cop(FA, MA, z)
+        copB, freeB = wrench_at_cop(FB, MB, z)
+        copA, freeA = np.where(lightA, pA, copA), np.where(lightA, TA, freeA)
+        copB, freeB = np.where(lightA, copB, pB), np.where(lightA, freeB, TB)
+        for side, Fs, Ms, Ps, Ts, sh in ((A, FA, MA, copA, freeA, a), (B, FB, MB, copB, freeB, 1 - a)):
+            twice = share[side][rows].any(axis=1)  # a second shared plate on the frame: by moments only
+            out_F[side][rows] += np.where(good[:, None], Fs, np.nan)
+            out_M[side][rows] += np.where(good[:, None], Ms, np.nan)
+            out_P[side][rows] = np.where(good[:, None] & ~twice[:, None], Ps, np.nan)
+            out_T[side][rows] = np.where(good[:, None] & ~twice[:, None], Ts, np.nan)
+            share[side][rows, j] = sh
+        unknown[rows, j] = why
+    decomposed, why_side = {}, {}
+    for side in SIDES:
+        sh = ownership.owner == BOTH
+        if ownership.sharing is not None:
+            sh = sh & (ownership.sharing[side] | ownership.touches[side])
+        bad = np.where(sh, unknown, 0).max(axis=1)
+        other = ownership.problem_other[side] if ownership.problem_other is not None else np.zeros(n, np.int8)
+        decomposed[side] = sh.any(axis=1) & (bad == 0) & (ownership.problem[side] == 1) & (other == 0)
+        why_side[side] = bad.astype(np.int8)
+        out_F[side][~decomposed[side]] = np.where(sh.any(axis=1)[~decomposed[side], None], np.nan, 0.0)
+        out_M[side][~decomposed[side]] = np.where(sh.any(axis=1)[~decomposed[side], None], np.nan, 0.0)
+    return SharedSplit(out_F, out_M, out_P, out_T, decomposed, why_side, share, zs)
+
+
+def with_split(trial: Trial, markers, ownership: PlateOwnership, reach_s: float = 0.3) -> PlateOwnership:
+    """A copy of ``ownership`` whose ``split`` holds each foot's share of the plates both feet load
+    (:func:`decompose_shared`; the feet from ``markers``, :class:`~gaitid.model.gait_markers.GaitMarkers`,
+    their loads measured alone from the plates each owns on its measured frames). Unchanged when no
+    plate is shared or a foot's heel or toe marker is absent."""
+    if not np.any(ownership.owner == BOTH):
+        return ownership
+    feet, alone = {}, {}
+    for side in SIDES:
+        f = markers.foot(side)
+        if not trial.has_points(f.heel, f.toe):
+            return ownership
+        feet[side] = (trial.point(f.heel), trial.point(f.toe))
+        F, P, _ = plate_sum(trial, ownership.owned(side) & ownership.measured[side][:, None])
+        F[~ownership.measured[side]] = np.nan
+        alone[side] = (F, P)
+    try:
+        centre = pelvis_centre(trial, markers)
+    except DataError:  # no pelvis marker: the measured ratios
+        centre = None
+    return replace(ownership, split=decompose_shared(trial, ownership, feet, alone, reach_s, centre=centre))
+
+
+def shared_plate_contacts(trial: Trial, ownership: PlateOwnership, contacts: list, min_duration: float) -> list:
+    """``contacts`` with those on a plate both feet load (one plate each) replaced by each foot's
+    contacts on that plate from the per-frame ownership, as on a treadmill
+    (:func:`gaitid.contacts.treadmill.treadmill_contacts`), when the plate's shared frames are
+    decomposed (``ownership.split``): a contact refused as 'two feet on the plate' becomes the two
+    feet's; the others as they are. Manual overrides keep their contacts."""
+    from gaitid.contacts.treadmill import treadmill_contacts
+
+    if ownership.split is None:
+        return contacts
+    dec = ownership.split.decomposed
+    shared = {p for j, p in enumerate(ownership.plates)
+              if np.any((ownership.owner[:, j] == BOTH) & dec[SIDES[0]] & dec[SIDES[1]])}
+    hit = [c for c in contacts if len(c.plates) == 1 and c.plates[0] in shared and c.source != "override"]
+    if not hit:
+        return contacts
+    hit_ids = {id(c) for c in hit}
+    keep = [c for c in contacts if id(c) not in hit_ids]
+    new = [replace(x, source="auto") for x in treadmill_contacts(trial, ownership, min_duration)
+           if len(x.plates) == 1 and x.plates[0] in {c.plates[0] for c in hit}]
+    return sorted(keep + new, key=lambda c: (c.strike_time if np.isfinite(c.strike_time) else -np.inf, c.side or ""))
+
+
+def shared_plates_check(loads: dict, contacts: list, rate: float, decompose: bool = True) -> Check:
+    """The 'shared plates' check: how long each foot's load is its decomposed share of a plate both
+    feet load (``loads``: {side: :class:`~gaitid.contacts.foot_loads.FootLoad`}), a warning naming the
+    plates and durations when any (the loads are estimates there, flagged 'decomposed'); not run with
+    ``decompose`` False."""
+    name = "shared plates"
+    if not decompose:
+        return Check.not_run(name, "decomposition off (--no-decompose): a plate both feet load leaves both NaN")
+    secs = {s: float(np.sum(loads[s].source == "decomposed")) / rate for s in SIDES if loads[s].source is not None}
+    plates = sorted({p for c in contacts if c.decomposed_s > 0 for p in c.plates})
+    if not any(v > 0 for v in secs.values()):
+        return Check.outcome(name, "no frame of a foot's load decomposed")
+    what = ", ".join(f"{s.lower()} foot {v:.2f} s" for s, v in secs.items() if v > 0)
+    names = "plate" + ("s " if len(plates) > 1 else " ") + " and ".join(str(p) for p in plates) if plates else "plates"
+    return Check.outcome(name, f"decomposed: {what}", [
+        f"both feet on one plate ({names}): each foot's load decomposed for {what} (its share estimated from the "
+        f"plate's centre of pressure between the feet, flagged 'decomposed' in the loads, contacts and cycles; "
+        f"about 2-5 % of body weight RMS in each force on real walks, docs/contacts.md); --no-decompose leaves "
+        f"these frames NaN"])

@@ -32,8 +32,9 @@ from gaitid.subject.layers import SubjectOptions, subject_files
 # EMG tables (<trial>_emg.csv, <trial>_emg_timing.csv) and their combined tables. 5: the data-quality
 # checks' verdict in the record and in batch_summary.csv (column ``checks``). 6: the EMG on-off edges
 # placed on the 50 Hz rectified signal (<trial>_emg_timing.csv's onsets and offsets) and the EMG page
-# in the trial's and the session's reports.
-OUTPUTS_VERSION = 6
+# in the trial's and the session's reports. 7: a plate both feet load decomposed into each foot's load
+# (flagged), its contacts and cycles kinetic.
+OUTPUTS_VERSION = 7
 
 
 def _file_stats(paths) -> list:

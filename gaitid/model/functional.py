@@ -1,0 +1,447 @@
+"""Functional joint centres and axes from a lab's calibration trials (hip star arc, knee flexion).
+
+The fits, each a linear least-squares problem over every frame at once (no per-frame loop):
+
+- **SCoRE** (symmetrical centre of rotation estimation; Ehrig et al. 2006, J Biomech 39:2798):
+  the hip centre is the point fixed in both the pelvis and the thigh. With the segments' poses
+  (R_p, t_p), (R_t, t_t) (segment -> lab) on every frame i, it solves
+  ``min sum_i |R_p,i c_p + t_p,i - R_t,i c_t - t_t,i|^2`` for c_p (pelvis frame) and c_t (thigh
+  frame): the stacked system [R_p,i, -R_t,i] [c_p; c_t] = t_t,i - t_p,i. The residual is the RMS
+  over frames of the distance between the two estimates of the centre (m).
+- **SARA** (symmetrical axis of rotation approach; Ehrig et al. 2007, J Biomech 40:2150): the
+  knee flexion axis, the line fixed in both thigh and shank: the same stacked matrix; the right
+  singular vector of its smallest singular value gives the axis direction in each segment, the
+  minimum-norm solution without it a point on the axis. The residual is the RMS distance between
+  the two estimates of that point perpendicular to the axis.
+- When a segment carries only two markers (Plug-in Gait's thigh THI, KNE; its shank TIB, ANK)
+  its pose is undetermined about the line through them. The hip centre is then the common
+  centre of the spheres the thigh markers describe in the pelvis frame (Gamage & Lasenby 2002,
+  J Biomech 35:87: linear in the centre and r_k^2 - |c|^2); the knee axis the common normal of
+  the circles the shank markers describe in the thigh frame (the smallest eigenvector of their
+  summed scatter), through the circles' mean centre (each a linear circle fit, Kasa 1976).
+  Residual: RMS of the markers' distances to their sphere or circle minus its radius.
+
+A segment with three or more markers is posed by the rigid least-squares fit of
+:func:`gaitid.model.clusters.rigid_fit` (Soderkvist & Wedin 1993) to its mean shape in its own
+frame, refitted once to that mean (the optimal common shape of Taylor et al. 2005, J Biomech
+38:2257, which reduces the markers' deformation to an average shape). The Plug-in Gait thigh
+frame for the knee trial is posed from THI, KNE and the hip centre already found.
+
+Every fit says the range of motion it used: the relative rotation's spread along its principal
+directions (deg, the 2.5-97.5 percentile span, largest first), and is refused when that range is
+smaller than ``min_range_deg`` (the hip needs it in two directions: a one-plane swing leaves the
+centre free along the axis; the knee in one), and warned when the residual exceeds
+``max_residual_mm``. Hip centres are in the Plug-in Gait pelvis frame (origin mid-ASIS, x
+forward, y from RASI to LASI, z up), m; knee axes are unit vectors in the lab at the static
+pose (``lab_static``), pointing left.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+from gaitid.core.errors import DataError
+from gaitid.core.trial import Trial
+from gaitid.core.vocabulary import SIDES
+from gaitid.model.clusters import rigid_fit
+from gaitid.model.frames import pelvis_frame
+
+MIN_RANGE_DEG = 20.0  # Ehrig et al. 2006: SCoRE's error grows fast below ~20 deg of motion
+MAX_RESIDUAL_MM = 15.0  # see docs/functional.md: clean synthetic trials with soft-tissue artefact stay below
+
+THIGH = ("{S}THI", "{S}KNE", "{S}THAP", "{S}THAD")  # Plug-in Gait, and CGM2's extra thigh markers
+SHANK = ("{S}TIB", "{S}ANK", "{S}TIAP", "{S}TIAD")  # Plug-in Gait, and CGM2's extra shank markers
+
+
+@dataclass(frozen=True)
+class JointFit:
+    """One functional fit. ``joint``: 'hip' or 'knee'; ``method``: 'SCoRE', 'sphere fit', 'SARA',
+    'circle fit'; ``centre`` (3,) m: the hip centre in the pelvis frame, or a point on the knee
+    axis in the thigh's technical frame; ``axis`` (3,) the knee axis (unit) in the thigh's
+    technical frame (None for a hip); ``residual_mm``; ``range_deg``: the principal ranges of
+    motion used, largest first; ``frames``: frames used; ``status``: 'ok', 'warned' or 'refused'
+    with ``reason``; ``trial``: the file's name."""
+
+    joint: str
+    side: str
+    method: str
+    centre: np.ndarray
+    axis: np.ndarray | None
+    residual_mm: float
+    range_deg: tuple[float, ...]
+    frames: int
+    trial: str
+    status: str = "ok"
+    reason: str = ""
+    axis_lab: np.ndarray | None = None  # knee: unit axis in the lab at the static pose, pointing left
+    reference: np.ndarray | None = None  # knee: the thigh's technical markers (k, 3) m in its frame
+
+    @property
+    def used_range(self) -> float:
+        """The range the joint's fit needs: the second principal range for a hip, the first for a knee."""
+        return self.range_deg[1 if self.joint == "hip" else 0] if self.range_deg else 0.0
+
+    def describe(self) -> str:
+        """``SCoRE (HIP.c3d: residual 3.1 mm, range 62/41 deg, 2000 frames)``."""
+        ranges = "/".join(f"{r:.0f}" for r in self.range_deg[:2])
+        return (f"{self.method} ({self.trial}: residual {self.residual_mm:.1f} mm, range {ranges} deg, "
+                f"{self.frames} frames)")
+
+
+@dataclass(frozen=True)
+class FunctionalCalibration:
+    """A session's functional calibration: the fits used per (joint, side), every fit tried
+    (``tried``), which trial was found to be which (``kinds``: file name -> 'hip' / 'knee'),
+    and what the user should know (``warnings``). Reusable for every walk of the session:
+    ``process(walk, functional=calibration)``."""
+
+    fits: dict[tuple[str, str], JointFit] = field(default_factory=dict)
+    tried: tuple[JointFit, ...] = ()
+    kinds: dict[str, str] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+
+    def subject_values(self) -> tuple[dict[str, float], dict[str, str]]:
+        """({name: value}, {name: source}) for the subject record (``Subject.extra``): the hip
+        centres ``hip_centre_left_x``... (m, Plug-in Gait pelvis frame) and knee axes
+        ``knee_axis_left_x``... (unit, lab at the static pose)."""
+        values, sources = {}, {}
+        for (joint, side), fit in self.fits.items():
+            vec = fit.centre if joint == "hip" else fit.axis_lab
+            if vec is None:
+                continue
+            for a, v in zip("xyz", vec):
+                name = f"{'hip_centre' if joint == 'hip' else 'knee_axis'}_{side.lower()}_{a}"
+                values[name], sources[name] = float(v), fit.describe()
+        return values, sources
+
+
+def pose(points: np.ndarray, reference: np.ndarray | None = None):
+    """A segment's pose from its markers (n, k, 3) m, k >= 3: (R (n, 3, 3), t (n, 3), reference
+    (k, 3) m), the rigid fit to ``reference``, by default the markers' mean shape in the frame of
+    their first complete frame (refitted once to it: Taylor et al. 2005's common shape). Frames
+    missing a marker are NaN."""
+    ok = np.isfinite(points).all(axis=(1, 2))
+    if reference is None:
+        if not ok.any():
+            raise DataError(f"no frame shows all {points.shape[1]} markers of a segment")
+        reference = points[np.flatnonzero(ok)[0]]
+        R, t, _ = rigid_fit(reference, points)
+        reference = np.einsum("nji,nkj->nki", R[ok], points[ok] - t[ok][:, None, :]).mean(axis=0)  # R^T (b - t)
+    R, t, _ = rigid_fit(reference, points)
+    return R, t, reference
+
+
+def relative_ranges(Ra: np.ndarray, Rb: np.ndarray) -> tuple[float, ...]:
+    """Principal ranges (deg, largest first) of segment b's rotation in segment a: the rotation
+    vectors of R_a^T R_b about their mean rotation, their 2.5-97.5 percentile spans along the
+    principal directions."""
+    Q = np.einsum("nji,njk->nik", Ra, Rb)
+    Q = Q[np.isfinite(Q).all(axis=(1, 2))]
+    if len(Q) < 3:
+        return (0.0, 0.0, 0.0)
+    U, _, Vt = np.linalg.svd(Q.mean(axis=0))
+    M = U @ np.diag([1.0, 1.0, np.linalg.det(U @ Vt)]) @ Vt
+    v = Rotation.from_matrix(np.einsum("ji,njk->nik", M, Q)).as_rotvec()
+    return _spans(v)
+
+
+def direction_ranges(u: np.ndarray) -> tuple[float, ...]:
+    """Principal ranges (deg) of a direction (n, 3) (two markers' line) in a segment frame: the
+    angles off its mean direction in the tangent plane, spans as :func:`relative_ranges`."""
+    u = u[np.isfinite(u).all(axis=1)]
+    if len(u) < 3:
+        return (0.0, 0.0)
+    u = u / np.linalg.norm(u, axis=1, keepdims=True)
+    m = u.mean(axis=0)
+    m /= np.linalg.norm(m)
+    basis = np.linalg.svd(np.eye(3) - np.outer(m, m))[0][:, :2]
+    return _spans(np.arcsin(np.clip(u @ basis, -1, 1)))
+
+
+def _spans(v: np.ndarray) -> tuple[float, ...]:
+    c = v - v.mean(axis=0)
+    proj = c @ np.linalg.svd(c, full_matrices=False)[2].T
+    lo, hi = np.percentile(proj, [2.5, 97.5], axis=0)
+    return tuple(float(np.degrees(x)) for x in np.sort(hi - lo)[::-1])
+
+
+def _stack(Ra, ta, Rb, tb) -> tuple[np.ndarray, np.ndarray]:
+    ok = np.isfinite(Ra).all(axis=(1, 2)) & np.isfinite(Rb).all(axis=(1, 2)) & np.isfinite(ta).all(1) & np.isfinite(tb).all(1)
+    A = np.concatenate([Ra[ok], -Rb[ok]], axis=2).reshape(-1, 6)
+    return A, (tb[ok] - ta[ok]).reshape(-1)
+
+
+def score(Ra, ta, Rb, tb) -> tuple[np.ndarray, np.ndarray, float, int]:
+    """SCoRE: the point fixed in segments a and b (poses R (n, 3, 3), t (n, 3) m, segment ->
+    lab). Returns (centre in a (3,) m, centre in b (3,) m, RMS residual m, frames used)."""
+    A, b = _stack(Ra, ta, Rb, tb)
+    if len(b) < 18:
+        return np.full(3, np.nan), np.full(3, np.nan), math.nan, len(b) // 3
+    x = np.linalg.lstsq(A, b, rcond=None)[0]
+    d = (A @ x - b).reshape(-1, 3)
+    return x[:3], x[3:], float(np.sqrt(np.mean(np.sum(d**2, axis=1)))), len(d)
+
+
+def sara(Ra, ta, Rb, tb) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, int]:
+    """SARA: the line fixed in segments a and b. Returns (point on it in a (3,) m, its unit
+    direction in a, in b, RMS residual m perpendicular to the axis, frames used)."""
+    A, b = _stack(Ra, ta, Rb, tb)
+    if len(b) < 18:
+        nan = np.full(3, np.nan)
+        return nan, nan, nan, math.nan, len(b) // 3
+    U, S, Vt = np.linalg.svd(A, full_matrices=False)
+    x = Vt[:5].T @ ((U[:, :5].T @ b) / S[:5])
+    axis_a, axis_b = Vt[5, :3] / np.linalg.norm(Vt[5, :3]), Vt[5, 3:] / np.linalg.norm(Vt[5, 3:])
+    d = (A @ x - b).reshape(-1, 3)
+    lab_axis = np.einsum("nij,j->ni", Ra[_rows_ok(Ra, ta, Rb, tb)], axis_a)
+    d -= lab_axis * np.sum(d * lab_axis, axis=1, keepdims=True)
+    return x[:3], axis_a, axis_b, float(np.sqrt(np.mean(np.sum(d**2, axis=1)))), len(d)
+
+
+def _rows_ok(Ra, ta, Rb, tb) -> np.ndarray:
+    return np.isfinite(Ra).all(axis=(1, 2)) & np.isfinite(Rb).all(axis=(1, 2)) & np.isfinite(ta).all(1) & np.isfinite(tb).all(1)
+
+
+def sphere_centre(points: list[np.ndarray]) -> tuple[np.ndarray, float, int]:
+    """The common centre (3,) of the spheres markers (each (n, 3), in one frame) move on:
+    ``2 p.c + (r_k^2 - |c|^2) = |p|^2`` in least squares (Gamage & Lasenby 2002). Returns
+    (centre, RMS of |p - c| - r_k in m, samples used)."""
+    rows, rhs, pts, which = [], [], [], []
+    for k, p in enumerate(points):
+        p = p[np.isfinite(p).all(axis=1)]
+        e = np.zeros((len(p), len(points)))
+        e[:, k] = 1.0
+        rows.append(np.hstack([2 * p, e]))
+        rhs.append(np.sum(p**2, axis=1))
+        pts.append(p)
+        which.append(np.full(len(p), k))
+    A, b = np.vstack(rows), np.concatenate(rhs)
+    if len(b) < 4 + len(points):
+        return np.full(3, np.nan), math.nan, len(b)
+    x = np.linalg.lstsq(A, b, rcond=None)[0]
+    c = x[:3]
+    dist = np.linalg.norm(np.vstack(pts) - c, axis=1)
+    k = np.concatenate(which)
+    radius = np.array([dist[k == j].mean() if (k == j).any() else np.nan for j in range(len(points))])
+    return c, float(np.sqrt(np.mean((dist - radius[k]) ** 2))), len(b)
+
+
+def circle_axis(points: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, float, int]:
+    """The common axis of the circles markers (each (n, 3), in one frame) move on: the normal
+    of least summed scatter, through the mean of the circles' centres (each a linear circle fit
+    in the plane). Returns (point (3,), unit axis (3,), RMS residual m, samples used)."""
+    pts = [p[np.isfinite(p).all(axis=1)] for p in points]
+    pts = [p for p in pts if len(p) >= 3]
+    if not pts:
+        nan = np.full(3, np.nan)
+        return nan, nan, math.nan, 0
+    scatter = sum(np.cov(p.T, bias=True) for p in pts)
+    w, v = np.linalg.eigh(scatter)
+    axis, basis = v[:, 0], v[:, 1:]
+    centres, errs = [], []
+    for p in pts:
+        q = p @ basis
+        A = np.hstack([2 * q, np.ones((len(q), 1))])
+        c2 = np.linalg.lstsq(A, np.sum(q**2, axis=1), rcond=None)[0][:2]
+        r = np.linalg.norm(q - c2, axis=1)
+        errs.append(np.concatenate([r - r.mean(), (p - p.mean(axis=0)) @ axis]))
+        centres.append(basis @ c2 + axis * float(np.mean(p @ axis)))
+    e = np.concatenate(errs)
+    return np.mean(centres, axis=0), axis, float(np.sqrt(np.mean(e**2))), sum(len(p) for p in pts)
+
+
+def _labels(trial: Trial, names, prefix: str) -> list[str]:
+    present = set(trial.marker_labels) | set(trial.virtual_labels)
+    return [x.replace("{S}", prefix) for x in names if x.replace("{S}", prefix) in present]
+
+
+def pelvis_pose(trial: Trial) -> tuple[np.ndarray, np.ndarray]:
+    """(R, origin) of the Plug-in Gait pelvis on every frame (origin mid-ASIS, x forward, y left,
+    z up): LASI, RASI and SACR or the mean of LPSI and RPSI."""
+    present = set(trial.marker_labels) | set(trial.virtual_labels)
+    if not {"LASI", "RASI"} <= present or not ({"SACR"} <= present or {"LPSI", "RPSI"} <= present):
+        raise DataError("a functional calibration needs the pelvis markers LASI, RASI and SACR or LPSI and RPSI",
+                        trial.path)
+    sacrum = trial.point("SACR") if "SACR" in present else (trial.point("LPSI") + trial.point("RPSI")) / 2
+    origin, R = pelvis_frame(trial.point("LASI"), trial.point("RASI"), sacrum)
+    return R, origin
+
+
+def _cluster(trial: Trial, labels: list[str], cache: dict | None):
+    """:func:`pose` of ``labels`` in ``trial``, memoised in ``cache`` (one calibration's)."""
+    key = (id(trial), tuple(labels))
+    if cache is None or key not in cache:
+        value = pose(np.stack([trial.point(x) for x in labels], axis=1))
+        if cache is None:
+            return value
+        cache[key] = value
+    return cache[key]
+
+
+def hip_fit(trial: Trial, side: str, prefix: str, cache: dict | None = None) -> JointFit:
+    """The hip centre of ``side`` from ``trial`` (no threshold applied): SCoRE with a thigh of
+    three or more markers, else the sphere fit of its two in the pelvis frame."""
+    Rp, tp = pelvis_pose(trial)
+    thigh = _labels(trial, THIGH, prefix)
+    name = Path(trial.path).name if trial.path else "trial"
+    if len(thigh) >= 3:
+        Rt, tt, _ = _cluster(trial, thigh, cache)
+        c_p, _, res, n = score(Rp, tp, Rt, tt)
+        return JointFit("hip", side, "SCoRE", c_p, None, res * 1e3, relative_ranges(Rp, Rt), n, name)
+    if len(thigh) < 2:
+        raise DataError(f"{side.lower()} hip: a functional centre needs two or more thigh markers of "
+                        f"{', '.join(x.replace('{S}', prefix) for x in THIGH)}", trial.path)
+    local = [np.einsum("nji,nj->ni", Rp, trial.point(x) - tp) for x in thigh]
+    c, res, n = sphere_centre(local)
+    return JointFit("hip", side, "sphere fit", c, None, res * 1e3, direction_ranges(local[1] - local[0]),
+                    n // len(local), name)
+
+
+def knee_fit(trial: Trial, side: str, prefix: str, hip_centre: np.ndarray | None, cache: dict | None = None
+             ) -> JointFit:
+    """The knee axis of ``side`` from ``trial``, in the thigh's technical frame: SARA with a
+    shank of three or more markers, else the circle fit of its two. The thigh is posed from its
+    markers and, with fewer than three, the hip centre ``hip_centre`` (pelvis frame, m)."""
+    name = Path(trial.path).name if trial.path else "trial"
+    Rt, tt, ref = thigh_pose(trial, prefix, hip_centre, side, cache=cache)
+    shank = _labels(trial, SHANK, prefix)
+    if len(shank) >= 3:
+        Rs, ts, _ = _cluster(trial, shank, cache)
+        point, axis, _, res, n = sara(Rt, tt, Rs, ts)
+        return JointFit("knee", side, "SARA", point, axis, res * 1e3, relative_ranges(Rt, Rs), n, name,
+                        reference=ref)
+    if len(shank) < 2:
+        raise DataError(f"{side.lower()} knee: a functional axis needs two or more shank markers of "
+                        f"{', '.join(x.replace('{S}', prefix) for x in SHANK)}", trial.path)
+    local = [np.einsum("nji,nj->ni", Rt, trial.point(x) - tt) for x in shank]
+    point, axis, res, n = circle_axis(local)
+    return JointFit("knee", side, "circle fit", point, axis, res * 1e3, direction_ranges(local[1] - local[0]),
+                    n // len(local), name, reference=ref)
+
+
+def thigh_pose(trial: Trial, prefix: str, hip_centre: np.ndarray | None, side: str,
+               reference: np.ndarray | None = None, cache: dict | None = None):
+    """(R, t, reference) of the thigh's technical frame (:func:`pose`): its markers, plus the hip
+    centre (from the pelvis) when it has fewer than three."""
+    thigh = _labels(trial, THIGH, prefix)
+    if len(thigh) >= 3 and reference is None:
+        return _cluster(trial, thigh, cache)
+    pts = [trial.point(x) for x in thigh]
+    if len(thigh) < 3:
+        if hip_centre is None:
+            raise DataError(f"{side.lower()} knee: the thigh has only {', '.join(thigh) or 'no markers'}; its frame "
+                            "needs the hip centre: give a hip trial too (--functional HIP.c3d)", trial.path)
+        Rp, tp = pelvis_pose(trial)
+        pts.append(tp + np.einsum("nij,j->ni", Rp, hip_centre))
+    try:
+        return pose(np.stack(pts, axis=1), reference)
+    except DataError:
+        raise DataError(f"{side.lower()} thigh: no frame shows {', '.join(thigh)} and the pelvis", trial.path) from None
+
+
+def judged(fit: JointFit, min_range_deg: float, max_residual_mm: float) -> JointFit:
+    """``fit`` with its status: refused when its range (two directions for a hip, one for a
+    knee) is under ``min_range_deg`` or it has no finite result; warned when its residual is over
+    ``max_residual_mm``."""
+    from dataclasses import replace
+
+    need = "in two directions " if fit.joint == "hip" else ""
+    if not (np.isfinite(fit.centre).all() and math.isfinite(fit.residual_mm)):
+        return replace(fit, status="refused", reason="no frame shows every marker the fit needs")
+    if not fit.used_range >= min_range_deg:
+        return replace(fit, status="refused", reason=f"range of motion {fit.used_range:.1f} deg {need}under "
+                       f"{min_range_deg:g} deg (Settings.functional_min_range_deg): too little motion for a centre")
+    if not fit.residual_mm <= max_residual_mm:
+        return replace(fit, status="warned", reason=f"residual {fit.residual_mm:.1f} mm over {max_residual_mm:g} mm "
+                       "(Settings.functional_max_residual_mm): markers moving on the skin or a loose cluster")
+    return fit
+
+
+def functional_calibration(trials, static: Trial | None = None, min_range_deg: float = MIN_RANGE_DEG,
+                           max_residual_mm: float = MAX_RESIDUAL_MM, sides=None) -> FunctionalCalibration:
+    """The hip centres and knee axes from functional trials (Trials or C3D paths, any order).
+
+    Each trial is told by its motion: a hip trial moves the thigh in the pelvis in two
+    directions more than the shank in the thigh in one, a knee trial the other way. Per joint and
+    side, the fit of the trial with the largest range is used when not refused. Knee axes are
+    turned into the lab at the ``static`` pose (else the knee trial's first complete frame),
+    pointing left. ``sides``: {'Left': 'L', 'Right': 'R'} prefixes (Plug-in Gait's by default)."""
+    from dataclasses import replace
+
+    from gaitid.io.c3d import read_c3d
+
+    sides = sides or {"Left": "L", "Right": "R"}
+    loaded = [t if isinstance(t, Trial) else read_c3d(t) for t in trials]
+    if not loaded:
+        raise DataError("no functional trial given")
+    cache: dict = {}
+    hips = {id(t): {s: judged(hip_fit(t, s, sides[s], cache), min_range_deg, max_residual_mm) for s in SIDES}
+            for t in loaded}
+    kinds, warnings = {}, []
+    best_hip = _best(hips, loaded)
+    centres = {s: f.centre for s, f in best_hip.items() if f.status != "refused"}
+    tried = [f for t in loaded for f in hips[id(t)].values()]
+    fits = {("hip", s): f for s, f in best_hip.items() if f.status != "refused"}
+    knees = {}
+    for t in loaded:
+        hip_score = max(f.used_range for f in hips[id(t)].values())
+        knee = {}
+        for s in SIDES:
+            try:
+                knee[s] = judged(knee_fit(t, s, sides[s], centres.get(s), cache), min_range_deg, max_residual_mm)
+            except DataError as exc:
+                if hip_score >= min_range_deg:
+                    continue  # a hip trial: its knee is not asked for
+                name = Path(t.path).name if t.path else "trial"
+                knee[s] = JointFit("knee", s, "SARA", np.full(3, np.nan), None, math.nan, (), 0, name,
+                                   status="refused", reason=exc.reason)
+        knees[id(t)] = knee
+        tried += knee.values()
+        knee_score = max((f.used_range for f in knee.values()), default=0.0)
+        kinds[Path(t.path).name if t.path else "trial"] = "hip" if hip_score >= knee_score else "knee"
+    best_knee = _best(knees, [t for t in loaded if kinds[Path(t.path).name if t.path else "trial"] == "knee"])
+    for s, f in best_knee.items():
+        if f.status != "refused":
+            fits[("knee", s)] = replace(f, axis_lab=_axis_in_static(f, static, loaded, sides[s], centres.get(s)))
+    for joint in ("hip", "knee"):
+        if not any(k == joint for k in kinds.values()):
+            continue
+        for s in SIDES:
+            if (joint, s) in fits:
+                if fits[(joint, s)].status == "warned":
+                    warnings.append(f"functional {s.lower()} {joint}: {fits[(joint, s)].reason}")
+                continue
+            seen = [f for f in tried if f.joint == joint and f.side == s]
+            why = max(seen, key=lambda f: f.used_range).reason if seen else "no trial"
+            warnings.append(f"functional {s.lower()} {joint} refused: {why}; the model's other method is needed")
+    return FunctionalCalibration(fits, tuple(tried), kinds, tuple(warnings))
+
+
+def _best(by_trial: dict, trials) -> dict[str, JointFit]:
+    out = {}
+    for t in trials:
+        for s, f in by_trial.get(id(t), {}).items():
+            if s not in out or (f.status != "refused", f.used_range) > (out[s].status != "refused", out[s].used_range):
+                out[s] = f
+    return out
+
+
+def _axis_in_static(fit: JointFit, static: Trial | None, trials, prefix: str, hip_centre) -> np.ndarray:
+    """The knee axis (thigh technical frame) in the lab at the static pose (mean of its frames),
+    else at the knee trial's first complete frame; pointing left (from RASI towards LASI)."""
+    source = static if static is not None else next(t for t in trials if (Path(t.path).name if t.path else "trial") == fit.trial)
+    R, _, _ = thigh_pose(source, prefix, hip_centre, fit.side, fit.reference)
+    Rp, _ = pelvis_pose(source)
+    ok = np.isfinite(R).all(axis=(1, 2)) & np.isfinite(Rp).all(axis=(1, 2))
+    if not ok.any():
+        raise DataError(f"{fit.side.lower()} knee axis: no frame of the static shows the thigh and pelvis", source.path)
+    frame = ok if static is not None else np.flatnonzero(ok)[:1]
+    axis = np.einsum("nij,j->ni", R[frame], fit.axis).mean(axis=0)
+    left = Rp[frame][:, :, 1].mean(axis=0)
+    axis /= np.linalg.norm(axis)
+    return axis if axis @ left >= 0 else -axis

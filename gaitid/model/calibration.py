@@ -97,7 +97,22 @@ def resolve_parameters(
             else:
                 vals[name] = None
         out[side] = vals
+    given_centres(model, subject, out)
     return out
+
+
+def given_centres(model: Model, subject: Subject, params: dict) -> None:
+    """Put in ``params[side][centre]`` (3,) m the subject's values ``<centre>_<side>_x/_y/_z`` for
+    every point whose method is ``functional`` (``centre = ...``) or that names one
+    (``functional = "hip_centre"``), when the subject has all three (from a functional
+    calibration, :mod:`gaitid.model.functional`, or a subject file); in place."""
+    extra = lower_keys(subject.extra)
+    for spec in model.points.values():
+        name = spec.get("centre") if spec["method"] == "functional" else spec.get("functional")
+        for side in SIDES if name else ():
+            xyz = [subject_value(subject, f"{name}_{side_key(side)}_{a}", extra) for a in "xyz"]
+            if all(v is not None for v in xyz):
+                params[side][name] = np.array(xyz, float)
 
 
 def measure_defaults(params: dict, pts: dict, model: Model, trial: Trial) -> None:

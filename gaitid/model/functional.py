@@ -52,7 +52,7 @@ from gaitid.model.clusters import rigid_fit
 from gaitid.model.frames import pelvis_frame
 
 MIN_RANGE_DEG = 20.0  # Ehrig et al. 2006: SCoRE's error grows fast below ~20 deg of motion
-MAX_RESIDUAL_MM = 15.0  # see docs/functional.md: clean synthetic trials with soft-tissue artefact stay below
+MAX_RESIDUAL_MM = 10.0  # docs/functional.md: SCoRE on clusters with 5 mm of soft-tissue artefact stays under 8 mm
 
 THIGH = ("{S}THI", "{S}KNE", "{S}THAP", "{S}THAD")  # Plug-in Gait, and CGM2's extra thigh markers
 SHANK = ("{S}TIB", "{S}ANK", "{S}TIAP", "{S}TIAD")  # Plug-in Gait, and CGM2's extra shank markers
@@ -104,6 +104,11 @@ class FunctionalCalibration:
     tried: tuple[JointFit, ...] = ()
     kinds: dict[str, str] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+
+    def notes(self) -> list[str]:
+        """Which trial was taken for which joint, by its motion, and the warnings."""
+        found = [f"functional trial {name}: a {kind} trial (by its motion)" for name, kind in self.kinds.items()]
+        return found + list(self.warnings)
 
     def subject_values(self) -> tuple[dict[str, float], dict[str, str]]:
         """({name: value}, {name: source}) for the subject record (``Subject.extra``): the hip
@@ -445,3 +450,18 @@ def _axis_in_static(fit: JointFit, static: Trial | None, trials, prefix: str, hi
     left = Rp[frame][:, :, 1].mean(axis=0)
     axis /= np.linalg.norm(axis)
     return axis if axis @ left >= 0 else -axis
+
+
+def session_calibration(functional, static: Trial | None = None, settings=None) -> FunctionalCalibration | None:
+    """``functional`` as a :class:`FunctionalCalibration`: as given, computed from functional
+    trials (paths or Trials) with ``settings``' thresholds
+    (:attr:`~gaitid.core.settings.Settings.functional_min_range_deg`, ``functional_max_residual_mm``),
+    or None for None or an empty list."""
+    if functional is None or isinstance(functional, FunctionalCalibration):
+        return functional
+    trials = [functional] if isinstance(functional, (str, Path, Trial)) else list(functional)
+    if not trials:
+        return None
+    limits = {} if settings is None else {"min_range_deg": settings.functional_min_range_deg,
+                                          "max_residual_mm": settings.functional_max_residual_mm}
+    return functional_calibration(trials, static, **limits)

@@ -152,6 +152,19 @@ def _along_segment_check(model, where: str, spec: dict) -> None:
         raise model.error(where, "along_segment needs axis ('x'...'-z') and length = [marker, marker]")
 
 
+def _functional(ev, spec: dict, key: str) -> np.ndarray:
+    """A centre fixed in a segment (m, its frame): the side's parameter ``centre``, from the
+    subject's values ``<centre>_<side>_x/_y/_z`` (a functional calibration's, or given; see
+    :func:`gaitid.model.calibration.given_centres`)."""
+    R, origin = ev.segment(spec["segment"])
+    centre = ev.params.get(spec["centre"])
+    if not isinstance(centre, np.ndarray):
+        name = f"{spec['centre']}_{ev.side.lower()}"
+        raise ev.data_error(f"{key}: no functional centre ({name}_x, _y, _z): give functional calibration trials "
+                            f"(--functional HIP.c3d; process(..., functional=[...])) or the values in a subject file")
+    return origin + R @ centre
+
+
 def _entries(*methods: PointMethod) -> dict[str, PointMethod]:
     return {m.name: m for m in methods}
 
@@ -165,6 +178,7 @@ POINT_METHODS: dict[str, PointMethod] = _entries(
                 landmarks=_chord_landmarks),
     PointMethod("in_segment", frozenset({"segment", "offset"}), _in_segment, error="in_segment"),
     PointMethod("harrington", frozenset({"segment", "lasi", "rasi", "sacrum"}), _harrington, error="harrington"),
+    PointMethod("functional", frozenset({"segment", "centre"}), _functional, error="functional"),
     PointMethod("along_segment", frozenset({"segment", "from", "axis", "length"}), _along_segment,
                 error="along_segment", optional=frozenset({"fallback", "shorten"}), check=_along_segment_check),
 )

@@ -105,7 +105,8 @@ def given_centres(model: Model, subject: Subject, params: dict) -> None:
     """Put in ``params[side][centre]`` (3,) m the subject's values ``<centre>_<side>_x/_y/_z`` for
     every point whose method is ``functional`` (``centre = ...``) or that names one
     (``functional = "hip_centre"``), when the subject has all three (from a functional
-    calibration, :mod:`gaitid.model.functional`, or a subject file); in place."""
+    calibration, :mod:`gaitid.model.functional`, or a subject file), and the fit's residual (m)
+    ``<centre>_<side>_residual`` as ``<centre>_residual`` when given; in place."""
     extra = lower_keys(subject.extra)
     for spec in model.points.values():
         name = spec.get("centre") if spec["method"] == "functional" else spec.get("functional")
@@ -113,6 +114,9 @@ def given_centres(model: Model, subject: Subject, params: dict) -> None:
             xyz = [subject_value(subject, f"{name}_{side_key(side)}_{a}", extra) for a in "xyz"]
             if all(v is not None for v in xyz):
                 params[side][name] = np.array(xyz, float)
+                residual = subject_value(subject, f"{name}_{side_key(side)}_residual", extra)
+                if residual is not None:
+                    params[side][f"{name}_residual"] = residual
 
 
 def measure_defaults(params: dict, pts: dict, model: Model, trial: Trial) -> None:

@@ -87,10 +87,10 @@ class JointFit:
         return self.range_deg[1 if self.joint == "hip" else 0] if self.range_deg else 0.0
 
     def describe(self) -> str:
-        """``SCoRE (HIP.c3d: residual 3.1 mm, range 62/41 deg, 2000 frames)``."""
+        """``SCoRE on the hip trial HIP.c3d (residual 3.1 mm, range 62/41 deg, 2000 frames)``."""
         ranges = "/".join(f"{r:.0f}" for r in self.range_deg[:2])
-        return (f"{self.method} ({self.trial}: residual {self.residual_mm:.1f} mm, range {ranges} deg, "
-                f"{self.frames} frames)")
+        return (f"{self.method} on the {self.joint} trial {self.trial} (residual {self.residual_mm:.1f} mm, range "
+                f"{ranges} deg, {self.frames} frames{'; ' + self.reason if self.reason else ''})")
 
 
 @dataclass(frozen=True)
@@ -106,22 +106,27 @@ class FunctionalCalibration:
     warnings: tuple[str, ...] = ()
 
     def notes(self) -> list[str]:
-        """Which trial was taken for which joint, by its motion, and the warnings."""
-        found = [f"functional trial {name}: a {kind} trial (by its motion)" for name, kind in self.kinds.items()]
-        return found + list(self.warnings)
+        """What the user should know: fits refused or warned, functional trials none of whose fits
+        was used (which joint each was taken for, by its motion, is in each fit's source)."""
+        used = {f.trial for f in self.fits.values()}
+        unused = [f"functional trial {name}: taken for a {kind} trial by its motion, but none of its fits is used"
+                  for name, kind in self.kinds.items() if name not in used]
+        return unused + list(self.warnings)
 
     def subject_values(self) -> tuple[dict[str, float], dict[str, str]]:
         """({name: value}, {name: source}) for the subject record (``Subject.extra``): the hip
         centres ``hip_centre_left_x``... (m, Plug-in Gait pelvis frame) and knee axes
-        ``knee_axis_left_x``... (unit, lab at the static pose)."""
+        ``knee_axis_left_x``... (unit, lab at the static pose), each fit's residual
+        ``hip_centre_left_residual``... (m)."""
         values, sources = {}, {}
         for (joint, side), fit in self.fits.items():
             vec = fit.centre if joint == "hip" else fit.axis_lab
             if vec is None:
                 continue
+            stem = f"{'hip_centre' if joint == 'hip' else 'knee_axis'}_{side.lower()}"
             for a, v in zip("xyz", vec):
-                name = f"{'hip_centre' if joint == 'hip' else 'knee_axis'}_{side.lower()}_{a}"
-                values[name], sources[name] = float(v), fit.describe()
+                values[f"{stem}_{a}"], sources[f"{stem}_{a}"] = float(v), fit.describe()
+            values[f"{stem}_residual"], sources[f"{stem}_residual"] = fit.residual_mm / 1e3, fit.describe()
         return values, sources
 
 

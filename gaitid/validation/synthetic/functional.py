@@ -154,3 +154,14 @@ def functional_trial(static: Trial, kind: str = "hip", sides=("Left", "Right"), 
     name = Path(path) if path else Path(f"synthetic_{kind}_functional.c3d")
     trial = Trial(name, rate, 1, labels, markers, subject=static.subject)
     return trial, truth
+
+
+
+def write_functional(trial: Trial, path: str | Path) -> Path:
+    """Write a synthetic functional trial as a C3D (markers only, mm; the subject's mass as
+    PROCESSING Bodymass when known, so the static pairing sees one subject)."""
+    from gaitid.validation.synthetic.write import write_markers
+
+    markers = {x: trial.markers[:, i] for i, x in enumerate(trial.marker_labels)}
+    return write_markers(markers, trial.point_rate, {"Bodymass": trial.subject.mass} if trial.subject.mass else {},
+                         path)

@@ -16,7 +16,8 @@ The fits, each a linear least-squares problem over every frame at once (no per-f
 - When a segment carries only two markers (Plug-in Gait's thigh THI, KNE; its shank TIB, ANK)
   its pose is undetermined about the line through them. The hip centre is then the common
   centre of the spheres the thigh markers describe in the pelvis frame (Gamage & Lasenby 2002,
-  J Biomech 35:87: linear in the centre and r_k^2 - |c|^2); the knee axis the common normal of
+  J Biomech 35:87: linear in the centre and r_k^2 - |c|^2, then refined geometrically, as the
+  algebraic fit is biased by marker noise on short arcs, Halvorsen 2003); the knee axis the common normal of
   the circles the shank markers describe in the thigh frame (the smallest eigenvector of their
   summed scatter), through the circles' mean centre (each a linear circle fit, Kasa 1976).
   Residual: RMS of the markers' distances to their sphere or circle minus its radius.
@@ -43,6 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from scipy.optimize import least_squares
 from scipy.spatial.transform import Rotation
 
 from gaitid.core.errors import DataError
@@ -219,8 +221,9 @@ def _rows_ok(Ra, ta, Rb, tb) -> np.ndarray:
 
 def sphere_centre(points: list[np.ndarray]) -> tuple[np.ndarray, float, int]:
     """The common centre (3,) of the spheres markers (each (n, 3), in one frame) move on:
-    ``2 p.c + (r_k^2 - |c|^2) = |p|^2`` in least squares (Gamage & Lasenby 2002). Returns
-    (centre, RMS of |p - c| - r_k in m, samples used)."""
+    ``2 p.c + (r_k^2 - |c|^2) = |p|^2`` in least squares (Gamage & Lasenby 2002), refined by
+    minimising sum (|p - c| - r_k)^2 (Levenberg-Marquardt). Returns (centre, RMS of |p - c| - r_k
+    in m, samples used)."""
     rows, rhs, pts, which = [], [], [], []
     for k, p in enumerate(points):
         p = p[np.isfinite(p).all(axis=1)]
@@ -234,11 +237,14 @@ def sphere_centre(points: list[np.ndarray]) -> tuple[np.ndarray, float, int]:
     if len(b) < 4 + len(points):
         return np.full(3, np.nan), math.nan, len(b)
     x = np.linalg.lstsq(A, b, rcond=None)[0]
+    P, k = np.vstack(pts), np.concatenate(which)
     c = x[:3]
-    dist = np.linalg.norm(np.vstack(pts) - c, axis=1)
-    k = np.concatenate(which)
-    radius = np.array([dist[k == j].mean() if (k == j).any() else np.nan for j in range(len(points))])
-    return c, float(np.sqrt(np.mean((dist - radius[k]) ** 2))), len(b)
+    radius = np.array([np.linalg.norm(P[k == j] - c, axis=1).mean() for j in range(len(points))])
+    # the algebraic fit is biased by noise on short arcs: refine geometrically, sum (|p - c| - r_k)^2
+    fit = least_squares(lambda v: np.linalg.norm(P - v[:3], axis=1) - v[3:][k], np.concatenate([c, radius]),
+                        method="lm")
+    c = fit.x[:3]
+    return c, float(np.sqrt(np.mean(fit.fun**2))), len(b)
 
 
 def circle_axis(points: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, float, int]:

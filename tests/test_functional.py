@@ -1,0 +1,214 @@
+"""Functional joint centres and axes: SCoRE, SARA, the two-marker sphere and circle fits, the
+synthetic calibration trials, and their way into process(), the subject table and the CLI."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import numpy as np
+import pytest
+from scipy.spatial.transform import Rotation
+
+from gaitid.core.resources import sample_data_dir
+from gaitid.core.subject_record import Subject
+from gaitid.io.c3d import read_c3d
+from gaitid.model.functional import (
+    circle_axis,
+    functional_calibration,
+    relative_ranges,
+    sara,
+    score,
+    session_calibration,
+    sphere_centre,
+)
+from gaitid.validation.synthetic.functional import functional_trial, with_clusters, write_functional
+
+
+@pytest.fixture(scope="module")
+def static():
+    return read_c3d(sample_data_dir() / "static_synthetic.c3d")
+
+
+def _poses(n, rng, spread=0.6):
+    R = Rotation.from_rotvec(rng.normal(scale=spread, size=(n, 3))).as_matrix()
+    return R, rng.normal(scale=0.3, size=(n, 3))
+
+
+def test_score_finds_the_point_both_segments_share_exactly():
+    rng = np.random.default_rng(1)
+    Ra, ta = _poses(200, rng)
+    Q, _ = _poses(200, rng)  # b's rotation relative to a, about the shared point
+    ca, cb = np.array([0.05, -0.08, -0.1]), np.array([0.01, 0.02, 0.4])
+    Rb = Ra @ Q
+    tb = ta + np.einsum("nij,j->ni", Ra, ca) - np.einsum("nij,j->ni", Rb, cb)  # Ra ca + ta == Rb cb + tb
+    got_a, got_b, rms, n = score(Ra, ta, Rb, tb)
+    np.testing.assert_allclose(got_a, ca, atol=1e-10)
+    np.testing.assert_allclose(got_b, cb, atol=1e-10)
+    assert rms < 1e-10 and n == 200
+
+
+def test_sara_finds_the_hinge_axis_exactly():
+    rng = np.random.default_rng(2)
+    Ra, ta = _poses(300, rng)
+    axis_a = np.array([0.1, 0.98, 0.05]) / np.linalg.norm([0.1, 0.98, 0.05])
+    point_a = np.array([0.0, 0.03, -0.4])
+    R0 = Rotation.from_rotvec([0.2, -0.1, 0.3]).as_matrix()  # b's frame at zero flexion
+    flex = np.linspace(0, 1.6, 300)
+    Q = Rotation.from_rotvec(flex[:, None] * axis_a).as_matrix() @ R0
+    Rb = Ra @ Q
+    cb = R0.T @ point_a + np.array([0.0, 0.0, 0.0])  # the axis point in b: where R0 takes it from a
+    tb = ta + np.einsum("nij,j->ni", Ra, point_a) - np.einsum("nij,j->ni", Rb, cb)
+    p, ax_a, ax_b, rms, _ = sara(Ra, ta, Rb, tb)
+    assert abs(abs(ax_a @ axis_a) - 1) < 1e-10
+    np.testing.assert_allclose(abs(ax_b @ (R0.T @ axis_a)), 1, atol=1e-10)
+    off = (p - point_a) - axis_a * ((p - point_a) @ axis_a)  # p is on the true axis
+    assert np.linalg.norm(off) < 1e-9 and rms < 1e-9
+
+
+def test_two_marker_fits_sphere_centre_and_circle_axis():
+    rng = np.random.default_rng(3)
+    c = np.array([0.02, -0.07, 0.1])
+    dirs = Rotation.from_rotvec(rng.normal(scale=0.5, size=(400, 3))).as_matrix()
+    markers = [c + np.einsum("nij,j->ni", dirs, v) for v in ([0.0, 0.05, -0.25], [0.01, 0.04, -0.42])]
+    got, rms, _ = sphere_centre(markers)
+    np.testing.assert_allclose(got, c, atol=1e-10)
+    assert rms < 1e-10
+    axis = np.array([0.0, 0.6, 0.8])
+    turn = Rotation.from_rotvec(np.linspace(0, 1.5, 200)[:, None] * axis).as_matrix()
+    markers = [c + np.einsum("nij,j->ni", turn, v) for v in ([0.05, 0.0, -0.3], [0.04, -0.03, -0.1])]
+    point, got_axis, rms, _ = circle_axis(markers)
+    assert abs(abs(got_axis @ axis) - 1) < 1e-10
+    off = (point - c) - axis * ((point - c) @ axis)
+    assert np.linalg.norm(off) < 1e-9 and rms < 1e-9
+
+
+def test_relative_ranges_measure_the_span_of_a_swing():
+    t = np.linspace(0, 2 * np.pi, 2000)
+    Q = Rotation.from_rotvec(np.stack([np.zeros_like(t), np.radians(30) * np.sin(t), np.zeros_like(t)], 1)).as_matrix()
+    ranges = relative_ranges(np.broadcast_to(np.eye(3), Q.shape), Q)
+    assert ranges[0] == pytest.approx(60 * np.cos(0.025 * np.pi), abs=0.05)  # 2.5-97.5 percentiles of 30 sin(t)
+    assert ranges[1] < 1e-6
+
+
+@pytest.mark.parametrize("clusters", [False, True])
+@pytest.mark.parametrize("range_deg", [30, 45, 60])
+def test_synthetic_trials_give_the_centre_within_5_mm_and_the_axis_within_3_deg(static, clusters, range_deg):
+    st = with_clusters(static) if clusters else static
+    hip, truth = functional_trial(st, "hip", range_deg=range_deg, noise_mm=1.0, sta_mm=0.0, seed=7, path="h.c3d")
+    knee, _ = functional_trial(st, "knee", range_deg=2 * range_deg, noise_mm=1.0, sta_mm=0.0, seed=8, path="k.c3d")
+    cal = functional_calibration([knee, hip], static=st)
+    assert cal.kinds == {"k.c3d": "knee", "h.c3d": "hip"}
+    assert {f.method for f in cal.fits.values()} == ({"SCoRE", "SARA"} if clusters else {"sphere fit", "circle fit"})
+    for side in ("Left", "Right"):
+        assert np.linalg.norm(cal.fits[("hip", side)].centre - truth.hip_centres[side]) < 0.005
+        cos = cal.fits[("knee", side)].axis_lab @ truth.knee_axes[side]
+        assert np.degrees(np.arccos(min(cos, 1.0))) < 3.0
+
+
+def test_soft_tissue_artefact_moves_the_centre_and_shows_in_the_residual(static):
+    st = with_clusters(static)
+    fits = {}
+    for sta in (0.0, 10.0):
+        hip, truth = functional_trial(st, "hip", range_deg=45, noise_mm=1.0, sta_mm=sta, seed=3, path="h.c3d")
+        fits[sta] = functional_calibration([hip], static=st).fits[("hip", "Left")]
+    assert fits[10.0].residual_mm > 3 * fits[0.0].residual_mm
+    assert fits[10.0].status == "warned" and "Settings.functional_max_residual_mm" in fits[10.0].reason
+
+
+def test_a_5_degree_wiggle_is_refused_and_named(static):
+    hip, _ = functional_trial(static, "hip", range_deg=5, noise_mm=0.5, sta_mm=0.0, path="wiggle.c3d")
+    cal = functional_calibration([hip], static=static)
+    assert not cal.fits
+    assert all(f.status == "refused" for f in cal.tried if f.joint == "hip")
+    text = " ".join(cal.warnings)
+    assert "functional left hip refused: range of motion" in text and "Settings.functional_min_range_deg" in text
+    st = with_clusters(static)
+    knee, _ = functional_trial(st, "knee", range_deg=5, noise_mm=0.5, sta_mm=0.0, path="kw.c3d")
+    hip, _ = functional_trial(st, "hip", range_deg=45, noise_mm=0.5, sta_mm=0.0, path="h.c3d")
+    cal = functional_calibration([hip, knee], static=st)
+    assert ("hip", "Left") in cal.fits and ("knee", "Left") not in cal.fits
+    assert any("left knee refused" in w for w in cal.warnings)
+
+
+def test_a_20_s_trial_calibrates_in_under_a_second(static):
+    hip, _ = functional_trial(with_clusters(static), "hip", duration_s=20.0, rate=100.0, path="h.c3d")
+    t0 = time.perf_counter()
+    functional_calibration([hip])
+    assert time.perf_counter() - t0 < 1.0
+
+
+def test_process_uses_the_functional_hip_centre_in_the_pelvis_frame(static):
+    hip, truth = functional_trial(static, "hip", noise_mm=0.5, sta_mm=0.0, path="h.c3d")
+    from gaitid.pipeline import process
+
+    walk = sample_data_dir() / "walk_synthetic.c3d"
+    cal = session_calibration([hip], static)
+    before = process(walk, static=static)
+    after = process(walk, static=static, functional=cal)
+    k = after.kinematics
+    R, origin = k.frames["pelvis"], k.root.origin_lab
+    local = np.einsum("nji,nj->ni", R, k.joint_centres["left.hip"] - origin)
+    np.testing.assert_allclose(np.nanmedian(local, axis=0), cal.fits[("hip", "Left")].centre, atol=1e-9)
+    moved = np.nanmedian(np.linalg.norm(after.kinematics.joint_centres["left.hip"]
+                                        - before.kinematics.joint_centres["left.hip"], axis=1))
+    assert moved > 0.005  # the Davis centre of the synthetic subject differs from Harrington's truth
+    assert after.trial.subject.sources["hip_centre_left_x"].startswith("sphere fit on the hip trial h.c3d")
+    # the same values given in a subject record ("given"), without functional trials: the same centre
+    values, sources = cal.subject_values()
+    given = dataclasses.replace(after.trial.subject, extra={**values}, sources=sources)
+    again = process(walk, static=static, subject=given)
+    np.testing.assert_allclose(again.kinematics.joint_centres["left.hip"], k.joint_centres["left.hip"], atol=1e-12)
+
+
+def test_the_uncertainty_of_a_functional_hip_follows_its_residual(static):
+    from gaitid.model.markerset import load_model
+    from gaitid.uncertainty.errormodel import load_error_model
+    from gaitid.uncertainty.inputs import error_parameters
+
+    model, errors = load_model("plugin-gait"), load_error_model("default")
+    params = {s: {"hip_centre": np.zeros(3), "hip_centre_residual": 0.004} for s in ("Left", "Right")}
+    sd = {p.key: p.sd for p in error_parameters(model, set(), {}, errors, "floor", None, ("joint_centres",), params)}
+    davis = {p.key: p.sd for p in error_parameters(model, set(), {}, errors, "floor", None, ("joint_centres",))}
+    assert davis[("centre", "Left", "hip", 0)] == pytest.approx(0.016)
+    assert sd[("centre", "Left", "hip", 0)] == pytest.approx(np.hypot(0.004, 1.5 * 0.004))
+    assert sd[("centre", "Left", "knee", 1)] == davis[("centre", "Left", "knee", 1)]
+
+
+def test_calibrate_writes_the_subject_rows(static, tmp_path, capsys):
+    from gaitid.cli import main
+
+    hip, _ = functional_trial(static, "hip", sta_mm=0.0, path="HIP.c3d")
+    knee, _ = functional_trial(static, "knee", range_deg=90, sta_mm=0.0, path="KNEE.c3d")
+    paths = [write_functional(t, tmp_path / t.path.name) for t in (knee, hip)]
+    out = tmp_path / "out"
+    code = main(["calibrate", str(sample_data_dir() / "static_synthetic.c3d"), "--functional", str(paths[0]),
+                 "--functional", str(paths[1]), "-o", str(out)])
+    assert code == 0
+    import pandas as pd
+
+    table = pd.read_csv(out / "static_synthetic_subject.csv").set_index("parameter")
+    for side in ("left", "right"):
+        for a in "xyz":
+            assert table.loc[f"hip_centre_{side}_{a}", "unit"] == "m"
+            assert table.loc[f"hip_centre_{side}_{a}", "source"].startswith("sphere fit on the hip trial HIP.c3d")
+            assert table.loc[f"knee_axis_{side}_{a}", "source"].startswith("circle fit on the knee trial KNEE.c3d")
+    assert table.loc["knee_axis_frame", "value"] == "lab_static"
+    assert abs(float(table.loc["knee_axis_left_y", "value"])) > 0.99  # the synthetic axis: the pelvis's y
+    printed = capsys.readouterr().out
+    assert "left hip centre: sphere fit on the hip trial HIP.c3d" in printed
+
+
+def test_without_functional_values_a_functional_only_model_names_what_is_missing(static, tmp_path):
+    from gaitid.core.errors import DataError
+    from gaitid.pipeline import process
+
+    model = tmp_path / "pig-functional.toml"
+    model.write_text('[model]\nextends = "plugin-gait"\nname = "pig-functional"\n'
+                     '[points.hip]\nmethod = "functional"\nsegment = "pelvis"\ncentre = "hip_centre"\n')
+    with pytest.raises(DataError, match="no functional centre \\(hip_centre_left_x, _y, _z\\)"):
+        process(sample_data_dir() / "walk_synthetic.c3d", static=static, model=str(model))
+    hip, _ = functional_trial(static, "hip", sta_mm=0.0, path="h.c3d")
+    r = process(sample_data_dir() / "walk_synthetic.c3d", static=static, model=str(model), functional=[hip])
+    assert np.isfinite(r.kinematics.joint_centres["left.hip"]).all()
+    assert Subject  # (the record the values live in)

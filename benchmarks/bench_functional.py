@@ -4,7 +4,7 @@
 
 For each marker set (Plug-in Gait's two thigh and two shank markers: sphere and circle fits;
 with CGM2-style four-marker clusters: SCoRE and SARA), range of motion, marker noise and
-soft-tissue artefact (:mod:`gaitid.validation.synthetic.functional`), builds a hip star arc and a
+soft-tissue artefact (:mod:`gaitid.validation.synthetic.functional_trials`), builds a hip star arc and a
 knee flexion trial from the synthetic static, calibrates both sides, and prints the largest hip
 centre error (mm), the largest knee axis error (deg), the largest residuals and the time of one
 calibration (two 20 s trials at 100 Hz). The table in docs/functional.md comes from this script.
@@ -20,7 +20,10 @@ import numpy as np
 from gaitid.core.resources import sample_data_dir
 from gaitid.io.c3d import read_c3d
 from gaitid.model.functional import functional_calibration
-from gaitid.validation.synthetic.functional import functional_trial, with_clusters
+from gaitid.validation.synthetic.functional_trials import (
+    functional_trial,
+    with_clusters,
+)
 
 RANGES = (10, 20, 30, 45, 60)
 LEVELS = ((0.5, 0.0), (1.0, 2.0), (1.0, 5.0), (1.0, 10.0))  # (noise mm, soft-tissue artefact mm)

@@ -13,16 +13,19 @@ from scipy.spatial.transform import Rotation
 from gaitid.core.resources import sample_data_dir
 from gaitid.core.subject_record import Subject
 from gaitid.io.c3d import read_c3d
-from gaitid.model.functional import (
+from gaitid.model.centre_fits import (
     circle_axis,
-    functional_calibration,
     relative_ranges,
     sara,
     score,
-    session_calibration,
     sphere_centre,
 )
-from gaitid.validation.synthetic.functional import functional_trial, with_clusters, write_functional
+from gaitid.model.functional import functional_calibration, session_calibration
+from gaitid.validation.synthetic.functional_trials import (
+    functional_trial,
+    with_clusters,
+    write_functional,
+)
 
 
 @pytest.fixture(scope="module")
@@ -110,7 +113,7 @@ def test_soft_tissue_artefact_moves_the_centre_and_shows_in_the_residual(static)
     st = with_clusters(static)
     fits = {}
     for sta in (0.0, 10.0):
-        hip, truth = functional_trial(st, "hip", range_deg=45, noise_mm=1.0, sta_mm=sta, seed=3, path="h.c3d")
+        hip, _ = functional_trial(st, "hip", range_deg=45, noise_mm=1.0, sta_mm=sta, seed=3, path="h.c3d")
         fits[sta] = functional_calibration([hip], static=st).fits[("hip", "Left")]
     assert fits[10.0].residual_mm > 3 * fits[0.0].residual_mm
     assert fits[10.0].status == "warned" and "Settings.functional_max_residual_mm" in fits[10.0].reason
@@ -139,7 +142,7 @@ def test_a_20_s_trial_calibrates_in_under_a_second(static):
 
 
 def test_process_uses_the_functional_hip_centre_in_the_pelvis_frame(static):
-    hip, truth = functional_trial(static, "hip", noise_mm=0.5, sta_mm=0.0, path="h.c3d")
+    hip, _ = functional_trial(static, "hip", noise_mm=0.5, sta_mm=0.0, path="h.c3d")
     from gaitid.pipeline import process
 
     walk = sample_data_dir() / "walk_synthetic.c3d"

@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import argparse
 
-from gaitid.cli.options import EXIT_OK, add_subject_arguments, check_outdir, subject_from_args
+from gaitid.cli.options import (
+    EXIT_OK,
+    add_subject_arguments,
+    check_outdir,
+    subject_from_args,
+)
 
 
 def add_functional_argument(parser: argparse.ArgumentParser) -> None:

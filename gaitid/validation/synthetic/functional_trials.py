@@ -58,7 +58,7 @@ def _pelvis(pos: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
 def truth_of(static: Trial, hip_centres: dict[str, np.ndarray] | None = None) -> FunctionalTruth:
     """The truth the trials of :func:`functional_trial` use for ``static``."""
     pos = _mean(static)
-    origin, R = _pelvis(pos)
+    _, R = _pelvis(pos)
     if hip_centres is None:
         width = np.linalg.norm(pos["LASI"] - pos["RASI"])
         sacrum = pos["SACR"] if "SACR" in pos else (pos["LPSI"] + pos["RPSI"]) / 2
@@ -112,7 +112,7 @@ def functional_trial(static: Trial, kind: str = "hip", sides=("Left", "Right"), 
     pos = _mean(static)
     labels = [x for x in static.marker_labels if np.isfinite(pos[x]).all()]
     origin, R0 = _pelvis(pos)
-    n = int(round(duration_s * rate))
+    n = round(duration_s * rate)
     t = np.arange(n) / rate
     w = 2 * np.pi / 4.0  # a 4 s cycle
     X = {x: np.broadcast_to(pos[x], (n, 3)).copy() for x in labels}

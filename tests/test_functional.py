@@ -215,3 +215,19 @@ def test_without_functional_values_a_functional_only_model_names_what_is_missing
     r = process(sample_data_dir() / "walk_synthetic.c3d", static=static, model=str(model), functional=[hip])
     assert np.isfinite(r.kinematics.joint_centres["left.hip"]).all()
     assert Subject  # (the record the values live in)
+
+
+def test_the_report_says_which_method_gave_each_centre(static):
+    from gaitid.pipeline import process
+    from gaitid.report.content import notices
+    from gaitid.report.display import subject_table
+
+    walk = sample_data_dir() / "walk_synthetic.c3d"
+    assert notices(process(walk, static=static))["subject"][:2] == ["hip centres: Davis et al. 1991 regression",
+                                                                      "knee centres: Plug-in Gait chord"]
+    hip, _ = functional_trial(static, "hip", sta_mm=0.0, path="HIP.c3d")
+    r = process(walk, static=static, functional=[hip])
+    line = next(x for x in notices(r)["subject"] if x.startswith("hip centres"))
+    assert "left sphere fit on the hip trial HIP.c3d" in line and "right sphere fit on the hip trial HIP.c3d" in line
+    rows = {row[0]: row for row in subject_table(r).rows}
+    assert rows["Hip centres"][2] == line.split(": ", 1)[1]

@@ -231,3 +231,44 @@ def test_the_report_says_which_method_gave_each_centre(static):
     assert "left sphere fit on the hip trial HIP.c3d" in line and "right sphere fit on the hip trial HIP.c3d" in line
     rows = {row[0]: row for row in subject_table(r).rows}
     assert rows["Hip centres"][2] == line.split(": ", 1)[1]
+
+
+@pytest.mark.parametrize("offset, moved, kept", [((-0.03, 0.0, 0.0), 1, 0), ((0.0, 0.03, 0.0), 0, 1)])
+def test_real_walk_hip_moments_move_by_the_shifted_centre_cross_the_hip_force(offset, moved, kept):
+    """Plumbing on a real walk: a synthetic star arc from the subject's real static, about the
+    Davis centre moved 30 mm (back, or out), gives that centre; the hip moment (lab) then changes
+    by -dc x F (the same wrench about the moved point), the sagittal moment for a shift back and
+    the frontal one for a shift out (Stagni et al. 2000's pattern)."""
+    from tests.conftest import realdata_path
+
+    from gaitid.pipeline import process
+    from gaitid.validation.synthetic.functional_trials import truth_of
+
+    walk, static_path = realdata_path("btkdata/PiG_Motion3_FF.c3d"), realdata_path("btkdata/PiG_Calibration3_FF.c3d")
+    st = read_c3d(static_path)
+    r0 = process(walk, static=st, frame="lab")
+    k = r0.kinematics
+    local = np.einsum("nji,nj->ni", k.frames["pelvis"], k.joint_centres["left.hip"] - k.root.origin_lab)
+    davis = np.nanmedian(local, axis=0)
+    truth = truth_of(st, {"Left": davis + offset, "Right": davis * [1, 1, 1] + np.multiply(offset, [1, -1, 1])})
+    hip, _ = functional_trial(st, "hip", noise_mm=0.5, sta_mm=0.0, truth=truth, path="hip.c3d")
+    r1 = process(walk, static=st, frame="lab", functional=[hip])
+    fit = np.array([r1.trial.subject.extra[f"hip_centre_left_{a}"] for a in "xyz"])
+    assert np.linalg.norm(fit - truth.hip_centres["Left"]) < 0.001
+    i = r0.joint_loads["Left"].joints.index("hip")
+    M0, M1 = r0.joint_loads["Left"].moment_lab[i], r1.joint_loads["Left"].moment_lab[i]
+    F0 = r0.joint_loads["Left"].force_lab[i]
+    dc = r1.kinematics.joint_centres["left.hip"] - k.joint_centres["left.hip"]
+    ok = np.isfinite(M0).all(1) & np.isfinite(M1).all(1) & (np.linalg.norm(F0, axis=1) > 200)  # stance
+
+    def rms(a):
+        return float(np.sqrt(np.mean(a[ok] ** 2)))
+
+    dM, predicted = M1 - M0, -np.cross(dc, F0)
+    assert rms(dM) > 0.01 * 9.81 * r0.trial.subject.mass  # a real change: > 1 % of body weight x 1 m
+    assert rms(dM - predicted) < 0.12 * rms(dM)  # within 12 %: the thigh's own parameters change too
+    axes = k.frames["pelvis"]  # x forward: frontal moment; y left: sagittal
+    sag = (np.sum(M0 * axes[:, :, 1], 1), np.sum(M1 * axes[:, :, 1], 1))
+    front = (np.sum(M0 * axes[:, :, 0], 1), np.sum(M1 * axes[:, :, 0], 1))
+    change = [rms(b - a) / rms(a) for a, b in (front, sag)]
+    assert change[moved] > 0.3 and change[kept] < 0.05

@@ -11,6 +11,8 @@
 - :func:`relative_ranges`, :func:`direction_ranges`: the range of motion a fit used.
 
 Positions in m (any frame the caller says), rotations segment -> that frame, (n, 3, 3).
+scipy (the rotation vectors, the geometric refinement) is imported when a fit runs: a plain
+``process()`` imports no scipy (tests/test_imports.py).
 """
 
 from __future__ import annotations
@@ -18,8 +20,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.optimize import least_squares
-from scipy.spatial.transform import Rotation
 
 from gaitid.core.errors import DataError
 from gaitid.model.clusters import rigid_fit
@@ -45,6 +45,8 @@ def relative_ranges(Ra: np.ndarray, Rb: np.ndarray) -> tuple[float, ...]:
     """Principal ranges (deg, largest first) of segment b's rotation in segment a: the rotation
     vectors of R_a^T R_b about their mean rotation, their 2.5-97.5 percentile spans along the
     principal directions."""
+    from scipy.spatial.transform import Rotation
+
     Q = np.einsum("nji,njk->nik", Ra, Rb)
     Q = Q[np.isfinite(Q).all(axis=(1, 2))]
     if len(Q) < 3:
@@ -117,6 +119,8 @@ def sphere_centre(points: list[np.ndarray]) -> tuple[np.ndarray, float, int]:
     ``2 p.c + (r_k^2 - |c|^2) = |p|^2`` in least squares (Gamage & Lasenby 2002), refined by
     minimising sum (|p - c| - r_k)^2 (Levenberg-Marquardt). Returns (centre, RMS of |p - c| - r_k
     in m, samples used)."""
+    from scipy.optimize import least_squares
+
     rows, rhs, pts, which = [], [], [], []
     for k, p in enumerate(points):
         p = p[np.isfinite(p).all(axis=1)]

@@ -350,11 +350,12 @@ METHOD_WORDS = {"davis": "Davis et al. 1991 regression", "harrington": "Harringt
                 "in_segment": "fixed in a segment", "along_segment": "along a segment", "functional": "given"}
 
 
-def centre_methods(model, parameters: dict, sources: dict) -> dict[str, dict[str, str]]:
+def centre_methods(model, parameters: dict | None, sources: dict) -> dict[str, dict[str, str]]:
     """What gave each joint centre of ``model``'s points 'hip', 'knee', 'ankle', per side:
     ``{'hip': {'Left': 'sphere fit on the hip trial ...', ...}, 'knee': {...}}``. ``parameters``:
-    the run's per side (``ModelKinematics.parameters``), ``sources``: the subject's (a functional
-    centre's source names its fit; a value without one was given)."""
+    the run's per side (``ModelKinematics.parameters``; None for a Result read back without its
+    kinematics: the subject's values decide), ``sources``: the subject's (a functional centre's
+    source names its fit; a value without one was given)."""
     out: dict[str, dict[str, str]] = {}
     for joint in ("hip", "knee", "ankle"):
         spec = model.points.get(joint)
@@ -363,7 +364,9 @@ def centre_methods(model, parameters: dict, sources: dict) -> dict[str, dict[str
         name = spec.get("centre") if spec["method"] == "functional" else spec.get("functional")
         out[joint] = {}
         for side in SIDES:
-            if name and isinstance(parameters.get(side, {}).get(name), np.ndarray):
+            used = (isinstance(parameters.get(side, {}).get(name), np.ndarray) if parameters is not None
+                    else f"{name}_{side.lower()}_x" in sources)
+            if name and used:
                 out[joint][side] = sources.get(f"{name}_{side.lower()}_x") or "given in the subject's values"
             else:
                 out[joint][side] = METHOD_WORDS.get(spec["method"], spec["method"])

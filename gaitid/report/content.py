@@ -302,7 +302,8 @@ def centre_lines(result) -> list[str]:
     except GaitIDError:
         return []
     out = []
-    for joint, by_side in centre_methods(model, result.kinematics.parameters, result.subject.subject.sources).items():
+    params = result.kinematics.parameters if result.kinematics is not None else None
+    for joint, by_side in centre_methods(model, params, result.subject.subject.sources).items():
         texts = list(dict.fromkeys(by_side.values()))
         out.append(f"{joint} centres: {texts[0]}" if len(texts) == 1 else
                    f"{joint} centres: " + "; ".join(f"{side.lower()} {t}" for side, t in by_side.items()))

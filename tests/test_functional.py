@@ -272,3 +272,22 @@ def test_real_walk_hip_moments_move_by_the_shifted_centre_cross_the_hip_force(of
     front = (np.sum(M0 * axes[:, :, 0], 1), np.sum(M1 * axes[:, :, 0], 1))
     change = [rms(b - a) / rms(a) for a, b in (front, sag)]
     assert change[moved] > 0.3 and change[kept] < 0.05
+
+
+def test_run_with_functional_trials_says_which_it_found_and_writes_the_centres(static, tmp_path, capsys):
+    from gaitid.cli import main
+
+    hip, _ = functional_trial(static, "hip", sta_mm=0.0, path="STAR.c3d")
+    knee, _ = functional_trial(static, "knee", range_deg=90, sta_mm=0.0, path="FLEX.c3d")
+    paths = [str(write_functional(t, tmp_path / t.path.name)) for t in (knee, hip)]
+    out = tmp_path / "out"
+    assert main(["run", str(sample_data_dir() / "walk_synthetic.c3d"), "--static",
+                 str(sample_data_dir() / "static_synthetic.c3d"), "--functional", paths[0], "--functional", paths[1],
+                 "-o", str(out), "--no-report"]) == 0
+    printed = capsys.readouterr().out
+    assert "left hip centre: sphere fit on the hip trial STAR.c3d" in printed
+    assert "right knee axis: circle fit on the knee trial FLEX.c3d" in printed
+    import pandas as pd
+
+    table = pd.read_csv(out / "walk_synthetic_subject.csv").set_index("parameter")
+    assert {"hip_centre_left_x", "hip_centre_right_z", "knee_axis_left_y", "knee_axis_frame"} <= set(table.index)

@@ -291,3 +291,38 @@ def test_run_with_functional_trials_says_which_it_found_and_writes_the_centres(s
 
     table = pd.read_csv(out / "walk_synthetic_subject.csv").set_index("parameter")
     assert {"hip_centre_left_x", "hip_centre_right_z", "knee_axis_left_y", "knee_axis_frame"} <= set(table.index)
+
+
+def test_a_static_without_the_knee_trials_cluster_is_named(static):
+    from gaitid.core.errors import DataError
+
+    st = with_clusters(static)
+    hip, _ = functional_trial(st, "hip", sta_mm=0.0, path="h.c3d")
+    knee, _ = functional_trial(st, "knee", range_deg=90, sta_mm=0.0, path="k.c3d")
+    with pytest.raises(DataError, match="left knee axis: the static has thigh markers LTHI, LKNE, the knee trial "
+                                        "k.c3d LTHI, LKNE, LTHAP, LTHAD"):
+        functional_calibration([hip, knee], static=static)
+
+
+def test_batch_sets_functional_trials_apart_and_gives_them_to_the_session_walks(static, tmp_path):
+    import shutil
+
+    from gaitid.batch import describe_plan, plan
+    from gaitid.batch.session import scan_trial
+
+    session = tmp_path / "session"
+    session.mkdir()
+    for name in ("walk_synthetic.c3d", "static_synthetic.c3d"):
+        shutil.copy(sample_data_dir() / name, session / name)
+    hip, _ = functional_trial(static, "hip", sides=("Left",), path="star.c3d")
+    knee, _ = functional_trial(static, "knee", range_deg=90, path="flex.c3d")
+    for t in (hip, knee):
+        write_functional(t, session / t.path.name)
+    kinds = {p.name: scan_trial(p).kind for p in session.glob("*.c3d")}
+    assert kinds == {"walk_synthetic.c3d": "walking", "static_synthetic.c3d": "static", "star.c3d": "functional",
+                     "flex.c3d": "functional"}
+    assert "a hip functional trial: left thigh swings" in scan_trial(session / "star.c3d").reasons[0]
+    jobs = plan([session], tmp_path / "out", cache=False)
+    assert [j.path.name for j in jobs] == ["walk_synthetic.c3d"]
+    assert [p.name for p in jobs[0].functional] == ["flex.c3d", "star.c3d"]
+    assert "  functional: flex.c3d, star.c3d (" in describe_plan(jobs)

@@ -114,6 +114,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise DataError(f"a static trial, not a walk ({'; '.join(info.reasons[:2])}): it has no gait cycle to "
                         f"process; give it as --static STATIC beside a walking trial, or --force to process it "
                         "anyway", args.trial)
+    if info.kind == "functional" and not args.force:
+        raise DataError(f"a functional calibration trial, not a walk ({info.reasons[0]}): give it as --functional "
+                        "beside a walking trial, or --force to process it anyway", args.trial)
     static, notes = resolve_static(args.trial, info, args.static, args.force)
     check_subject(trial, given.subject, settings, static is not None)
     try:

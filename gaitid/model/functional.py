@@ -317,7 +317,13 @@ def _best(by_trial: dict, trials) -> dict[str, JointFit]:
 def _axis_in_static(fit: JointFit, static: Trial | None, trials, prefix: str, hip_centre) -> np.ndarray:
     """The knee axis (thigh technical frame) in the lab at the static pose (mean of its frames),
     else at the knee trial's first complete frame; pointing left (from RASI towards LASI)."""
-    source = static if static is not None else next(t for t in trials if (Path(t.path).name if t.path else "trial") == fit.trial)
+    knee_trial = next(t for t in trials if (Path(t.path).name if t.path else "trial") == fit.trial)
+    source = static if static is not None else knee_trial
+    used, have = _labels(knee_trial, THIGH, prefix), _labels(source, THIGH, prefix)
+    if used != have:
+        raise DataError(f"{fit.side.lower()} knee axis: the static has thigh markers {', '.join(have) or 'none'}, the "
+                        f"knee trial {fit.trial} {', '.join(used)}: the axis is carried to the static pose by the "
+                        "same markers", source.path)
     R, _, _ = thigh_pose(source, prefix, hip_centre, fit.side, fit.reference)
     Rp, _ = pelvis_pose(source)
     ok = np.isfinite(R).all(axis=(1, 2)) & np.isfinite(Rp).all(axis=(1, 2))
@@ -374,3 +380,46 @@ def centre_methods(model, parameters: dict | None, sources: dict) -> dict[str, d
             if axis:
                 out[joint][side] += f" (the functional axis, {axis}, is reported in the subject table, not used)"
     return out
+
+
+def functional_motion(trial: Trial, min_range_deg: float = MIN_RANGE_DEG, sides=None) -> tuple[str | None, str]:
+    """('hip' | 'knee' | None, why) from Plug-in Gait markers, cheaply (for sorting a session's
+    trials): a hip trial swings a thigh line (THI to KNE) in the pelvis frame over
+    ``min_range_deg`` in two directions; a knee trial bends a knee (the angle between THI-KNE and
+    TIB-ANK) over it; walking in place (both thighs swinging in opposite phase, correlation under
+    -0.5) is neither. None without the markers."""
+    sides = sides or {"Left": "L", "Right": "R"}
+    try:
+        Rp, tp = pelvis_pose(trial)
+    except DataError:
+        return None, "no pelvis markers"
+    present = set(trial.marker_labels)
+    hip, knee, swing = {}, {}, {}
+    for side, pre in sides.items():
+        if not {f"{pre}THI", f"{pre}KNE"} <= present:
+            continue
+        thigh = np.einsum("nji,nj->ni", Rp, trial.point(f"{pre}KNE") - trial.point(f"{pre}THI"))
+        hip[side] = direction_ranges(thigh)
+        swing[side] = np.arctan2(thigh[:, 0], -thigh[:, 2])  # flexion of the thigh line, rad
+        if {f"{pre}TIB", f"{pre}ANK"} <= present:
+            shank = trial.point(f"{pre}ANK") - trial.point(f"{pre}TIB")
+            thigh_lab = np.einsum("nij,nj->ni", Rp, thigh)
+            cos = np.sum(thigh_lab * shank, 1) / (np.linalg.norm(thigh_lab, axis=1) * np.linalg.norm(shank, axis=1))
+            bend = np.degrees(np.arccos(np.clip(cos[np.isfinite(cos)], -1, 1)))
+            knee[side] = float(np.ptp(np.percentile(bend, [2.5, 97.5]))) if bend.size > 2 else 0.0
+    if not hip:
+        return None, "no thigh markers"
+    if len(swing) == 2:
+        a, b = swing["Left"], swing["Right"]
+        ok = np.isfinite(a) & np.isfinite(b)
+        if ok.sum() > 10 and min(np.ptp(a[ok]), np.ptp(b[ok])) > np.radians(15):
+            if np.corrcoef(a[ok], b[ok])[0, 1] < -0.5:
+                return None, "the thighs swing in opposite phase: walking"
+    best_hip = max(hip, key=lambda s: hip[s][1])
+    best_knee = max(knee, key=knee.get) if knee else None
+    hip_range, knee_range = hip[best_hip][1], knee.get(best_knee, 0.0) if best_knee else 0.0
+    if hip_range >= min_range_deg and hip_range >= knee_range / 2:
+        return "hip", f"{best_hip.lower()} thigh swings {hip[best_hip][0]:.0f}/{hip_range:.0f} deg in the pelvis"
+    if knee_range >= min_range_deg:
+        return "knee", f"{best_knee.lower()} knee bends over {knee_range:.0f} deg"
+    return None, "too little hip or knee motion for a functional trial"

@@ -351,37 +351,6 @@ def session_calibration(functional, static: Trial | None = None, settings=None) 
     return functional_calibration(trials, static, **limits)
 
 
-METHOD_WORDS = {"davis": "Davis et al. 1991 regression", "harrington": "Harrington et al. 2007 regression",
-                "chord": "Plug-in Gait chord", "midpoint": "midpoint of landmarks", "marker": "a point of the file",
-                "in_segment": "fixed in a segment", "along_segment": "along a segment", "functional": "given"}
-
-
-def centre_methods(model, parameters: dict | None, sources: dict) -> dict[str, dict[str, str]]:
-    """What gave each joint centre of ``model``'s points 'hip', 'knee', 'ankle', per side:
-    ``{'hip': {'Left': 'sphere fit on the hip trial ...', ...}, 'knee': {...}}``. ``parameters``:
-    the run's per side (``ModelKinematics.parameters``; None for a Result read back without its
-    kinematics: the subject's values decide), ``sources``: the subject's (a functional centre's
-    source names its fit; a value without one was given)."""
-    out: dict[str, dict[str, str]] = {}
-    for joint in ("hip", "knee", "ankle"):
-        spec = model.points.get(joint)
-        if spec is None:
-            continue
-        name = spec.get("centre") if spec["method"] == "functional" else spec.get("functional")
-        out[joint] = {}
-        for side in SIDES:
-            used = (isinstance(parameters.get(side, {}).get(name), np.ndarray) if parameters is not None
-                    else f"{name}_{side.lower()}_x" in sources)
-            if name and used:
-                out[joint][side] = sources.get(f"{name}_{side.lower()}_x") or "given in the subject's values"
-            else:
-                out[joint][side] = METHOD_WORDS.get(spec["method"], spec["method"])
-            axis = sources.get(f"{joint}_axis_{side.lower()}_x")
-            if axis:
-                out[joint][side] += f" (the functional axis, {axis}, is reported in the subject table, not used)"
-    return out
-
-
 def functional_motion(trial: Trial, min_range_deg: float = MIN_RANGE_DEG, sides=None) -> tuple[str | None, str]:
     """('hip' | 'knee' | None, why) from Plug-in Gait markers, cheaply (for sorting a session's
     trials): a hip trial swings a thigh line (THI to KNE) in the pelvis frame over

@@ -293,8 +293,8 @@ def notices(result) -> dict[str, list[str]]:
 
 def centre_lines(result) -> list[str]:
     """One line per joint centre saying which method gave it, per side when they differ
-    (:func:`gaitid.model.functional.centre_methods`); none when the model cannot be loaded."""
-    from gaitid.model.functional import centre_methods
+    (:func:`gaitid.model.point_methods.centre_methods`); none when the model cannot be loaded."""
+    from gaitid.model.point_methods import centre_methods
     from gaitid.model.markerset import load_model
 
     try:

@@ -78,7 +78,7 @@ def _spans(v: np.ndarray) -> tuple[float, ...]:
 
 
 def _stack(Ra, ta, Rb, tb) -> tuple[np.ndarray, np.ndarray]:
-    ok = np.isfinite(Ra).all(axis=(1, 2)) & np.isfinite(Rb).all(axis=(1, 2)) & np.isfinite(ta).all(1) & np.isfinite(tb).all(1)
+    ok = _rows_ok(Ra, ta, Rb, tb)
     A = np.concatenate([Ra[ok], -Rb[ok]], axis=2).reshape(-1, 6)
     return A, (tb[ok] - ta[ok]).reshape(-1)
 
@@ -111,7 +111,9 @@ def sara(Ra, ta, Rb, tb) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, int
 
 
 def _rows_ok(Ra, ta, Rb, tb) -> np.ndarray:
-    return np.isfinite(Ra).all(axis=(1, 2)) & np.isfinite(Rb).all(axis=(1, 2)) & np.isfinite(ta).all(1) & np.isfinite(tb).all(1)
+    """Frames where both poses are known."""
+    poses = (np.isfinite(Ra).all(axis=(1, 2)) & np.isfinite(Rb).all(axis=(1, 2)))
+    return poses & np.isfinite(ta).all(1) & np.isfinite(tb).all(1)
 
 
 def sphere_centre(points: list[np.ndarray]) -> tuple[np.ndarray, float, int]:

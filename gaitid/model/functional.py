@@ -17,9 +17,10 @@ The fits, each a linear least-squares problem over every frame at once (no per-f
   its pose is undetermined about the line through them. The hip centre is then the common
   centre of the spheres the thigh markers describe in the pelvis frame (Gamage & Lasenby 2002,
   J Biomech 35:87: linear in the centre and r_k^2 - |c|^2, then refined geometrically, as the
-  algebraic fit is biased by marker noise on short arcs, Halvorsen 2003); the knee axis the common normal of
-  the circles the shank markers describe in the thigh frame (the smallest eigenvector of their
-  summed scatter), through the circles' mean centre (each a linear circle fit, Kasa 1976).
+  algebraic fit is biased by marker noise on short arcs, Halvorsen 2003); the knee axis the
+  common normal of the circles the shank markers describe in the thigh frame (the smallest
+  eigenvector of their summed scatter), through the circles' mean centre (each a linear circle
+  fit, Kasa 1976). The fits themselves: :mod:`gaitid.model.centre_fits`.
   Residual: RMS of the markers' distances to their sphere or circle minus its radius.
 
 A segment with three or more markers is posed by the rigid least-squares fit of

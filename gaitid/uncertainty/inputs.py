@@ -60,7 +60,9 @@ def error_parameters(model: Model, labels: set[str], loads: dict[str, FootLoad],
     return out
 
 
-RESIDUAL_FACTOR = 1.5  # per-axis SD per mm of a functional fit's residual (docs/functional.md: SCoRE's 3D error 2-3.5 x residual)
+# per-axis SD per mm of a functional fit's residual (docs/functional.md: SCoRE's 3D error 2-3.5 x
+# its residual with soft-tissue artefact, i.e. 1.3-2.2 per axis)
+RESIDUAL_FACTOR = 1.5
 
 
 def used_method(model: Model, point: str, side_params: dict) -> tuple[str, float]:

@@ -326,3 +326,13 @@ def test_batch_sets_functional_trials_apart_and_gives_them_to_the_session_walks(
     assert [j.path.name for j in jobs] == ["walk_synthetic.c3d"]
     assert [p.name for p in jobs[0].functional] == ["flex.c3d", "star.c3d"]
     assert "  functional: flex.c3d, star.c3d (" in describe_plan(jobs)
+
+
+def test_no_real_walk_or_static_is_taken_for_a_functional_trial(realdata):
+    from gaitid.batch.session import classify_trial
+    from tests.conftest import REAL_C3D
+
+    kinds = {p.name: classify_trial(read_c3d(p))[0] for p in REAL_C3D}
+    assert kinds and "functional" not in kinds.values()
+    for name in ("walk_synthetic.c3d", "static_synthetic.c3d"):
+        assert classify_trial(read_c3d(sample_data_dir() / name))[0] != "functional"

@@ -17,7 +17,8 @@ def add_functional_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--functional", action="append", metavar="C3D", default=None,
                         help="functional calibration trial (hip star arc or knee flexion; told apart by their "
                              "motion); repeat for several. Hip centres by SCoRE (a sphere fit with two thigh "
-                             "markers) replace the regression; knee axes by SARA are reported (docs/functional.md)")
+                             "markers) replace the regression; knee axes by SARA turn the thigh (ThighRotation; "
+                             "docs/functional.md)")
 
 
 def add_calibrate_arguments(parser: argparse.ArgumentParser) -> None:

@@ -35,7 +35,8 @@ smaller than ``min_range_deg`` (the hip needs it in two directions: a one-plane 
 centre free along the axis; the knee in one), and warned when the residual exceeds
 ``max_residual_mm``. Hip centres are in the Plug-in Gait pelvis frame (origin mid-ASIS, x
 forward, y from RASI to LASI, z up), m; knee axes are unit vectors in the lab at the static
-pose (``lab_static``), pointing left.
+pose (``lab_static``), pointing left: the static calibration turns Plug-in Gait's thigh onto
+them (:func:`gaitid.model.calibration.functional_thigh_rotation`).
 """
 
 from __future__ import annotations

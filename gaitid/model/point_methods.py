@@ -226,7 +226,8 @@ def centre_methods(model, parameters: dict | None, sources: dict) -> dict[str, d
             else:
                 out[joint][side] = METHOD_WORDS.get(spec["method"], spec["method"])
             axis = sources.get(f"{joint}_axis_{side.lower()}_x")
-            rotation = (spec.get("wand_rotation") or {}).get("param") if isinstance(spec.get("wand_rotation"), dict) else None
+            wand = spec.get("wand_rotation")
+            rotation = wand.get("param") if isinstance(wand, dict) else None
             if axis and rotation:
                 out[joint][side] += f", the thigh turned onto the functional axis ({rotation}): {axis}"
     return out

@@ -17,7 +17,7 @@ from gaitid.model.point_methods import POINT_METHODS, method_of, point_method
 from gaitid.uncertainty.errormodel import load_error_model
 from gaitid.uncertainty.points import landmark_labels
 
-KNOWN = ["along_segment", "chord", "davis", "harrington", "in_segment", "marker", "midpoint"]
+KNOWN = ["along_segment", "chord", "davis", "functional", "harrington", "in_segment", "marker", "midpoint"]
 
 GOOD = (
     '[model]\nname = "lab"\nbsip = "dempster"\nchain = ["thigh"]\n'

@@ -33,8 +33,9 @@ from gaitid.subject.layers import SubjectOptions, subject_files
 # checks' verdict in the record and in batch_summary.csv (column ``checks``). 6: the EMG on-off edges
 # placed on the 50 Hz rectified signal (<trial>_emg_timing.csv's onsets and offsets) and the EMG page
 # in the trial's and the session's reports. 7: a plate both feet load decomposed into each foot's load
-# (flagged), its contacts and cycles kinetic.
-OUTPUTS_VERSION = 7
+# (flagged), its contacts and cycles kinetic. 8: functional calibration trials paired and used, the
+# subject table's joint-centre rows and methods.
+OUTPUTS_VERSION = 8
 
 
 def _file_stats(paths) -> list:
@@ -51,7 +52,7 @@ def _file_stats(paths) -> list:
 
 
 def _fingerprint(job: Job, settings: Settings, extra: dict, subject: SubjectOptions) -> dict:
-    inputs = [job.path] + ([job.static] if job.static else [])
+    inputs = [job.path] + ([job.static] if job.static else []) + list(job.functional)
     subject_inputs = ([subject.file] if subject.file else []) + subject_files(job.path.parent)
     return {"input": _file_stats(inputs), "subject_files": _file_stats(subject_inputs),
             "subject": {"values": subject.values, "plates": subject.plates}, "settings": settings.as_dict(),
@@ -215,7 +216,8 @@ def _process(job: Job, settings: Settings, subject: SubjectOptions, row: dict):
                                        if k in ("mass", "height") or k.startswith(("leg_", "knee_", "ankle_")))
     check_subject(trial, given.subject, settings, job.static is not None)
     try:
-        return process(trial, subject=given, static=job.static, settings=settings, warnings=[*job.notes, *notes])
+        return process(trial, subject=given, static=job.static, settings=settings, warnings=[*job.notes, *notes],
+                       functional=list(job.functional) or None)
     except ModelError as exc:
         raise explain_markers(exc, trial, job.static is not None) from None
 
@@ -299,6 +301,8 @@ def describe_plan(jobs: list[Job], subject: SubjectOptions | None = None, settin
         if job.renamed:
             lines.append(f"  output folder: {job.outdir.name} ({job.renamed})")
         lines.append(f"  static:  {job.static.name if job.static else 'none'} ({job.pairing})")
+        if job.functional:
+            lines.append(f"  functional: {', '.join(p.name for p in job.functional)} ({job.functional_pairing})")
         lines.append(f"  subject: {job.subject or 'unknown'}; session: {job.session_label}")
         try:
             trial = load_trial(job.path)

@@ -185,6 +185,33 @@ def pair_static(w: TrialInfo, statics: list[TrialInfo], subjects_by_folder: dict
     return Pairing(w.path, s.path, reason)
 
 
+def pair_functional(w: TrialInfo, functionals: list[TrialInfo],
+                    subjects_by_folder: dict[Path, set[str]] | None = None) -> tuple[tuple[Path, ...], str]:
+    """The functional calibration trials of walking trial ``w`` (hip star arcs, knee flexions) and
+    why: every one of its session, as :func:`pair_static` takes a static (never another
+    subject's, never a sibling folder's; the nearest folder; those of the same subject when any
+    is), all of them (a hip and a knee trial, one per leg)."""
+    subjects_by_folder = subjects_by_folder or {}
+    eligible, rejected = [], []
+    for f in functionals:
+        rank = _folder_rank(w.path, f.path)
+        if rank is None:
+            continue
+        verdict, why = same_subject(w, f)
+        known = subjects_by_folder.get(w.path.parent, set()) | subjects_by_folder.get(f.path.parent, set())
+        if verdict == "different" or (verdict == "unknown" and len(known) > 1
+                                      and _name_score(w.path.stem, f.path.stem) == 0):
+            rejected.append(f"{f.name}: {why}")
+            continue
+        eligible.append(((verdict == "same", -rank), f))
+    if not eligible:
+        return (), "none fits: " + "; ".join(rejected) if rejected else "none in its session"
+    best = max(key for key, _ in eligible)
+    chosen = sorted(f.path for key, f in eligible if key == best)
+    return tuple(chosen), (f"{'same subject' if best[0] else 'subject not confirmed'}, "
+                           f"{'same folder' if best[1] == 0 else 'folder above/below'}")
+
+
 def pair_statics(walks: list[TrialInfo], statics: list[TrialInfo]) -> dict[Path, Pairing]:
     """:func:`pair_static` for every walking trial, by path."""
     by_folder = folder_subjects([*walks, *statics])
@@ -192,10 +219,10 @@ def pair_statics(walks: list[TrialInfo], statics: list[TrialInfo]) -> dict[Path,
 
 
 def walking_trials(sources: Iterable[str | os.PathLike]) -> tuple[list[Path], dict[Path, Pairing]]:
-    """The walking trials among the files of ``sources`` (folders, files, globs; static trials
-    recognised by content) and each one's static trial (:func:`pair_statics`), by path."""
+    """The walking trials among the files of ``sources`` (folders, files, globs; static and
+    functional calibration trials recognised by content) and each one's static trial (:func:`pair_statics`), by path."""
     infos = [scan_trial(p) for p in find_trials(sources)]
-    walks = [i for i in infos if i.kind != "static"]
+    walks = [i for i in infos if i.kind not in ("static", "functional")]
     return [w.path for w in walks], pair_statics(walks, [i for i in infos if i.kind == "static"])
 
 

@@ -17,6 +17,8 @@ import gaitid
 from gaitid.batch.pairing import (
     Pairing,
     check_static,
+    folder_subjects,
+    pair_functional,
     pair_statics,
     session_key,
     subject_label,
@@ -52,6 +54,8 @@ class Job:
     not_a_trial: str = ""  # why this *.c3d name is recorded but not processed (a folder, a dangling link)
     renamed: str = ""  # why the output folder is not named after the trial (another trial has that name)
     replace_outputs: bool = False  # the results C3D replaces the trial's own outputs of the same names
+    functional: tuple[Path, ...] = ()  # the session's functional calibration trials (hip, knee)
+    functional_pairing: str = ""  # why those
 
 
 def _scan_all(files: list[Path], cache_path: Path | None,
@@ -143,7 +147,8 @@ def _apply_pairing(w: TrialInfo, table: dict, infos: dict[Path, TrialInfo], auto
 def plan(sources: Iterable[str | os.PathLike], outdir: str | os.PathLike, *,
          pairing: str | os.PathLike | dict | None = None, cache: bool = True,
          scan: Callable[[list[Path]], list[TrialInfo]] | None = None) -> list[Job]:
-    """The jobs of a batch: every trial that is not a static, with its static trial, subject
+    """The jobs of a batch: every trial that is neither a static nor a functional calibration
+    trial, with its static trial, its session's functional trials (:func:`pair_functional`), subject
     and session (see the module docstring), then the ``*.c3d`` names that are not files (jobs
     with ``not_a_trial`` set: recorded, not processed). ``pairing``: a pairing table (file or dict);
     ``scan``: reads the files not in the scan cache (see :func:`_scan_all`)."""
@@ -151,8 +156,10 @@ def plan(sources: Iterable[str | os.PathLike], outdir: str | os.PathLike, *,
     outdir = Path(outdir)
     infos = _scan_all(files, outdir / SCAN_CACHE if cache else None, scan)
     statics = [i for i in infos if i.kind == "static"]
-    walks = [i for i in infos if i.kind != "static"]
+    functionals = [i for i in infos if i.kind == "functional"]
+    walks = [i for i in infos if i.kind not in ("static", "functional")]
     pairs = pair_statics([w for w in walks if not w.error], statics)
+    by_folder = folder_subjects(infos)
     table = read_pairing(pairing) if isinstance(pairing, (str, os.PathLike)) else (pairing or {})
     by_path = {i.path: i for i in infos}
     names = output_names([w.path for w in walks], outdir)
@@ -171,8 +178,10 @@ def plan(sources: Iterable[str | os.PathLike], outdir: str | os.PathLike, *,
             notes.append(f"no static trial: {p.reason}")
         if renamed:
             notes.append(renamed)
+        functional, why = pair_functional(w, functionals, by_folder) if functionals else ((), "")
         jobs.append(Job(w.path, p.static, outdir / name, p.reason,
-                        subject_label(w) or "", skey, _safe(label), tuple(notes), w, renamed=renamed))
+                        subject_label(w) or "", skey, _safe(label), tuple(notes), w, renamed=renamed,
+                        functional=functional, functional_pairing=why))
     for r in rejected:
         jobs.append(Job(r.path, None, outdir, "", not_a_trial=r.reason))
     return jobs

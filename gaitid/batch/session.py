@@ -22,7 +22,7 @@ import numpy as np
 from gaitid.core.errors import GaitIDError, SettingsError
 from gaitid.core.trial import Trial
 
-RULES_VERSION = 1  # bump when classification or identity rules change (invalidates scan caches)
+RULES_VERSION = 2  # bump when classification or identity rules change (invalidates scan caches)
 STILL_M = 0.05  # static: 3/4 of the markers move less than this (m; 2.5-97.5 percentile range)
 MOVING_M = 0.25  # walking: 3/4 of the markers move more than this
 LOADED_N = 20.0  # a plate is loaded above this vertical force (N)
@@ -201,13 +201,15 @@ def plate_loading(trial: Trial) -> str:
 
 
 def classify_trial(trial: Trial) -> tuple[str, list[str]]:
-    """('static' | 'walking' | 'unknown', reasons) from the trial's content.
+    """('static' | 'walking' | 'functional' | 'unknown', reasons) from the trial's content.
 
     Static: three quarters of the markers stay within ``STILL_M`` (5 cm) over the trial (a
     subject standing still). Walking: three quarters move more than ``MOVING_M`` (25 cm):
     steps, over ground or on a treadmill. In between, or with fewer than three markers seen in
-    10 frames: 'unknown'. Plate loading, duration and the file name are reported as
-    supporting facts; the name never decides."""
+    10 frames: 'unknown'. Functional (a hip star arc or a knee flexion): not static, in place
+    (the markers' median point travels under 0.5 m), no plate stepped on, and a thigh swinging
+    in the pelvis or a knee bending (:func:`gaitid.model.functional.functional_motion`). Plate
+    loading, duration and the file name are reported as supporting facts; the name never decides."""
     m = marker_motion(trial)
     reasons = []
     stem = trial.path.stem if trial.path is not None else ""
@@ -232,6 +234,12 @@ def classify_trial(trial: Trial) -> tuple[str, list[str]]:
         kind = "unknown"
         reasons.append(f"3/4 of the markers move up to {motion:.2f} m: neither standing still "
                        f"(< {STILL_M:g} m) nor walking (> {MOVING_M:g} m)")
+    if kind != "static" and not (m["travel_m"] > 0.5) and not plates.startswith("plate loads come and go"):
+        from gaitid.model.functional import functional_motion
+
+        joint, why = functional_motion(trial)
+        if joint is not None:  # in place, no steps, a hip or knee moving: a functional calibration trial
+            return "functional", [f"a {joint} functional trial: {why}", *reasons, *facts]
     return kind, reasons + facts
 
 
@@ -243,7 +251,7 @@ class TrialInfo:
     """What pairing and sessions need from one file (read once)."""
 
     path: Path
-    kind: str  # 'static' | 'walking' | 'unknown'
+    kind: str  # 'static' | 'walking' | 'functional' | 'unknown'
     reasons: tuple[str, ...]
     subject_name: str | None  # SUBJECTS:NAMES
     anthropometry: dict = field(default_factory=dict)  # Subject field -> SI value (PROCESSING)

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable
 
 from gaitid.cli.archive import add_batch_arguments, cmd_batch
+from gaitid.cli.calibrate import add_calibrate_arguments, cmd_calibrate
 from gaitid.cli.models import add_models_arguments, cmd_models
 from gaitid.cli.norms import add_norms_arguments, cmd_norms
 from gaitid.cli.options import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
@@ -25,6 +26,8 @@ from gaitid.cli.validate import add_validate_arguments, cmd_validate
 COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]] = {
     "info": ("summarise a C3D trial (rates, markers, plates, events, subject, model outputs)", add_info_arguments, cmd_info),
     "run": ("process one trial: joint kinetics, tables, C3D with results, report", add_run_arguments, cmd_run),
+    "calibrate": ("a session's functional calibration: hip centres (SCoRE) and knee axes (SARA) from "
+                  "functional trials, written as <static>_subject.csv", add_calibrate_arguments, cmd_calibrate),
     "batch": ("process a session or an archive (folders or globs), in parallel or on a Dask cluster",
               add_batch_arguments, cmd_batch),
     "models": ("list the models, the markers and the subject parameters each needs", add_models_arguments,

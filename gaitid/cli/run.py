@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from gaitid.cli.calibrate import add_functional_argument, functional_lines
 from gaitid.cli.options import (
     EXIT_OK,
     add_norms_argument,
@@ -50,6 +51,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
                         help="suffix for the result points in the C3D copy (default: _gaitid when the trial has "
                              "outputs of those names, Vicon's, else none)")
     add_replace_outputs_argument(parser)
+    add_functional_argument(parser)
     parser.add_argument("--no-report", action="store_true", help="skip the PDF/HTML report")
     parser.add_argument("--excel", action="store_true", help="also write an Excel workbook")
     parser.add_argument("--parquet", action="store_true", help="also write Parquet tables")
@@ -112,11 +114,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise DataError(f"a static trial, not a walk ({'; '.join(info.reasons[:2])}): it has no gait cycle to "
                         f"process; give it as --static STATIC beside a walking trial, or --force to process it "
                         "anyway", args.trial)
+    if info.kind == "functional" and not args.force:
+        raise DataError(f"a functional calibration trial, not a walk ({info.reasons[0]}): give it as --functional "
+                        "beside a walking trial, or --force to process it anyway", args.trial)
     static, notes = resolve_static(args.trial, info, args.static, args.force)
     check_subject(trial, given.subject, settings, static is not None)
     try:
         result = process(trial, subject=given, static=static, settings=settings, uncertainty=uncertainty,
-                         warnings=[*notes, *more])
+                         warnings=[*notes, *more], functional=args.functional)
     except ModelError as exc:
         raise explain_markers(exc, trial, static is not None) from None
     out = Path(args.outdir)
@@ -158,6 +163,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             f"height {s.height:.3f} m ({s.sources.get('height', '?')})" if s.height else ""]
     print(f"  subject{' ' + s.name if s.name else ''}: {'; '.join(b for b in body if b)}; every value and its "
           f"source in {result.name}_subject.csv")
+    for line in functional_lines(s):
+        print(f"  {line}")
     print(f"  {result.verdict}")
     for check in result.checks:
         if check.status != "passed":

@@ -44,6 +44,13 @@ The defaults (stated in the README too):
   before a warning; the clean real trials reach 3 to 7 % RMS and +-3 % mean, the synthetic
   trials 12 to 19 % and +-3 %, a mass or all plates' gain 30 % off 20 to 25 % mean
   (docs/checks.md); the horizontal part is reported, not judged; ``math.inf`` turns each off.
+- Functional calibration (:mod:`gaitid.model.functional`, docs/functional.md):
+  ``functional_min_range_deg`` 20: a hip centre needs this range of motion in two directions, a
+  knee axis in one, else the fit is refused (Ehrig et al. 2006: SCoRE's error grows fast below
+  about 20 deg; on the synthetic trials a 10-degree star arc errs by up to 30 mm);
+  ``functional_max_residual_mm`` 10: a fit whose residual exceeds it is used with a warning (SCoRE
+  on four-marker clusters: 1.8 mm without soft-tissue artefact, 7.8 mm with 5 mm, 13-14 mm with
+  10 mm, where the centre errs by 22-49 mm; docs/functional.md).
 - Force-plate checks (docs/checks.md, "Force plates"; thresholds against the clean real and
   synthetic trials' worst figures there): ``plate_corner_tolerance_m`` 0.005, the plate corners'
   departure from a flat rectangle (clean: <= 1.3 mm); ``plate_origin_offset_m`` 0.02 and
@@ -130,6 +137,8 @@ class Settings:
     plate_cop_outside_m: float = 0.05  # a plate's COP: median distance outside its edge before a warning
     cop_foot_margin_m: float = 0.10  # a contact's COP: median distance from the nearer foot before a warning
     cop_min_travel: float = 0.25  # fraction of heel-toe the COP travels along the foot on a step, else a warning
+    functional_min_range_deg: float = 20.0  # functional calibration: less motion than this refuses a centre / axis
+    functional_max_residual_mm: float = 10.0  # functional calibration: a fit's residual above this warns
     flat_foot: bool | None = None  # static foot calibration: None = the files' choice, else off; True/False force it
     emg_channels: dict[str, str] = field(default_factory=dict)  # channel label -> 'Left Rectus femoris' or 'off'
     emg_highpass_hz: float | None = 20.0  # band-pass: high-pass corner (None: no high-pass)
@@ -184,6 +193,10 @@ class Settings:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
                 raise bad(name, v, "must be a length in m > 0 (math.inf: no warning)")
+        for name in ("functional_min_range_deg", "functional_max_residual_mm"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
+                raise bad(name, v, "must be a number > 0 (degrees of motion; mm of residual, math.inf: no warning)")
         v = self.cop_min_travel
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
             raise bad("cop_min_travel", v, "must be a fraction of the foot's length in [0, 1] (0: no warning)")

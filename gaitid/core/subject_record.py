@@ -142,8 +142,15 @@ def vicon_unit(name: str, quantity: str | None = None) -> tuple[str, float] | No
     return None
 
 
+FUNCTIONAL_VALUE = re.compile(r"(hip_centre|knee_axis)_(left|right)_(x|y|z|residual)")  # gaitid.model.functional
+
+
 def extra_unit(name: str) -> str:
-    """SI unit of a ``Subject.extra`` value ('m', 'rad'; '' when not known: see :func:`vicon_unit`)."""
+    """SI unit of a ``Subject.extra`` value ('m', 'rad', '1' for a functional knee axis's unit
+    components; '' when not known: see :func:`vicon_unit`)."""
+    hit = FUNCTIONAL_VALUE.fullmatch(name)
+    if hit:
+        return "1" if hit[1] == "knee_axis" and hit[3] != "residual" else "m"
     unit = vicon_unit(name)
     return unit[0] if unit else ""
 

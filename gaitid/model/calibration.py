@@ -97,7 +97,26 @@ def resolve_parameters(
             else:
                 vals[name] = None
         out[side] = vals
+    given_centres(model, subject, out)
     return out
+
+
+def given_centres(model: Model, subject: Subject, params: dict) -> None:
+    """Put in ``params[side][centre]`` (3,) m the subject's values ``<centre>_<side>_x/_y/_z`` for
+    every point whose method is ``functional`` (``centre = ...``) or that names one
+    (``functional = "hip_centre"``), when the subject has all three (from a functional
+    calibration, :mod:`gaitid.model.functional`, or a subject file), and the fit's residual (m)
+    ``<centre>_<side>_residual`` as ``<centre>_residual`` when given; in place."""
+    extra = lower_keys(subject.extra)
+    for spec in model.points.values():
+        name = spec.get("centre") if spec["method"] == "functional" else spec.get("functional")
+        for side in SIDES if name else ():
+            xyz = [subject_value(subject, f"{name}_{side_key(side)}_{a}", extra) for a in "xyz"]
+            if all(v is not None for v in xyz):
+                params[side][name] = np.array(xyz, float)
+                residual = subject_value(subject, f"{name}_{side_key(side)}_residual", extra)
+                if residual is not None:
+                    params[side][f"{name}_residual"] = residual
 
 
 def measure_defaults(params: dict, pts: dict, model: Model, trial: Trial) -> None:
@@ -170,6 +189,11 @@ def calibrate_static(
         if spec.get("static"):
             for s in SIDES:
                 params[s][name] = 0.0  # calibrate from the uncorrected frames
+    common, per_side = split_sides(overrides)
+    for side in SIDES:
+        turn = functional_thigh_rotation(m, pts, params[side], side, subj, static)
+        if turn is not None and turn[0] not in common and turn[0] not in per_side[side]:
+            params[side][turn[0]] = out[side][turn[0]] = turn[1]
     shared: dict = {}
     for side in SIDES:
         ev = PointEvaluator(m, pts, params[side], side, shared, static)
@@ -192,6 +216,41 @@ def calibrate_static(
         if "inter_asis_distance" in params[side] and isinstance(params[side]["inter_asis_distance"], float):
             out[side].setdefault("inter_asis_distance", params[side]["inter_asis_distance"])
     return out
+
+
+def functional_thigh_rotation(m: Model, pts: dict, side_params: dict, side: str, subject: Subject, static: Trial
+                               ) -> tuple[str, float] | None:
+    """(parameter, rad): the wand rotation of the model's knee chord (Plug-in Gait's ThighRotation)
+    that turns the thigh frame about its long axis until its y axis lies along the subject's
+    functional knee axis ``knee_axis_<side>_x/_y/_z`` (unit, lab at the static pose; SARA,
+    :mod:`gaitid.model.functional`), both projected normal to the long axis, over the static's
+    mean pose; None without an axis, a chord with a wand rotation, or a segment ending at the
+    knee. Solved by secant steps on the angle between the two (to 1e-6 rad)."""
+    spec, extra = m.points.get("knee", {}), lower_keys(subject.extra)
+    rot = spec.get("wand_rotation")
+    axis = [subject_value(subject, f"knee_axis_{side_key(side)}_{a}", extra) for a in "xyz"]
+    thigh = next((n for n, seg in m.segments.items() if seg.get("distal") == "knee"), None)
+    if spec.get("method") != "chord" or not isinstance(rot, dict) or thigh is None or None in axis:
+        return None
+    name, axis = rot["param"], np.asarray(axis, float)
+
+    def error(theta: float) -> float:
+        R, _ = PointEvaluator(m, pts, {**side_params, name: theta}, side, {}, static).segment(thigh)
+        R = np.nanmean(R, axis=0)
+        z, y = R[:, 2] / np.linalg.norm(R[:, 2]), R[:, 1]
+        a = axis - z * (axis @ z)
+        return float(np.arctan2(z @ np.cross(y, a), y @ a))
+
+    t0, e0 = 0.0, error(0.0)
+    t1 = -e0 * float(rot.get(side_key(side), 1.0))  # the parameter's sign per side
+    for _ in range(8):
+        e1 = error(t1)
+        if not np.isfinite(e1) or abs(e1) < 1e-6 or e1 == e0:
+            break
+        t0, t1, e0 = t1, t1 - e1 * (t1 - t0) / (e1 - e0), e1
+    if not np.isfinite(t1):
+        raise DataError(f"{side.lower()} functional knee axis: the thigh frame cannot be turned onto it", static.path)
+    return name, float(t1)
 
 
 def static_parameters(m: Model, params: dict, static: Trial | None, subject, subj: Subject,

@@ -79,6 +79,9 @@ class PointEvaluator:
 
     def _compute_point(self, name: str) -> np.ndarray:
         spec = self.m.points[name]
+        if "functional" in spec and isinstance(self.params.get(spec["functional"]), np.ndarray):
+            # the subject's functional (or given) centre replaces the model's method for this point
+            spec = {"method": "functional", "segment": spec["segment"], "centre": spec["functional"]}
         return point_method(spec["method"], self.m.path, f"points.{name}.method").evaluate(self, spec, f"points.{name}")
 
     def _vector(self, spec: dict, key: str) -> np.ndarray:

@@ -35,7 +35,7 @@ STATIC_METHODS = {"pig_foot": {"ankle", "toe", "heel", "shank"}}
 _OPTIONAL = {  # keys allowed besides the method's required ones ('of' and 'offset' too, on any item)
     # a point: its method's optional keys (gaitid.model.point_methods); any point accepts every
     # method's, unused where they do not apply
-    "point": {"side", "method", "label"}.union(*(m.optional for m in POINT_METHODS.values())),
+    "point": {"side", "method", "label", "functional"}.union(*(m.optional for m in POINT_METHODS.values())),
     "segment": {"side", "method", "proximal", "distal", "bsip", "rotate", "angle_axes", "long_axis", "ml_axis",
                 "bsip_endpoints"},
     "static": {"side", "method", "flat_foot", "sole_delta"},
@@ -286,6 +286,10 @@ def _validate(model: Model) -> None:
                 raise err(f"{where}.side", "must be 'each' (per side, the default) or 'none'")
             if check is not None:
                 check(model, where, spec)
+            if kind == "point" and "functional" in spec and not (isinstance(spec["functional"], str)
+                                                                and "segment" in spec):
+                raise err(f"{where}.functional", "names the subject values of a functional centre "
+                          "(functional = \"hip_centre\") in the point's segment: the point needs 'segment'")
             for rot in spec.get("rotate", []) if kind == "segment" else []:
                 _check_rotation(model, rot, f"{where}.rotate")
             axes = spec.get("angle_axes")

@@ -152,6 +152,19 @@ def _along_segment_check(model, where: str, spec: dict) -> None:
         raise model.error(where, "along_segment needs axis ('x'...'-z') and length = [marker, marker]")
 
 
+def _functional(ev, spec: dict, key: str) -> np.ndarray:
+    """A centre fixed in a segment (m, its frame): the side's parameter ``centre``, from the
+    subject's values ``<centre>_<side>_x/_y/_z`` (a functional calibration's, or given; see
+    :func:`gaitid.model.calibration.given_centres`)."""
+    R, origin = ev.segment(spec["segment"])
+    centre = ev.params.get(spec["centre"])
+    if not isinstance(centre, np.ndarray):
+        name = f"{spec['centre']}_{ev.side.lower()}"
+        raise ev.data_error(f"{key}: no functional centre ({name}_x, _y, _z): give functional calibration trials "
+                            f"(--functional HIP.c3d; process(..., functional=[...])) or the values in a subject file")
+    return origin + R @ centre
+
+
 def _entries(*methods: PointMethod) -> dict[str, PointMethod]:
     return {m.name: m for m in methods}
 
@@ -165,6 +178,7 @@ POINT_METHODS: dict[str, PointMethod] = _entries(
                 landmarks=_chord_landmarks),
     PointMethod("in_segment", frozenset({"segment", "offset"}), _in_segment, error="in_segment"),
     PointMethod("harrington", frozenset({"segment", "lasi", "rasi", "sacrum"}), _harrington, error="harrington"),
+    PointMethod("functional", frozenset({"segment", "centre"}), _functional, error="functional"),
     PointMethod("along_segment", frozenset({"segment", "from", "axis", "length"}), _along_segment,
                 error="along_segment", optional=frozenset({"fallback", "shorten"}), check=_along_segment_check),
 )
@@ -184,3 +198,37 @@ def method_of(model, point: str) -> str:
     define (the evaluator reads it from the trial)."""
     spec = model.points.get(point)
     return "marker" if spec is None else spec["method"]
+
+
+METHOD_WORDS = {"davis": "Davis et al. 1991 regression", "harrington": "Harrington et al. 2007 regression",
+                "chord": "Plug-in Gait chord", "midpoint": "midpoint of landmarks", "marker": "a point of the file",
+                "in_segment": "fixed in a segment", "along_segment": "along a segment", "functional": "given"}
+
+
+def centre_methods(model, parameters: dict | None, sources: dict) -> dict[str, dict[str, str]]:
+    """What gave each joint centre of ``model``'s points 'hip', 'knee', 'ankle', per side:
+    ``{'hip': {'Left': 'sphere fit on the hip trial ...', ...}, 'knee': {...}}``. ``parameters``:
+    the run's per side (``ModelKinematics.parameters``; None for a Result read back without its
+    kinematics: the subject's values decide), ``sources``: the subject's (a functional centre's
+    source names its fit; a value without one was given)."""
+    out: dict[str, dict[str, str]] = {}
+    for joint in ("hip", "knee", "ankle"):
+        spec = model.points.get(joint)
+        if spec is None:
+            continue
+        name = spec.get("centre") if spec["method"] == "functional" else spec.get("functional")
+        out[joint] = {}
+        for side in ("Left", "Right"):
+            used = (isinstance(parameters.get(side, {}).get(name), np.ndarray) if parameters is not None
+                    else f"{name}_{side.lower()}_x" in sources)
+            if name and used:
+                out[joint][side] = sources.get(f"{name}_{side.lower()}_x") or "given in the subject's values"
+            else:
+                out[joint][side] = METHOD_WORDS.get(spec["method"], spec["method"])
+            axis = sources.get(f"{joint}_axis_{side.lower()}_x")
+            wand = spec.get("wand_rotation")
+            rotation = wand.get("param") if isinstance(wand, dict) else None
+            if axis and rotation:
+                out[joint][side] += f", the thigh turned onto the functional axis ({rotation}): {axis}"
+    return out
+

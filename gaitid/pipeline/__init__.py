@@ -52,6 +52,7 @@ from gaitid.dynamics.types import JointLoads
 from gaitid.emg import emg_stage
 from gaitid.events import gait_events
 from gaitid.model.assembly import ModelKinematics, build_segments
+from gaitid.model.functional import session_calibration
 from gaitid.model.gait_markers import GaitMarkers, gait_markers
 from gaitid.model.markerset import Model, load_model
 from gaitid.model.trial_markers import require_markers
@@ -151,31 +152,31 @@ def kinetic_uncertainty(nominal: NominalRun, uncertainty) -> Uncertainty | None:
     return joint_load_uncertainty(nominal, how)
 
 
-def process(
-    source: str | os.PathLike | Trial, model: str | None = None, subject=None,
-    static: str | os.PathLike | Trial | None = None, settings: Settings | None = None,
-    segment_parameters: dict | None = None, uncertainty=None, warnings: Iterable[str] = (), **changes,
-) -> Result:
+def process(source: str | os.PathLike | Trial, model: str | None = None, subject=None,
+            static: str | os.PathLike | Trial | None = None, settings: Settings | None = None,
+            segment_parameters: dict | None = None, uncertainty=None, warnings: Iterable[str] = (),
+            functional=None, **changes) -> Result:
     """Process one trial end to end and return a :class:`~gaitid.pipeline.result.Result`.
 
     ``source``: a C3D (or OpenSim ``.trc``) path, or a Trial (never modified). ``model``: model name or file (default
     ``Settings.model``, 'plugin-gait'). ``subject`` (:func:`~gaitid.subject.stage.subject_data`): body mass in kg,
-    ``'plates'`` (estimated from quiet standing or a step on the plates, with a warning), a
-    :class:`~gaitid.core.subject_record.Subject`, a dict with ``mass``/``height`` and model parameter overrides, or
-    :func:`~gaitid.subject.stage.gather_subject`'s SubjectData (every source merged); default: the file's PROCESSING
-    values. ``static``: the static calibration trial. ``settings``, keyword ``changes``: see Settings.
-    ``segment_parameters``: per-subject inertial parameters replacing the table's, e.g. ``{'thigh': {'mass': 7.2,
-    'com_from_proximal': 0.433, 'inertia': [0.139, 0.139, 0.030]}}`` (kg, fraction of the segment length, kg.m^2
-    about the segment axes; keys 'left.thigh' for one side only). ``uncertainty``: the SD and 95 % interval of every
-    kinetic output (:func:`kinetic_uncertainty`); default off. ``warnings``: the caller's notes (how the subject or
-    static were chosen). Curves: built when asked."""
+    ``'plates'`` (estimated from the plates, with a warning), a :class:`~gaitid.core.subject_record.Subject`, a dict
+    with ``mass``/``height`` and model parameter overrides, or :func:`~gaitid.subject.stage.gather_subject`'s
+    SubjectData (every source merged); default: the file's PROCESSING values. ``static``: the static calibration
+    trial. ``functional``: functional calibration trials (hip star arc, knee flexion) or a session's
+    :func:`~gaitid.model.functional.session_calibration`: its hip centres replace the regression's. ``settings``,
+    keyword ``changes``: see Settings. ``segment_parameters``: per-subject inertial parameters, e.g. ``{'thigh':
+    {'mass': 7.2, 'com_from_proximal': 0.433, 'inertia': [0.139, 0.139, 0.030]}}`` (kg, fraction of length, kg.m^2
+    about the segment axes; 'left.thigh': one side). ``uncertainty``: SD and 95 % interval of the kinetics.
+    ``warnings``: the caller's notes."""
     settings = (settings or Settings()).replace(**({"model": model} if model else {}), **changes)
     trial = load_trial(source, cop_threshold=settings.cop_threshold_n)
     static_trial = load_trial(static, cop_threshold=settings.cop_threshold_n) if static is not None else None
     model_def = require_markers(trial, load_model(settings.model), static_trial)
     markers = gait_markers(model_def, trial)
     contacts, ownership = foot_contacts(trial, markers, settings)
-    subj = subject_data(trial, subject, contacts, markers, settings.mass_tolerance)
+    subj = subject_data(trial, subject, contacts, markers, settings.mass_tolerance,
+                        session_calibration(functional, static_trial, settings))
     kinematics = segment_kinematics(trial, model_def, static_trial, subj, settings, segment_parameters)
     choice = gait_events(trial, contacts, markers, settings.events)
     loads = measured_loads(trial, contacts, ownership, choice.events, settings)

@@ -288,9 +288,29 @@ def notices(result) -> dict[str, list[str]]:
     given = sorted(k for k, v in src.items() if v == "caller" and k not in ("mass", "height", "name"))
     if given:
         subject.append(f"model parameters given by the caller: {', '.join(given)}")
+    subject += centre_lines(result)
     shown = set(events) | set(subject) | set(choice.notes)
     other = [w for w in result.warnings if w not in shown]
     return {"plates": plates, "events": events, "subject": subject, "other": other, "checks": check_lines(result)}
+
+
+def centre_lines(result) -> list[str]:
+    """One line per joint centre saying which method gave it, per side when they differ
+    (:func:`gaitid.model.point_methods.centre_methods`); none when the model cannot be loaded."""
+    from gaitid.model.point_methods import centre_methods
+    from gaitid.model.markerset import load_model
+
+    try:
+        model = load_model(result.settings.model)
+    except GaitIDError:
+        return []
+    out = []
+    params = result.kinematics.parameters if result.kinematics is not None else None
+    for joint, by_side in centre_methods(model, params, result.subject.subject.sources).items():
+        texts = list(dict.fromkeys(by_side.values()))
+        out.append(f"{joint} centres: {texts[0]}" if len(texts) == 1 else
+                   f"{joint} centres: " + "; ".join(f"{side.lower()} {t}" for side, t in by_side.items()))
+    return out
 
 
 def check_lines(result) -> list[str]:

@@ -17,7 +17,7 @@ import pandas as pd
 import gaitid
 from gaitid.core.checks import WARNED, verdict
 from gaitid.core.vocabulary import SIDES
-from gaitid.report.content import ReportData
+from gaitid.report.content import ReportData, centre_lines
 from gaitid.report.labels import PLANES, quantity, sign_label
 
 DASH = "\u2013"
@@ -321,6 +321,9 @@ def subject_table(result) -> Table:
                              " / ".join(src.get(k, "") or DASH for k in sided)])
     for key, value in sorted((result.subject.parameters or {}).items()):
         rows.append([key, text(value), "caller"])
+    for line in centre_lines(result):
+        joint, method = line.split(": ", 1)
+        rows.append([joint[0].upper() + joint[1:], "method", method])
     return Table(["Subject", "Value", "Source"], rows)
 
 

@@ -138,7 +138,9 @@ def subject_table(subject: Subject):
     in rad: :func:`gaitid.core.subject_record.vicon_unit`: the leg and upper-body measurements,
     the ASIS-trochanter distances, Plug-in Gait's rotations and offsets). Values of unknown unit
     (Vicon's flags and marker offsets: ``UseFloorFF``, ``%RMMAX``...) stay in ``Subject.extra``,
-    where a model may read them, and are not listed."""
+    where a model may read them, and are not listed. Functional calibration values (hip centres in
+    the Plug-in Gait pelvis frame, knee axes) are listed with their method in the source, and a
+    row ``knee_axis_frame`` says the knee axes' frame (``lab_static``)."""
     import pandas as pd
 
     rows = []
@@ -151,6 +153,9 @@ def subject_table(subject: Subject):
         unit = extra_unit(k)
         if unit and isinstance(v, (int, float)):
             rows.append({"parameter": k, "value": _shown(v), "unit": unit, "source": subject.sources.get(k, "")})
+    if any(r["parameter"].startswith("knee_axis_") for r in rows):  # the frame of the functional knee axes
+        rows.append({"parameter": "knee_axis_frame", "value": "lab_static", "unit": "",
+                     "source": "unit axes in the lab at the static pose, pointing left"})
     return pd.DataFrame(rows, columns=["parameter", "value", "unit", "source"])
 
 

@@ -43,6 +43,7 @@ from gaitid.contacts import FootContact
 from gaitid.core.errors import DataError, SettingsError
 from gaitid.core.subject_record import Subject, split_subject_dict
 from gaitid.core.trial import Trial
+from gaitid.model.functional import FunctionalCalibration
 from gaitid.model.gait_markers import GaitMarkers
 from gaitid.subject.bodymass import MassCheck, MassEstimate, check_mass, estimate_mass
 from gaitid.subject.layers import SubjectOptions, subject_layers
@@ -79,10 +80,13 @@ class SubjectData:
 
 def subject_data(trial: Trial, subject: SubjectData | Subject | dict | float | str | None = None,
                  contacts: list[FootContact] | None = None, markers: GaitMarkers | None = None,
-                 mass_tolerance: float = 0.15) -> SubjectData:
+                 mass_tolerance: float = 0.15, functional: FunctionalCalibration | None = None) -> SubjectData:
     """The subject stage (see the module docstring). ``contacts``/``markers`` serve the mass
     estimate when the mass comes from the plates, and the check of the mass against the plates
-    (``mass_tolerance``: ``Settings.mass_tolerance``). Raises DataError when the body mass is
+    (``mass_tolerance``: ``Settings.mass_tolerance``). ``functional``: a session's functional
+    calibration (:func:`gaitid.model.functional.session_calibration`), whose hip centres and knee
+    axes become subject values (``hip_centre_left_x``..., source naming the method, its residual
+    and range) over any other source's. Raises DataError when the body mass is
     unknown, or a file stores an invalid value that no other source replaces."""
     params, notes, estimate, plates, check = None, [], None, False, None
     if isinstance(subject, SubjectData):
@@ -112,6 +116,11 @@ def subject_data(trial: Trial, subject: SubjectData | Subject | dict | float | s
         sources = merged.sources
         notes.append(f"body mass {estimate.mass:.1f} kg estimated from the force plates ({estimate.method}, "
                      f"{estimate.window_s[0]:.2f}-{estimate.window_s[1]:.2f} s); give the measured mass when known")
+    if functional is not None:
+        values, given = functional.subject_values()
+        merged = replace(merged, extra={**merged.extra, **values}, sources={**merged.sources, **given})
+        sources = merged.sources
+        notes += functional.notes()
     refused = invalid_error(merged, trial.path)
     if refused is not None:
         raise refused

@@ -24,15 +24,20 @@ from gaitid.uncertainty.segments import bsip_groups
 
 
 def error_parameters(model: Model, labels: set[str], loads: dict[str, FootLoad], errors: ErrorModel,
-                     plate_kind: str, bsip: str | None, sources: tuple[str, ...]) -> list[Parameter]:
+                     plate_kind: str, bsip: str | None, sources: tuple[str, ...],
+                     parameters: dict | None = None) -> list[Parameter]:
     """Every scalar input error of the trial (see the module docstring); ``labels``: the points
-    the trial has (a midpoint's complete group), ``sources``: the error sources to include."""
+    the trial has (a midpoint's complete group), ``sources``: the error sources to include;
+    ``parameters``: the run's per-side model parameters, whose functional centres make a point's
+    error the ``functional`` section's, grown by the fit's residual (:func:`centre_sd`)."""
     out: list[Parameter] = []
     if "joint_centres" in sources:
         for side in SIDES:
             for joint, point, _ in joint_geometry(model):
-                err = errors.joint_centre(method_of(model, point), joint)
-                out += [Parameter("joint_centres", ("centre", side, joint, a), float(err.centre_sd[a])) for a in range(3)]
+                method, residual = used_method(model, point, (parameters or {}).get(side, {}))
+                err = errors.joint_centre(method, joint)
+                sd = centre_sd(err.centre_sd, residual)
+                out += [Parameter("joint_centres", ("centre", side, joint, a), float(sd[a])) for a in range(3)]
                 for label in landmark_labels(model, point, side, labels):
                     out += [Parameter("joint_centres", ("landmark", side, joint, label, a), float(err.landmark_sd[a]))
                             for a in range(3)]
@@ -53,3 +58,27 @@ def error_parameters(model: Model, labels: set[str], loads: dict[str, FootLoad],
                 out += [Parameter("plates", ("cop", side, c, a), plate.cop_sd) for a in range(2)]
                 out.append(Parameter("plates", ("gain", side, c), plate.force_cv))
     return out
+
+
+# per-axis SD per mm of a functional fit's residual (docs/functional.md: SCoRE's 3D error 2-3.5 x
+# its residual with soft-tissue artefact, i.e. 1.3-2.2 per axis)
+RESIDUAL_FACTOR = 1.5
+
+
+def used_method(model: Model, point: str, side_params: dict) -> tuple[str, float]:
+    """(the point method that gave ``point`` in the run, the functional fit's residual in m or 0):
+    ``functional`` when the point names a functional centre the run's parameters hold."""
+    spec = model.points.get(point, {})
+    name = spec.get("centre") if spec.get("method") == "functional" else spec.get("functional")
+    if name and name in side_params and not isinstance(side_params[name], (str, type(None))):
+        residual = side_params.get(f"{name}_residual")
+        return "functional", float(residual) if isinstance(residual, float) else 0.0
+    return method_of(model, point), 0.0
+
+
+def centre_sd(section_sd, residual_m: float):
+    """The centre's SD per axis (m): the error model's figure and ``RESIDUAL_FACTOR`` times the
+    fit's residual, added in quadrature (the figure alone without a fit)."""
+    import numpy as np
+
+    return np.sqrt(np.asarray(section_sd, float) ** 2 + (RESIDUAL_FACTOR * residual_m) ** 2)

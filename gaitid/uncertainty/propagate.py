@@ -207,7 +207,8 @@ def joint_load_uncertainty(run: NominalRun, how: UncertaintySettings) -> Uncerta
     errors = load_error_model(how.error_model)
     errors.plate(how.plates)  # an unknown plate kind fails here, naming the error model
     points = model_points(trial, model, run.static, settings)  # filtered once, for the parameters and the columns
-    params = error_parameters(model, set(points[0]), run.loads, errors, how.plates, settings.bsip, how.sources)
+    params = error_parameters(model, set(points[0]), run.loads, errors, how.plates, settings.bsip, how.sources,
+                              run.kinematics.parameters)
     noise_sd = errors.marker_noise if "markers" in how.sources else 0.0
     design = make_design(params, how.samples, how.noise_samples if noise_sd > 0 else 0, how.seed,
                          linear=how.linear, noise_per_sample=how.noise_per_sample)

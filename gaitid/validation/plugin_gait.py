@@ -352,7 +352,7 @@ def validate(paths: str | os.PathLike | Iterable[str | os.PathLike], *, modes: I
     beside = {q.resolve() for f in files for q in f.parent.glob("*") if q.suffix.lower() == ".c3d" and q.is_file()}
     infos = {p: scan_trial(p) for p in sorted(set(files) | beside)}
     statics = [i for i in infos.values() if i.kind == "static"]
-    walks = [infos[f] for f in files if infos[f].kind != "static"]
+    walks = [infos[f] for f in files if infos[f].kind not in ("static", "functional")]
     pairs = pair_statics(walks, statics)
     if static is not None and str(static) != "auto" and not Path(static).is_file():
         from gaitid.core.errors import SettingsError

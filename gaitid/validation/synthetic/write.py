@@ -107,6 +107,15 @@ def _write_c3d(c, path: Path) -> None:
         c.write(str(tmp))
 
 
+def write_markers(markers: dict[str, np.ndarray], rate: float, subject: dict, path: str | Path) -> Path:
+    """A markers-only C3D (label -> (n, 3) m; ``subject``: PROCESSING values), written atomically."""
+    from types import SimpleNamespace
+
+    path = Path(path)
+    _write_c3d(_c3d(markers, SimpleNamespace(point_rate=rate, analog_rate=rate), subject), path)
+    return path
+
+
 def truth_table(trial: SyntheticTrial):
     """Wide ground-truth table (pandas DataFrame), one row per point frame; columns carry units.
 

@@ -52,6 +52,7 @@ from gaitid.emg import emg_stage
 from gaitid.events import gait_events
 from gaitid.model.assembly import ModelKinematics, build_segments
 from gaitid.model.gait_markers import GaitMarkers, gait_markers
+from gaitid.model.gap_fill import MarkerFills, fill_marker_gaps
 from gaitid.model.markerset import Model, load_model
 from gaitid.model.trial_markers import require_markers
 from gaitid.pipeline.quality import quality_checks
@@ -79,6 +80,13 @@ def load_trial(source: str | os.PathLike | Trial, *, cop_threshold: float = COP_
     from gaitid.io.c3d import read_c3d
 
     return read_c3d(path, cop_threshold=cop_threshold)
+
+
+def marker_gaps(trial: Trial, model: Model, settings: Settings) -> tuple[Trial, MarkerFills]:
+    """The gap-filling stage (:mod:`gaitid.model.gap_fill`): the trial with its markers' interior gaps
+    filled by spline, rigid body or principal components as ``settings`` allow, and the record of every gap."""
+    return fill_marker_gaps(trial, model, max_gap_frames=settings.max_gap_frames, max_fill_s=settings.max_fill_s,
+                            rigid=settings.fill_rigid, pca=settings.fill_pca)
 
 
 def foot_contacts(trial: Trial, markers: GaitMarkers, settings: Settings) -> tuple[list[FootContact], PlateOwnership]:
@@ -155,19 +163,18 @@ def process(
 
     ``source``: a C3D (or OpenSim ``.trc``) path, or a Trial (never modified). ``model``: model name or file (default
     ``Settings.model``, 'plugin-gait'). ``subject`` (:func:`~gaitid.subject.stage.subject_data`): body mass in kg,
-    ``'plates'`` (estimated from quiet standing or a step on the plates, with a warning), a
-    :class:`~gaitid.core.subject_record.Subject`, a dict with ``mass``/``height`` and model parameter overrides, or
-    :func:`~gaitid.subject.stage.gather_subject`'s SubjectData (every source merged); default: the file's PROCESSING
-    values. ``static``: the static calibration trial. ``settings``, keyword ``changes``: see Settings.
-    ``segment_parameters``: per-subject inertial parameters replacing the table's, e.g. ``{'thigh': {'mass': 7.2,
-    'com_from_proximal': 0.433, 'inertia': [0.139, 0.139, 0.030]}}`` (kg, fraction of the segment length, kg.m^2
-    about the segment axes; keys 'left.thigh' for one side only). ``uncertainty``: the SD and 95 % interval of every
-    kinetic output (:func:`kinetic_uncertainty`); default off. ``warnings``: the caller's notes (how the subject or
-    static were chosen). Curves: built when asked."""
+    ``'plates'`` (estimated from quiet standing or a step on the plates, with a warning), a Subject, a dict with
+    ``mass``/``height`` and model parameter overrides, or :func:`~gaitid.subject.stage.gather_subject`'s SubjectData
+    (every source merged); default: the file's PROCESSING values. ``static``: the static calibration trial.
+    ``settings``, keyword ``changes``: see Settings. ``segment_parameters``: per-subject inertial parameters replacing
+    the table's, e.g. ``{'thigh': {'mass': 7.2, 'com_from_proximal': 0.433, 'inertia': [0.139, 0.139, 0.030]}}``
+    (kg, fraction of the segment length, kg.m^2 about the segment axes; keys 'left.thigh' for one side only).
+    ``uncertainty``: :func:`kinetic_uncertainty` (default off). ``warnings``: the caller's notes."""
     settings = (settings or Settings()).replace(**({"model": model} if model else {}), **changes)
     trial = load_trial(source, cop_threshold=settings.cop_threshold_n)
     static_trial = load_trial(static, cop_threshold=settings.cop_threshold_n) if static is not None else None
     model_def = require_markers(trial, load_model(settings.model), static_trial)
+    trial, fills = marker_gaps(trial, model_def, settings)
     markers = gait_markers(model_def, trial)
     contacts, ownership = foot_contacts(trial, markers, settings)
     subj = subject_data(trial, subject, contacts, markers, settings.mass_tolerance)
@@ -185,7 +192,8 @@ def process(
     return Result(replace(trial, subject=subj.subject), settings, subj, markers, kinematics, contacts, choice, loads,
                   joints, outputs, cycles, None, curves_summary, params, params_summary, normalised=normalised,
                   static=static_trial and (static_trial.path or "?"), uncertainty=unc, checks=checks, emg=emg,
-                  warnings=collect_warnings(trial, subj, kinematics, choice, cycles, checks, settings, warnings, emg))
+                  fills=fills, warnings=collect_warnings(trial, subj, kinematics, choice, cycles, checks, settings,
+                                                         warnings, emg))
 
 
 def collect_warnings(trial: Trial, subject: SubjectData, kinematics: ModelKinematics, choice,

@@ -35,6 +35,7 @@ from gaitid.emg import Emg, emg_table
 from gaitid.events import EventChoice
 from gaitid.model.assembly import ModelKinematics
 from gaitid.model.gait_markers import GaitMarkers
+from gaitid.model.gap_fill import MarkerFills
 from gaitid.subject.stage import SubjectData
 
 if TYPE_CHECKING:  # imported by the uncertainty stage, when a run asks for it
@@ -134,6 +135,7 @@ class Result:
     checks: list[Check] = field(default_factory=list)
     normalised: dict[str, dict[str, np.ndarray]] | None = field(default=None, repr=False)
     emg: Emg | None = field(default=None, repr=False)
+    fills: MarkerFills | None = field(default=None, repr=False)
 
     @property
     def name(self) -> str:

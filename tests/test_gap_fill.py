@@ -128,3 +128,24 @@ def test_gap_in_mid_stance_keeps_the_kinetics(name, label):
         assert np.sqrt(np.mean(d ** 2)) <= 0.03, joint
     none = process(cut(trial, label, a, a + g), max_fill_s=0.0)  # as before: the gap stays NaN
     assert sum(c.kinetic for c in none.cycles) < sum(c.kinetic for c in ref.cycles)
+
+
+def test_fills_table_written_with_every_gap(tmp_path):
+    """``<trial>_fills.csv``: one row per gap, filled (method) or left NaN (reason), Vicon frames."""
+    from gaitid.export import write_tables
+
+    trial = load_trial(realdata_path("python-gaitalytics/test_small.c3d"))
+    gapped = cut(cut(trial, "LKNE", 150, 180), "RTOE", 100, 170)  # 0.3 s (PCA) and 0.7 s (too long)
+    res = process(gapped)
+    written = {p.name: p for p in write_tables(res, tmp_path)}
+    import pandas as pd
+
+    table = pd.read_csv(written["test_small_fills.csv"], keep_default_na=False)
+    f0 = trial.first_frame
+    assert table.to_dict("records") == [
+        {"label": "LKNE", "method": "pca", "first_frame": f0 + 150, "last_frame": f0 + 179, "duration_s": 0.3,
+         "reason": ""},
+        {"label": "RTOE", "method": "", "first_frame": f0 + 100, "last_frame": f0 + 169, "duration_s": 0.7,
+         "reason": "longer than max_fill_s 0.5 s"}]
+    clean = process(trial)
+    assert clean.fills.table().empty and list(clean.fills.table().columns) == list(table.columns)

@@ -30,8 +30,9 @@ from gaitid.subject.layers import SubjectOptions, subject_files
 # report drew no joint curve), and the run record's warnings include the trial's own. 3: the results
 # C3D holds Plug-in Gait's convention under its names, suffixed beside the trial's own outputs. 4: the
 # EMG tables (<trial>_emg.csv, <trial>_emg_timing.csv) and their combined tables. 5: the data-quality
-# checks' verdict in the record and in batch_summary.csv (column ``checks``).
-OUTPUTS_VERSION = 5
+# checks' verdict in the record and in batch_summary.csv (column ``checks``). 6: the marker gaps filled
+# or left NaN (<trial>_fills.csv).
+OUTPUTS_VERSION = 6
 
 
 def _file_stats(paths) -> list:

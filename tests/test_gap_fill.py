@@ -149,3 +149,30 @@ def test_fills_table_written_with_every_gap(tmp_path):
          "reason": "longer than max_fill_s 0.5 s"}]
     clean = process(trial)
     assert clean.fills.table().empty and list(clean.fills.table().columns) == list(table.columns)
+
+
+def test_report_curves_mark_the_filled_stretches():
+    """The cycle panels draw the points within a filled gap again, dotted (gid 'filled:<side>'), at
+    the percent of the cycle the gap's frames fall on; a clean trial has none."""
+    from gaitid.report.content import gather
+    from gaitid.report.plots import Panel, cycle_panel
+
+    trial = load_trial(realdata_path("python-gaitalytics/test_small.c3d"))
+    res = process(cut(trial, "LKNE", 150, 180))
+    data = gather(res)
+    t = res.trial.time
+    for side in ("Left", "Right"):
+        cycles = [c for c in res.cycles if c.side == side]
+        for c, mask in zip(cycles, data.sides[side].filled):
+            pct = np.linspace(0, 100, 101)
+            at = c.start_time + pct / 100 * (c.end_time - c.start_time)
+            inside = (at > t[149]) & (at < t[180])  # between the last seen frame and the next
+            assert (mask == inside).all()
+    covered = [s for s in ("Left", "Right") if data.sides[s].filled.any()]
+    assert covered
+    panel = Panel("Knee angles", (0, 0, 100, 100))
+    cycle_panel(panel, data, "KneeAngles", "X")
+    assert all(panel.get(f"filled:{s}") for s in covered)
+    assert ("dotted: from filled marker gaps", "#8a4b00") in panel.notes
+    clean = gather(process(trial))
+    assert clean.sides["Left"].filled is None and clean.sides["Right"].filled is None

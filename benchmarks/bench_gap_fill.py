@@ -1,6 +1,7 @@
 """Cut gaps into one marker at a time in mid-stance of the clean real trials; fill; compare with the uncut trial.
 
     python benchmarks/bench_gap_fill.py [--lengths 0.1 0.3 0.5] [--quick]
+    python benchmarks/bench_gap_fill.py --cost
 
 For every clean Plug-in Gait trial in ../shared/realdata, every marker of (knee, thigh, tibia, ankle,
 heel, toe, ASIS, sacrum/PSIS) on one side, and every gap length, the gap is centred on the middle of
@@ -59,6 +60,39 @@ def sagittal(result, side, a, b):
     return np.stack(out, 1)
 
 
+def cost(repeats: int = 7) -> None:
+    """Median ms of the gap filling alone and of process(), without gaps and with three 0.3 s gaps."""
+    from gaitid import process
+    from gaitid.model.gap_fill import fill_marker_gaps
+    from gaitid.model.markerset import load_model
+    from gaitid.pipeline import load_trial
+
+    cases = [("sample walk", ROOT / "sample_data" / "walk_synthetic.c3d", "plugin-gait", {}, ()),
+             ("walking2.c3d (1249 frames, 250 Hz)", REAL / "opensim-core/walking2.c3d", "isb",
+              {"subject": "plates"}, ()),
+             ("test_small.c3d, 3 gaps of 0.3 s", REAL / "python-gaitalytics/test_small.c3d", "plugin-gait", {},
+              (("LKNE", 150), ("RTIB", 200), ("LASI", 120))),
+             ("walking2.c3d, 3 gaps of 0.3 s", REAL / "opensim-core/walking2.c3d", "isb", {"subject": "plates"},
+              (("LLFC", 600), ("RMT1", 650), ("LASI", 700)))]
+    for name, path, model, opts, gaps in cases:
+        trial = load_trial(path)
+        for label, a in gaps:
+            trial = cut(trial, label, a, a + int(round(0.3 * trial.point_rate)))
+        m = load_model(model)
+
+        def timed(fn):
+            out = []
+            for _ in range(repeats):
+                t0 = time.perf_counter()
+                fn()
+                out.append(time.perf_counter() - t0)
+            return 1000 * float(np.median(out))
+
+        fill = timed(lambda: fill_marker_gaps(trial, m))
+        whole = timed(lambda: process(trial, model=model, **opts))
+        print(f"{name:40s} fill {fill:7.2f} ms   process() {whole:7.1f} ms   share {100 * fill / whole:5.1f} %")
+
+
 def main(argv=None):
     from gaitid import process
     from gaitid.pipeline import load_trial
@@ -66,7 +100,10 @@ def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--lengths", type=float, nargs="*", default=[0.1, 0.2, 0.3, 0.4, 0.5])
     ap.add_argument("--quick", action="store_true", help="two trials, three markers")
+    ap.add_argument("--cost", action="store_true", help="only the cost: fill vs process(), ms")
     args = ap.parse_args(argv)
+    if args.cost:
+        return cost()
     rows = []
     trials = dict(list(TRIALS.items())[:2]) if args.quick else TRIALS
     for name, opts in trials.items():
@@ -79,7 +116,7 @@ def main(argv=None):
             pre = side[0]
             for mk in (MARKERS[:3] if args.quick else MARKERS):
                 label = {"ASI": pre + "ASI", "SACR": "SACR" if "SACR" in trial.marker_labels else pre + "PSI"}.get(mk, pre + mk)
-                if label not in trial.marker_labels:
+                if label not in trial.marker_labels or not np.isfinite(trial.point(label)).any():
                     continue
                 for length in args.lengths:
                     g = int(round(length * trial.point_rate))

@@ -13,9 +13,11 @@ filled trial), by the first method that applies:
 - ``pca``: otherwise, from the trial's own low-rank multi-marker structure (Gloersen & Federolf
   2016, PLoS ONE 11(3):e0152616; Federolf 2013, PLoS ONE 8(10):e78689): the marker and every marker
   seen across the gap, centred and weighted by their distance to it (a Gaussian of width twice the
-  nearest one's), their principal components over the frames where all are seen (those holding
-  99.9 % of the variance), the components' scores fitted by least squares to the seen coordinates
-  of each gap frame; the difference to the measured marker at the gap's two ends is blended out.
+  nearest one's), with the other markers' positions 0.05 s before and after as further columns at
+  half weight (a time-delay embedding: it halved the worst errors, docs/gaps.md), their principal
+  components over the frames where all are seen (those holding all but 1e-6 of the variance), the
+  components' scores fitted by least squares to the seen coordinates of each gap frame; the
+  difference to the measured marker at the gap's two ends is blended out linearly.
 
 A gap longer than ``Settings.max_fill_s`` (0.5 s) stays NaN, as does a gap at the trial's start or
 end (nothing bounds it) and a gap whose segment has no other marker seen throughout it (a segment
@@ -42,6 +44,8 @@ METHOD_WORDS = {"spline": "cubic spline", "rigid": "rigid body (the segment's ot
                 "pca": "low-rank reconstruction from the other markers (Gloersen & Federolf 2016)"}
 PCA_VARIANCE = 0.999999  # fraction of the weighted variance the kept components hold (docs/gaps.md: 0.999 doubled the errors)
 PCA_MIN_FRAMES = 20  # frames with every marker seen needed to estimate the components
+PCA_LAG_S = 0.05  # s: the other markers' positions this long before and after join the columns
+PCA_LAG_WEIGHT = 0.5  # their weight relative to the same markers' present positions
 PCA_WIDTH = 2.0  # the weights' Gaussian width, in units of the nearest seen marker's distance
 
 
@@ -170,7 +174,8 @@ def fill_marker_gaps(trial: Trial, model: Model, *, max_gap_frames: int = 10, ma
             unfilled.append(Fill(name, a, b, None, "no other marker of its segment seen throughout the gap"))
             continue
         others = [j for x, j in index.items() if x != lab and around[:, j].all()]
-        value = pca_fill(P, seen, i, others, a, b) if pca else None
+        value = pca_fill(P, seen, i, others, a, b, max(int(round(PCA_LAG_S * trial.point_rate)), 1)) \
+            if pca else None
         if value is None:
             why = "the PCA fill is off (fill_pca)" if not pca else \
                 f"fewer than {PCA_MIN_FRAMES} frames with it and the markers seen across the gap"
@@ -205,24 +210,40 @@ def rigid_fill(donors: np.ndarray, target: np.ndarray, a: int, b: int) -> np.nda
     return (1 - w) * preds[0] + w * preds[1]
 
 
-def pca_fill(P: np.ndarray, seen: np.ndarray, i: int, others: list[int], a: int, b: int) -> np.ndarray | None:
+def pca_fill(P: np.ndarray, seen: np.ndarray, i: int, others: list[int], a: int, b: int,
+             lag: int = 0) -> np.ndarray | None:
     """(b - a, 3) m: marker ``i`` of ``P`` (n, k, 3) over frames [a, b) from the markers ``others``
-    (seen on frames a - 1 .. b) by principal components (module docstring); None when fewer than
-    ``PCA_MIN_FRAMES`` frames see them all."""
+    (seen on frames a - 1 .. b) by principal components (module docstring), their positions ``lag``
+    frames before and after joining as columns (a time-delay embedding) when seen there; None when
+    fewer than ``PCA_MIN_FRAMES`` frames see them all."""
+    n = P.shape[0]
+    lags = (-lag, lag) if lag > 0 and a - 1 - lag >= 0 and b + lag < n else ()
+    if lags:
+        others = [j for j in others if seen[a - 1 - lag:b + lag + 1, j].all()]
     cols = [i, *others]
-    train = seen[:, cols].all(axis=1)
-    if train.sum() < PCA_MIN_FRAMES or not others:
+    if not others:
         return None
-    X = P[:, cols].reshape(P.shape[0], -1)  # (n, 3q): the marker's x, y, z first
-    mu = X[train].mean(axis=0)
-    dist = np.linalg.norm(P[train][:, others] - P[train][:, [i]], axis=2).mean(axis=0)  # (q - 1,)
-    width = PCA_WIDTH * max(float(dist.min()), 1e-3)
+    X = P[:, cols].reshape(n, -1)  # (n, 3q): the marker's x, y, z first
+    dist = np.linalg.norm(P[:, others] - P[:, [i]], axis=2)
+    dist = np.nanmean(dist[seen[:, cols].all(axis=1)], axis=0)  # (q - 1,) mean distance to the marker
+    width = PCA_WIDTH * max(float(np.nanmin(dist)), 1e-3)
     w = np.repeat(np.concatenate([[1.0], np.exp(-0.5 * (dist / width) ** 2)]), 3)
+    blocks, weights = [X], [w]
+    for shift in lags:  # the other markers' positions `shift` frames later (NaN past the ends)
+        moved = np.full_like(X[:, 3:], np.nan)
+        moved[max(-shift, 0):n - max(shift, 0)] = X[max(shift, 0):n - max(-shift, 0), 3:]
+        blocks.append(moved)
+        weights.append(w[3:] * PCA_LAG_WEIGHT)
+    X, w = np.hstack(blocks), np.concatenate(weights)
+    train = np.isfinite(X).all(axis=1)
+    if train.sum() < PCA_MIN_FRAMES:
+        return None
+    mu = X[train].mean(axis=0)
     Xw = (X - mu) * w
     _, s, Vt = np.linalg.svd(Xw[train], full_matrices=False)
     share = np.cumsum(s ** 2) / max(float((s ** 2).sum()), 1e-300)
-    r = min(int(np.searchsorted(share, PCA_VARIANCE)) + 1, Vt.shape[0], (3 * len(others)) // 2)
-    V = Vt[:r].T  # (3q, r)
+    r = min(int(np.searchsorted(share, PCA_VARIANCE)) + 1, Vt.shape[0], (X.shape[1] - 3) // 2)
+    V = Vt[:r].T  # (columns, r)
     frames = np.arange(a - 1, b + 1)
     scores, *_ = np.linalg.lstsq(V[3:], Xw[frames, 3:].T, rcond=None)  # (r, g + 2)
     pred = (V[:3] @ scores).T / w[:3] + mu[:3]  # (g + 2, 3)

@@ -2,6 +2,7 @@
 
     python benchmarks/bench_gap_fill.py [--lengths 0.1 0.3 0.5] [--quick]
     python benchmarks/bench_gap_fill.py --cost
+    python benchmarks/bench_gap_fill.py --methods      # each method forced on the same gaps
 
 For every clean Plug-in Gait trial in ../shared/realdata, every marker of (knee, thigh, tibia, ankle,
 heel, toe, ASIS, sacrum/PSIS) on one side, and every gap length, the gap is centred on the middle of
@@ -93,6 +94,50 @@ def cost(repeats: int = 7) -> None:
         print(f"{name:40s} fill {fill:7.2f} ms   process() {whole:7.1f} ms   share {100 * fill / whole:5.1f} %")
 
 
+def methods(lengths) -> None:
+    """Marker reconstruction RMS (mm) of each method on the same mid-stance gaps, every method
+    forced: spline (any length), rigid body (where three segment markers remain), PCA."""
+    from gaitid.core.signal import fill_gaps
+    from gaitid.model.gap_fill import fill_marker_gaps
+    from gaitid.model.markerset import load_model
+    from gaitid import process
+    from gaitid.pipeline import load_trial
+
+    model = load_model("plugin-gait")
+    errs = {}
+    for name, opts in TRIALS.items():
+        trial = load_trial(REAL / name)
+        ref = process(trial, **opts)
+        for side in ("Left", "Right"):
+            mid, _ = stance_middle(ref, side)
+            if mid is None:
+                continue
+            for mk in MARKERS:
+                pre = side[0]
+                label = {"ASI": pre + "ASI", "SACR": "SACR" if "SACR" in trial.marker_labels else pre + "PSI"}.get(mk, pre + mk)
+                if label not in trial.marker_labels or not np.isfinite(trial.point(label)).any():
+                    continue
+                for length in lengths:
+                    g = int(round(length * trial.point_rate))
+                    a, i = mid - g // 2, trial.marker_labels.index(label)
+                    gapped = cut(trial, label, a, a + g)
+                    truth = trial.markers[a:a + g, i]
+                    got = {"spline": fill_gaps(gapped.markers[:, i], 10 ** 6)[a:a + g]}
+                    for method, kw in (("rigid", {"pca": False}), ("pca", {"rigid": False})):
+                        out, rec = fill_marker_gaps(gapped, model, max_gap_frames=0, **kw)
+                        if rec.filled:
+                            got[method] = out.markers[a:a + g, i]
+                    if "rigid" in got and "pca" in got:
+                        got["pca, where rigid applies"] = got["pca"]
+                    for method, x in got.items():
+                        errs.setdefault((method, length), []).append(1000 * np.sqrt(np.mean(np.sum((x - truth) ** 2, 1))))
+    print("| method | gap (s) | gaps | median (mm) | 90th percentile (mm) | max (mm) |")
+    print("|---|---|---|---|---|---|")
+    for (method, length), e in sorted(errs.items(), key=lambda kv: (("spline", "rigid", "pca, where rigid applies", "pca").index(kv[0][0]), kv[0][1])):
+        e = np.array(e)
+        print(f"| {method} | {length:.1f} | {len(e)} | {np.median(e):.1f} | {np.percentile(e, 90):.1f} | {e.max():.1f} |")
+
+
 def main(argv=None):
     from gaitid import process
     from gaitid.pipeline import load_trial
@@ -101,9 +146,12 @@ def main(argv=None):
     ap.add_argument("--lengths", type=float, nargs="*", default=[0.1, 0.2, 0.3, 0.4, 0.5])
     ap.add_argument("--quick", action="store_true", help="two trials, three markers")
     ap.add_argument("--cost", action="store_true", help="only the cost: fill vs process(), ms")
+    ap.add_argument("--methods", action="store_true", help="only the marker RMS of every method, forced")
     args = ap.parse_args(argv)
     if args.cost:
         return cost()
+    if args.methods:
+        return methods(args.lengths)
     rows = []
     trials = dict(list(TRIALS.items())[:2]) if args.quick else TRIALS
     for name, opts in trials.items():

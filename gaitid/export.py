@@ -19,7 +19,8 @@ contacts           plates, side, strike_time_s, off_time_s, valid, reason, sourc
 emg                side, muscle, channel, cycle, percent, value, unit (docs/emg.md)
 emg_timing         side, muscle, channel, cycle, burst, onset_percent, offset_percent, threshold, unit, method
 fills              label, method, first_frame, last_frame, duration_s, reason: every marker gap filled
-                   (method spline, rigid or pca) or left NaN (method '', the reason) (docs/gaps.md)
+                   (method spline, rigid or pca) or left NaN (method '', the reason); written for a
+                   trial with marker gaps only (docs/gaps.md)
 =================  ==========================================================================
 
 ``variable`` uses Plug-in Gait's names without the side letter (``AnkleMoment``,
@@ -80,9 +81,14 @@ def tables(result, frames: bool = True, curves: bool = True) -> dict[str, pd.Dat
         "contacts": result.contacts,
         "emg": result.emg_curves,
         "emg_timing": result.emg_timing,
-        "fills": fills_table(result),
+        **({"fills": fills_table(result)} if _has_gaps(result) else {}),  # a trial with marker gaps only
     }
     return {k: (v if v is not None else pd.DataFrame()) for k, v in out.items()}
+
+
+def _has_gaps(result) -> bool:
+    fills = getattr(result, "fills", None)
+    return fills is not None and bool(fills.filled or fills.unfilled)
 
 
 def fills_table(result) -> pd.DataFrame:

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from gaitid.contacts import FootContact, PlateOwnership, assign_contacts, plate_ownership
 from gaitid.contacts.foot_loads import FootLoad, filtered_load, foot_loads
+from gaitid.contacts.intervals import cut_notes, unloaded_baselines
 from gaitid.core.checks import Check
 from gaitid.core.errors import GaitIDError
 from gaitid.core.settings import Settings
@@ -89,12 +90,18 @@ def marker_gaps(trial: Trial, model: Model, settings: Settings) -> tuple[Trial, 
                             rigid=settings.fill_rigid, pca=settings.fill_pca)
 
 
-def foot_contacts(trial: Trial, markers: GaitMarkers, settings: Settings) -> tuple[list[FootContact], PlateOwnership]:
-    """The contacts stage: who loads each plate on every frame (:func:`gaitid.contacts.plate_ownership`,
-    computed once per trial) and every plate contact given to a foot or invalid with the reason."""
+def foot_contacts(trial: Trial, markers: GaitMarkers, settings: Settings
+                  ) -> tuple[Trial, list[FootContact], PlateOwnership]:
+    """The contacts stage: each plate's unloaded reading subtracted where it would make contacts
+    (:func:`~gaitid.contacts.intervals.unloaded_baselines`; the returned trial, with the notes), who
+    loads each plate on every frame (:func:`gaitid.contacts.plate_ownership`, computed once per trial)
+    and every plate contact given to a foot or invalid with the reason (cut where no foot is on the plate)."""
+    trial, _ = unloaded_baselines(trial, markers, settings.contact_threshold_n)
     ownership = plate_ownership(trial, markers, settings.contact_threshold_n)
-    return assign_contacts(trial, markers, overrides=settings.plates, threshold=settings.contact_threshold_n,
-                           min_duration=settings.min_contact_s, ownership=ownership), ownership
+    contacts = assign_contacts(trial, markers, overrides=settings.plates, threshold=settings.contact_threshold_n,
+                               min_duration=settings.min_contact_s, ownership=ownership)
+    notes = cut_notes([iv for c in contacts for iv in c.intervals])
+    return (replace(trial, warnings=[*trial.warnings, *notes]) if notes else trial), contacts, ownership
 
 
 def measured_loads(trial: Trial, contacts: list[FootContact], ownership: PlateOwnership, events,
@@ -176,7 +183,7 @@ def process(
     model_def = require_markers(trial, load_model(settings.model), static_trial)
     trial, fills = marker_gaps(trial, model_def, settings)
     markers = gait_markers(model_def, trial)
-    contacts, ownership = foot_contacts(trial, markers, settings)
+    trial, contacts, ownership = foot_contacts(trial, markers, settings)
     subj = subject_data(trial, subject, contacts, markers, settings.mass_tolerance)
     kinematics = segment_kinematics(trial, model_def, static_trial, subj, settings, segment_parameters)
     choice = gait_events(trial, contacts, markers, settings.events)

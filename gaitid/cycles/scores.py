@@ -8,7 +8,7 @@ at **51 points**, every 2 % of the cycle (0, 2, ..., 100 %), as Baker et al. and
   points, of the difference between the subject's mean curve (mean over that side's cycles whose
   nine curves are complete, when some are not: a marker gap left NaN spoils only its cycle; the
   table's ``n_cycles`` and ``note`` say how many were used) and the reference mean curve. A curve
-  with a missing point in every cycle has no GVS (NaN).
+  with a missing point in some cycle, when no cycle is complete, has no GVS (NaN).
 - **GPS** (Gait Profile Score) of a side: the root mean square of that side's nine GVS
   (pelvis curves taken over that side's cycles). **Overall GPS**: the root mean square of
   15 GVS, the nine of the left side and the six non-pelvic ones of the right (the pelvis
@@ -221,7 +221,7 @@ def gait_scores(source, norms, band: str | None = "auto") -> pd.DataFrame:
         for j, (var, comp, name) in enumerate(GPS_VARIABLES):
             note = notes[j] or (used if np.isfinite(gvs[j]) else "no cycle on this side" if n == 0 else
                                 f"no {var} {comp} in the results (not computed by the model, or no marker data)"
-                                if absent[j] else "curve incomplete in every cycle")
+                                if absent[j] else "curve incomplete in some cycle, and no cycle has all nine")
             rm, rs = ref.score_norm("GVS", name)
             rows.append(("GVS", side, name, var, comp, gvs[j], "deg", n, rm, rs, band or "", note))
         rm, rs = ref.score_norm("GPS", "GPS")

@@ -42,7 +42,7 @@ from gaitid.model.trial_markers import apply_aliases, needed_labels
 METHODS = ("spline", "rigid", "pca")
 METHOD_WORDS = {"spline": "cubic spline", "rigid": "rigid body (the segment's other markers)",
                 "pca": "low-rank reconstruction from the other markers (Gloersen & Federolf 2016)"}
-PCA_VARIANCE = 0.999999  # fraction of the weighted variance the kept components hold (docs/gaps.md: 0.999 doubled the errors)
+PCA_VARIANCE = 0.999999  # the kept components' share of the weighted variance (0.999 doubled the errors)
 PCA_MIN_FRAMES = 20  # frames with every marker seen needed to estimate the components
 PCA_LAG_S = 0.05  # s: the other markers' positions this long before and after join the columns
 PCA_LAG_WEIGHT = 0.5  # their weight relative to the same markers' present positions

@@ -176,3 +176,27 @@ def test_report_curves_mark_the_filled_stretches():
     assert ("dotted: from filled marker gaps", "#8a4b00") in panel.notes
     clean = gather(process(trial))
     assert clean.sides["Left"].filled is None and clean.sides["Right"].filled is None
+
+
+def test_cli_max_fill(tmp_path):
+    """``gaitid run --max-fill S``: 0 leaves a 0.3 s gap NaN (listed, with the reason); the default
+    fills it; both list it in <trial>_fills.csv."""
+    import ezc3d
+    import pandas as pd
+
+    from gaitid.cli import main
+
+    c = ezc3d.c3d(str(realdata_path("python-gaitalytics/test_small.c3d")))
+    points = c["data"]["points"]
+    points[:3, c["parameters"]["POINT"]["LABELS"]["value"].index("LKNE"), 150:180] = np.nan
+    c["data"]["points"] = points
+    path = tmp_path / "gap.c3d"
+    c.write(str(path))
+    rows = {}
+    for option in ([], ["--max-fill", "0"]):
+        out = tmp_path / ("out" + "".join(option))
+        assert main(["run", str(path), "-o", str(out), "--no-report", *option]) == 0
+        rows[bool(option)] = pd.read_csv(out / "gap_fills.csv", keep_default_na=False).to_dict("records")
+    assert [(r["label"], r["method"]) for r in rows[False]] == [("LKNE", "pca")]
+    assert [(r["label"], r["method"], r["reason"]) for r in rows[True]] == [
+        ("LKNE", "", "longer than max_fill_s 0 s")]

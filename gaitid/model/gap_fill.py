@@ -101,7 +101,7 @@ class MarkerFills:
         for method in METHODS:
             gaps = [f for f in self.filled if f.method == method]
             if gaps:
-                out.append(f"marker gaps filled by {METHOD_WORDS[method]}: {self._list(gaps)} (Result.fills)")
+                out.append(f"marker gaps filled by {METHOD_WORDS[method]}: {self._list(gaps)} (the fills table)")
         if self.unfilled:
             out.append(f"marker gaps left unfilled (NaN): {self._list(self.unfilled, reasons=True)}")
         return out

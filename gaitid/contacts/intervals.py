@@ -16,11 +16,13 @@ Two guards use the feet's markers (the model's ``[gait]`` heel, toe and ankle):
   offset would otherwise make contacts of its own and join two steps); the note gives the
   figures, and warns when what remains still crosses the threshold;
 - :func:`split_at_swings`: whatever the force says, a contact ends when no foot is on the plate:
-  every heel and toe marker away from its outline (by :data:`ON_PLATE_M`) or higher than its own
-  standing height on it (its 2nd percentile over the frames it is inside the outline and lower than
-  :data:`STAND_MAX_M`; a marker never there never stands on it) plus :data:`SWING_CLEARANCE_M`, for
-  :data:`SWING_MIN_S` or longer (or below its surface by as much: on a lower step); the
-  interval is cut there (its strike or off time then the cut's, ``ContactInterval.cut``).
+  every heel and toe marker either higher than its standing height above the plate's surface plus
+  :data:`SWING_CLEARANCE_M` (its standing height: its 2nd percentile height above the lowest plate,
+  at most :data:`STAND_MAX_M`), or lower than the surface by as much (on a lower step), or farther
+  than :data:`ON_PLATE_M` from its outline (loose: a plate's corners may be off by tens of cm; the
+  height decides), for :data:`SWING_MIN_S` or longer; the interval is cut there (its strike or off
+  time then the cut's, ``ContactInterval.cut``). On a level walkway the other foot stands at the
+  plate's height, so only both feet in the air (never in walking) would cut a contact.
 
 Plates without corners (an OpenSim GRF file's virtual plates) are left to the force alone.
 """
@@ -44,9 +46,9 @@ NEAR_HEIGHT_M = 0.25  # ... and below this height above its surface
 BASELINE_MIN_S = 0.2  # s of frames with no foot near a plate needed to judge its unloaded reading
 BASELINE_MIN_N = 10.0  # N: an unloaded median reading smaller than this is left alone
 UNLOADED_CAP_N = 100.0  # N: above this "unloaded" reading a foot is on the plate where the markers say none is
-ON_PLATE_M = 0.10  # a heel/toe marker within this of a plate's outline can stand on it
+ON_PLATE_M = 0.5  # a heel/toe marker within this of a plate's outline may stand on it (loose: the height decides)
 SWING_CLEARANCE_M = 0.05  # m above the marker's standing height on the plate: off the plate
-STAND_MAX_M = 0.12  # a heel/toe marker standing on a plate is lower than this above its surface
+STAND_MAX_M = 0.12  # a heel/toe marker standing on a surface is lower than this above it
 SWING_MIN_S = 0.05  # s every heel and toe marker is off the plate before a contact is cut
 
 
@@ -224,6 +226,13 @@ def split_at_swings(trial: Trial, intervals: list[ContactInterval], markers: Gai
     xy = pts[:, :, :2].reshape(-1, 2)
     plates = {fp.index: fp for fp in trial.force_plates}
     t0 = (trial.first_frame - 1) / trial.point_rate
+    floor = min((_surface(fp) for fp in trial.force_plates if np.isfinite(fp.corners).all()), default=0.0)
+    z = pts[:, :, 2]
+    seen = np.isfinite(z)
+    # each marker's height above the surface it stands on: its 2nd percentile above the lowest plate
+    stand = np.array([np.percentile(z[seen[:, k], k], 2) - floor if seen[:, k].sum() >= 3 else np.nan
+                      for k in range(m)])
+    stand = np.clip(stand, 0.0, STAND_MAX_M)
     off: dict[int, np.ndarray] = {}
     out = []
     for iv in intervals:
@@ -232,13 +241,10 @@ def split_at_swings(trial: Trial, intervals: list[ContactInterval], markers: Gai
             out.append(iv)
             continue
         if iv.plate not in off:
-            inside = inside_distances(xy, [fp.corners])[:, 0].reshape(n, m)
-            height = pts[:, :, 2] - _surface(fp)
-            low = (inside >= 0) & (height < STAND_MAX_M)  # the marker over the plate, low enough to stand
-            stand = np.array([np.percentile(h[k], 2) if k.sum() >= 3 else np.nan for h, k in zip(height.T, low.T)])
-            on = (inside >= -ON_PLATE_M) & (height >= -SWING_CLEARANCE_M) & (height <= stand + SWING_CLEARANCE_M)
-            unknown = ~np.isfinite(pts).all(axis=2)
-            off[iv.plate] = ~(on | unknown).any(axis=1)  # (n,) no foot on the plate
+            near = inside_distances(xy, [fp.corners])[:, 0].reshape(n, m) >= -ON_PLATE_M
+            height = z - _surface(fp)
+            on = near & (height >= -SWING_CLEARANCE_M) & (height <= stand + SWING_CLEARANCE_M)
+            off[iv.plate] = ~(on | ~seen).any(axis=1)  # (n,) no foot on the plate
         rate = fp.analog.rate
         spf = max(int(round(rate / trial.point_rate)), 1)
         away = np.repeat(off[iv.plate], spf)[iv.start:iv.stop]
@@ -267,7 +273,8 @@ def cut_notes(intervals: list[ContactInterval]) -> list[str]:
             by_plate.setdefault(iv.plate, []).append(f"{iv.strike_time:.2f} s")
         if iv.cut in ("off", "both"):
             by_plate.setdefault(iv.plate, []).append(f"{iv.off_time:.2f} s")
-    return [f"force plate {p}: loaded while no foot was on it (every heel and toe marker off its outline or "
-            f"{100 * SWING_CLEARANCE_M:.0f} cm above its standing height for {1000 * SWING_MIN_S:.0f} ms or more): "
+    return [f"force plate {p}: loaded while no foot was on it (every heel and toe marker more than "
+            f"{100 * SWING_CLEARANCE_M:.0f} cm above its standing height over the plate's surface, or below it, for "
+            f"{1000 * SWING_MIN_S:.0f} ms or more): "
             f"its contact cut at {', '.join(sorted(set(times)))}, so one foot's two steps are two contacts "
             f"(a drifting plate, or another body on it)" for p, times in sorted(by_plate.items())]

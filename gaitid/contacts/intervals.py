@@ -171,10 +171,12 @@ def unloaded_baselines(trial: Trial, markers: GaitMarkers, threshold: float = CO
     n, m = pts.shape[:2]
     xy = pts[:, :, :2].reshape(-1, 2)
     notes, plates = [], list(trial.force_plates)
+    real = [k for k, fp in enumerate(plates) if np.isfinite(fp.corners).all()]  # not an OpenSim GRF's virtual plate
+    dist = inside_distances(xy, [plates[k].corners for k in real]) if real else None  # every plate at once
     for k, fp in enumerate(plates):
-        if not np.isfinite(fp.corners).all():  # a virtual plate (OpenSim GRF): no outline to judge by
+        if k not in real:
             continue
-        near_xy = inside_distances(xy, [fp.corners])[:, 0].reshape(n, m) >= -NEAR_PLATE_M
+        near_xy = dist[:, real.index(k)].reshape(n, m) >= -NEAR_PLATE_M
         low = pts[:, :, 2] - _surface(fp) < NEAR_HEIGHT_M
         unknown = ~np.isfinite(pts).all(axis=2)
         free = ~(unknown | (near_xy & low)).any(axis=1)  # (n,) point frames with no foot near
@@ -233,15 +235,17 @@ def split_at_swings(trial: Trial, intervals: list[ContactInterval], markers: Gai
     stand = np.array([np.percentile(z[seen[:, k], k], 2) - floor if seen[:, k].sum() >= 3 else np.nan
                       for k in range(m)])
     stand = np.clip(stand, 0.0, STAND_MAX_M)
+    real = [p for p, fp in plates.items() if np.isfinite(fp.corners).all()]
+    dist = inside_distances(xy, [plates[p].corners for p in real]) if real else None  # every plate at once
     off: dict[int, np.ndarray] = {}
     out = []
     for iv in intervals:
         fp = plates[iv.plate]
-        if not np.isfinite(fp.corners).all():  # a virtual plate (OpenSim GRF): no outline to judge by
+        if iv.plate not in real:  # a virtual plate (OpenSim GRF): no outline to judge by
             out.append(iv)
             continue
         if iv.plate not in off:
-            near = inside_distances(xy, [fp.corners])[:, 0].reshape(n, m) >= -ON_PLATE_M
+            near = dist[:, real.index(iv.plate)].reshape(n, m) >= -ON_PLATE_M
             height = z - _surface(fp)
             on = near & (height >= -SWING_CLEARANCE_M) & (height <= stand + SWING_CLEARANCE_M)
             off[iv.plate] = ~(on | ~seen).any(axis=1)  # (n,) no foot on the plate

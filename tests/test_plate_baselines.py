@@ -95,3 +95,37 @@ def test_a_plate_loaded_where_the_markers_place_no_foot_is_left_alone(stairs):
                                           if fp.index == 2 else fp for fp in stairs.force_plates])
     out, notes = unloaded_baselines(heavy, gait_markers(model, heavy))
     assert out is heavy and notes == []
+
+
+@pytest.mark.parametrize("plate", [2, 3, 4])
+def test_a_real_plate_with_a_drifting_baseline(plate, monkeypatch):
+    """MH0222_BP06 with 26 +- 12 N (0.5 Hz) + 1 N noise added to one plate (two loaded, one not):
+    the contacts are the clean trial's, strikes and offs within 10 ms, and the warning names the
+    plate; before (no guard), the drifting plate's contact ran from the record's start."""
+    from conftest import realdata_path
+
+    trial = load_trial(realdata_path("c3d-parser/MH0222_BP06.c3d"))
+    rng = np.random.default_rng(1)
+
+    def drift(fp):
+        ws = []
+        for w in (fp.analog, fp.point):
+            t = np.arange(w.force.shape[0]) / w.rate
+            f = w.force.copy()
+            f[:, 2] += 26 + 12 * np.sin(2 * np.pi * 0.5 * t) + rng.normal(0, 1, t.size)
+            ws.append(replace(w, force=f))
+        return replace(fp, analog=ws[0], point=ws[1])
+
+    mutated = replace(trial, force_plates=[drift(fp) if fp.index == plate else fp for fp in trial.force_plates])
+    clean, r = process(trial), process(mutated)
+    assert [(c.plates, c.side, c.valid) for c in r.foot_contacts] == \
+        [(c.plates, c.side, c.valid) for c in clean.foot_contacts]
+    for c, c0 in zip(r.foot_contacts, clean.foot_contacts):
+        assert abs(c.strike_time - c0.strike_time) < 0.01 and abs(c.off_time - c0.off_time) < 0.01
+    assert any(w.startswith(f"force plate {plate} reads") and "subtracted" in w for w in r.warnings)
+    import gaitid.pipeline as P
+
+    monkeypatch.setattr(P, "unloaded_baselines", lambda trial, markers, threshold: (trial, []))
+    monkeypatch.setattr(assign_module, "split_at_swings", lambda trial, intervals, markers: intervals)
+    before = process(mutated)
+    assert any(plate in c.plates and not np.isfinite(c.strike_time) for c in before.foot_contacts)

@@ -56,7 +56,7 @@ def test_the_clean_stairs_give_one_contact_per_step(stairs):
     assert not [w for w in r.warnings if "no foot" in w]
 
 
-def test_a_drifting_plate_has_its_baseline_subtracted(stairs):
+def test_a_drifting_plate_has_its_baseline_subtracted(stairs, tmp_path):
     ref = process(stairs)
     r = process(drifting(stairs))
     assert steps(r) == CLEAN  # before: plates (2, 4) joined into one left contact of about 2 s
@@ -70,6 +70,11 @@ def test_a_drifting_plate_has_its_baseline_subtracted(stairs):
     a, b = r.trial.indices_between(true.strike_time + 0.05, true.off_time - 0.05)[[0, -1]]
     fz, fz0 = r.trial.force_plates[1].point.force[a:b, 2], stairs.force_plates[1].point.force[a:b, 2]
     assert np.abs(fz - fz0).max() < 20
+    # the report's "Check first" says it (HTML; the PDF renders the same block)
+    from html import escape
+
+    r.report(tmp_path, formats=("html",))
+    assert escape(note[0]) in (tmp_path / "stairs_report.html").read_text()
 
 
 def test_without_the_baseline_the_swing_still_splits_the_steps(stairs, monkeypatch):

@@ -15,9 +15,9 @@ filled trial), by the first method that applies:
   seen across the gap, centred and weighted by their distance to it (a Gaussian of width twice the
   nearest one's), with the other markers' positions 0.05 s before and after as further columns at
   half weight (a time-delay embedding: it halved the worst errors, docs/gaps.md), their principal
-  components over the frames where all are seen (those holding all but 1e-6 of the variance), the
-  components' scores fitted by least squares to the seen coordinates of each gap frame; the
-  difference to the measured marker at the gap's two ends is blended out linearly.
+  components over the frames where all are seen within 10 s of the gap (those holding all but 1e-6
+  of the variance), the components' scores fitted by least squares to the seen coordinates of each
+  gap frame; the difference to the measured marker at the gap's two ends is blended out linearly.
 
 A gap longer than ``Settings.max_fill_s`` (0.5 s) stays NaN, as does a gap at the trial's start or
 end (nothing bounds it) and a gap whose segment has no other marker seen throughout it (a segment
@@ -46,6 +46,7 @@ PCA_VARIANCE = 0.999999  # the kept components' share of the weighted variance (
 PCA_MIN_FRAMES = 20  # frames with every marker seen needed to estimate the components
 PCA_LAG_S = 0.05  # s: the other markers' positions this long before and after join the columns
 PCA_LAG_WEIGHT = 0.5  # their weight relative to the same markers' present positions
+PCA_WINDOW_S = 10.0  # s each side of a gap whose frames teach the components (cost per gap bounded)
 PCA_WIDTH = 2.0  # the weights' Gaussian width, in units of the nearest seen marker's distance
 
 
@@ -174,8 +175,8 @@ def fill_marker_gaps(trial: Trial, model: Model, *, max_gap_frames: int = 10, ma
             unfilled.append(Fill(name, a, b, None, "no other marker of its segment seen throughout the gap"))
             continue
         others = [j for x, j in index.items() if x != lab and around[:, j].all()]
-        value = pca_fill(P, seen, i, others, a, b, max(int(round(PCA_LAG_S * trial.point_rate)), 1)) \
-            if pca else None
+        value = pca_fill(P, seen, i, others, a, b, max(int(round(PCA_LAG_S * trial.point_rate)), 1),
+                         int(round(PCA_WINDOW_S * trial.point_rate))) if pca else None
         if value is None:
             why = "the PCA fill is off (fill_pca)" if not pca else \
                 f"fewer than {PCA_MIN_FRAMES} frames with it and the markers seen across the gap"
@@ -211,11 +212,13 @@ def rigid_fill(donors: np.ndarray, target: np.ndarray, a: int, b: int) -> np.nda
 
 
 def pca_fill(P: np.ndarray, seen: np.ndarray, i: int, others: list[int], a: int, b: int,
-             lag: int = 0) -> np.ndarray | None:
+             lag: int = 0, window: int = 1000) -> np.ndarray | None:
     """(b - a, 3) m: marker ``i`` of ``P`` (n, k, 3) over frames [a, b) from the markers ``others``
     (seen on frames a - 1 .. b) by principal components (module docstring), their positions ``lag``
-    frames before and after joining as columns (a time-delay embedding) when seen there; None when
-    fewer than ``PCA_MIN_FRAMES`` frames see them all."""
+    frames before and after joining as columns (a time-delay embedding) when seen there, learnt on
+    the frames within ``window`` of the gap; None when fewer than ``PCA_MIN_FRAMES`` frames see them all."""
+    lo, hi = max(a - window - lag, 0), min(b + window + lag, P.shape[0])  # the gap's neighbourhood only:
+    P, seen, a, b = P[lo:hi], seen[lo:hi], a - lo, b - lo  # a long trial's cost per gap is a short one's
     n = P.shape[0]
     lags = (-lag, lag) if lag > 0 and a - 1 - lag >= 0 and b + lag < n else ()
     if lags:

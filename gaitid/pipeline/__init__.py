@@ -4,11 +4,11 @@ In the order a biomechanist thinks, each stage a function of the previous ones' 
 callable on its own:
 
 1. :func:`load_trial` -> :class:`~gaitid.core.trial.Trial` (C3D, or OpenSim TRC + GRF MOT);
-   the model (``models/*.toml``), its markers checked, and the gait markers it names
-   (:func:`~gaitid.model.gait_markers.gait_markers`);
+   the model (``models/*.toml``), its markers checked, their gaps filled (:func:`marker_gaps`,
+   recorded in ``Result.fills``), and the gait markers it names (:func:`~gaitid.model.gait_markers.gait_markers`);
 2. :func:`foot_contacts` -> which foot loads which plate, assigned once, overrides applied
-   (:mod:`gaitid.contacts`); contacts depend only on the trial, so they come before the
-   subject, whose mass may be estimated from them;
+   (:mod:`gaitid.contacts`; a drifting plate's unloaded baseline subtracted first); contacts depend
+   only on the trial, so they come before the subject, whose mass may be estimated from them;
 3. :func:`~gaitid.subject.stage.subject_data` -> the body mass, height and model parameters used,
    with their sources;
 4. :func:`segment_kinematics` -> segment frames, joint centres, body-segment parameters,

@@ -105,7 +105,8 @@ class Result:
     detected events). ``warnings``: what the user should know, in stage order. ``checks``: the
     data-quality checks' outcomes (:class:`~gaitid.core.checks.Check`; :attr:`verdict` in one line).
     ``emg``: the EMG on the cycles (:class:`~gaitid.emg.Emg`; None without EMG channels), its tables
-    ``emg_curves`` and ``emg_timing``. ``static``: the
+    ``emg_curves`` and ``emg_timing``. ``fills``: every marker gap filled (method) or left NaN (reason),
+    :class:`~gaitid.model.gap_fill.MarkerFills` (docs/gaps.md). ``static``: the
     static trial used (its path; '?' for a Trial without one). ``uncertainty``:
     the :class:`~gaitid.uncertainty.Uncertainty` of the kinetic outputs when asked for; then
     every table above also has ``uncertainty_sd``, ``uncertainty_low95``, ``uncertainty_high95``

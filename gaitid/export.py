@@ -18,6 +18,9 @@ events             label, context, time_s, frame, source
 contacts           plates, side, strike_time_s, off_time_s, valid, reason, source, ...
 emg                side, muscle, channel, cycle, percent, value, unit (docs/emg.md)
 emg_timing         side, muscle, channel, cycle, burst, onset_percent, offset_percent, threshold, unit, method
+fills              label, method, first_frame, last_frame, duration_s, reason: every marker gap filled
+                   (method spline, rigid or pca) or left NaN (method '', the reason); written for a
+                   trial with marker gaps only (docs/gaps.md)
 =================  ==========================================================================
 
 ``variable`` uses Plug-in Gait's names without the side letter (``AnkleMoment``,
@@ -60,7 +63,7 @@ from gaitid.core.errors import FileFormatError, GaitIDError, OutputError
 from gaitid.io.atomic import atomic_path
 
 TABLES = ("frames", "curves", "curves_summary", "parameters", "parameters_summary", "events", "contacts", "emg",
-          "emg_timing")
+          "emg_timing", "fills")
 ROWS_PER_BLOCK = 1 << 18  # rows per block of the long tables written from arrays (about 20 MB of Arrow)
 
 
@@ -79,8 +82,21 @@ def tables(result, frames: bool = True, curves: bool = True) -> dict[str, pd.Dat
         "contacts": result.contacts,
         **({"emg": result.emg_curves, "emg_timing": result.emg_timing}
            if getattr(result, "emg", None) is not None else {}),  # a trial with EMG channels only
+        **({"fills": fills_table(result)} if _has_gaps(result) else {}),  # a trial with marker gaps only
     }
     return {k: (v if v is not None else pd.DataFrame()) for k, v in out.items()}
+
+
+def _has_gaps(result) -> bool:
+    fills = getattr(result, "fills", None)
+    return fills is not None and bool(fills.filled or fills.unfilled)
+
+
+def fills_table(result) -> pd.DataFrame:
+    """One row per marker gap (:meth:`gaitid.model.gap_fill.MarkerFills.table`); no row without gaps."""
+    from gaitid.model.gap_fill import MarkerFills
+
+    return (result.fills if getattr(result, "fills", None) is not None else MarkerFills()).table()
 
 
 def events_table(events) -> pd.DataFrame:

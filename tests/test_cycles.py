@@ -221,8 +221,10 @@ def test_real_kinetic_parameters_from_plug_in_gait_outputs():
 
 def test_a_cycle_the_markers_do_not_cover_is_marked_and_not_kinetic():
     """The sample walk with the right-side markers (pelvis included) missing over frames 173-206
-    (34 frames, beyond the 10-frame gap filling): the cycles from 1.1 to 2.1 s (Right) and from 1.6
-    to 2.6 s (Left, through the pelvis) have no pose there, 34 of their 101 frames; both were kinetic."""
+    (34 frames, beyond the 10-frame spline): the right thigh, shank and foot have no marker left, so
+    the cycle from 1.1 to 2.1 s (Right) has no pose there, 34 of its 101 frames; the pelvis keeps
+    LASI and LPSI, its RASI and RPSI are filled (docs/gaps.md) and the left cycle from 1.6 to 2.6 s
+    stays kinetic. With long gaps left NaN (max_fill_s=0, as before) both lose their pose."""
     import dataclasses
 
     from gaitid.core.resources import sample_data_dir
@@ -235,8 +237,13 @@ def test_a_cycle_the_markers_do_not_cover_is_marked_and_not_kinetic():
     assert not any("markers missing" in r for _, r in clean.values())  # no false alarm
     markers = trial.markers.copy()
     markers[172:206, [i for i, label in enumerate(trial.marker_labels) if label.startswith("R")]] = np.nan
+    why = "markers missing over 34 % of the cycle (frames 173-206: no segment pose)"
     gapped = process(dataclasses.replace(trial, markers=markers))
     got = {(c.side, c.index): (c.kinetic, c.reason) for c in gapped.cycles}
-    why = "markers missing over 34 % of the cycle (frames 173-206: no segment pose)"
+    assert got[("Right", 2)] == (False, why) and got[("Left", 2)] == (True, "")
+    assert {f.label for f in gapped.fills.filled} == {"RASI", "RPSI"}
+    assert {k: v for k, v in got.items() if k[1] != 2} == {k: v for k, v in clean.items() if k[1] != 2}
+    unfilled = process(dataclasses.replace(trial, markers=markers), max_fill_s=0.0)
+    got = {(c.side, c.index): (c.kinetic, c.reason) for c in unfilled.cycles}
     assert got[("Right", 2)] == (False, why) and got[("Left", 2)] == (False, why)
     assert {k: v for k, v in got.items() if k[1] != 2} == {k: v for k, v in clean.items() if k[1] != 2}

@@ -600,3 +600,39 @@ def test_sample_walk_has_no_event_outside_the_data():
 
     result = process(sample_data_dir() / "walk_synthetic.c3d")
     assert not [w for w in result.warnings if "outside the data" in w] and len(result.cycles) == 6
+
+
+def _extra_detections(reference, detected, rate) -> list:
+    """Detected events with no stored event within 0.15 s, between the first and last stored event
+    of their label and side (a file annotates only part of its trial: outside that span an event
+    is not an extra one)."""
+    cmp = E.compare_events(reference, detected, rate)
+    out = []
+    for r in cmp[cmp.status == "detected only"].itertuples():
+        times = [e.time for e in reference if e.label == r.label and e.context == r.context]
+        if times and min(times) <= r.detected_time_s <= max(times):
+            out.append((r.label, r.context, round(float(r.detected_time_s), 3)))
+    return out
+
+
+@pytest.mark.realdata
+def test_real_detections_add_no_event_the_files_lack():
+    """Event accuracy both ways: besides the stored events they miss (the tests above), the detected
+    events (Zeni, and the events stage's) add none between a file's stored events of the same label
+    and side on any real trial, and none on the static trials."""
+    for rel in REAL_WITH_EVENTS:
+        tr = _read(rel)
+        ref = E.file_events(tr)
+        assert _extra_detections(ref, E.zeni_events(tr, _markers(tr)), tr.point_rate) == [], rel
+        assert _extra_detections(ref, _gait_events(tr, prefer="detected").events, tr.point_rate) == [], rel
+    for rel in ("btkdata/PiG_Calibration-FlatFoot-Full.c3d", "btkdata/PiG_Calibration3_FF.c3d"):
+        tr = _read(rel)
+        assert E.zeni_events(tr, _markers(tr)) == [], rel
+
+
+def test_an_extra_strike_is_scored():
+    """The scoring itself: a strike 4 frames before a stored one (the paired one kept) is extra; an
+    event before the file's first stored event of its kind is not."""
+    ref = [Event("Foot Strike", "Left", t, 0) for t in (1.0, 2.0, 3.0)]
+    det = [Event("Foot Strike", "Left", t, 0, "kinematics") for t in (0.5, 1.0, 1.96, 2.0, 3.01)]
+    assert _extra_detections(ref, det, 100.0) == [("Foot Strike", "Left", 1.96)]

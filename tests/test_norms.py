@@ -715,3 +715,20 @@ def test_score_resampling_is_scipy_interp1d_bit_for_bit():
         assert got.shape == expected.shape
         np.testing.assert_array_equal(got, expected)
         assert np.isnan(got).any()
+
+
+def test_scores_use_the_complete_cycles_and_say_how_many():
+    """A cycle with a gap left NaN in one curve: the scores of that side come from the complete cycle
+    alone (reference + a sin + 4: GVS^2 = 25/51 a^2 + 16, the sine summing to zero over the 51 points),
+    n_cycles 1, the note 'from 1 of 2 cycles'; the other side keeps both cycles."""
+    curves = _subject_curves({"Left": LEFT, "Right": RIGHT})
+    hole = (curves["side"] == "Left") & (curves["cycle"] == 1) & (curves["variable"] == "KneeAngles") \
+        & curves["percent"].between(30, 40)
+    curves.loc[hole, "value"] = np.nan
+    scores = gait_scores(curves, _reference_norms())
+    left = scores[(scores["side"] == "Left") & (scores["score"] == "GVS")]
+    np.testing.assert_allclose(left["value"], np.sqrt(25 / 51 * np.array(LEFT) ** 2 + 16), rtol=1e-12)
+    assert left["n_cycles"].eq(1).all() and left["note"].eq("from 1 of 2 cycles (the others' kinematics incomplete)").all()
+    right = scores[(scores["side"] == "Right") & (scores["score"] == "GVS")]
+    np.testing.assert_allclose(right["value"], np.array(RIGHT) * SIN_FACTOR, rtol=1e-12)
+    assert right["n_cycles"].eq(2).all() and right["note"].eq("").all()

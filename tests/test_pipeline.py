@@ -289,7 +289,7 @@ def test_each_stage_is_callable_on_its_own_and_the_result_keeps_its_output():
     trial, static = P.load_trial(WALK), P.load_trial(STATIC)
     model = load_model(settings.model)
     markers = gait_markers(model, trial)
-    contacts, ownership = P.foot_contacts(trial, markers, settings)
+    trial, contacts, ownership = P.foot_contacts(trial, markers, settings)
     subject = subject_data(trial, None, contacts, markers)
     kinematics = P.segment_kinematics(trial, model, static, subject, settings)
     events = gait_events(trial, contacts, markers, settings.events)

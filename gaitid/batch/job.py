@@ -34,8 +34,9 @@ from gaitid.subject.layers import SubjectOptions, subject_files
 # placed on the 50 Hz rectified signal (<trial>_emg_timing.csv's onsets and offsets) and the EMG page
 # in the trial's and the session's reports. 7: a plate both feet load decomposed into each foot's load
 # (flagged), its contacts and cycles kinetic. 8: functional calibration trials paired and used, the
-# subject table's joint-centre rows and methods.
-OUTPUTS_VERSION = 8
+# subject table's joint-centre rows and methods. 9: the marker gaps filled
+# or left NaN (<trial>_fills.csv).
+OUTPUTS_VERSION = 9
 
 
 def _file_stats(paths) -> list:

@@ -164,6 +164,11 @@ def add_settings_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--no-decompose", dest="decompose", action="store_false", default=True,
                    help="a plate both feet load (treadmill double support, split-belt crossing): both feet's "
                         "loads unknown (NaN) there, instead of each foot's share flagged 'decomposed'")
+    g.add_argument("--max-fill", type=float, metavar="S",
+                   help="marker gaps up to this long are filled from the other markers (default 0.5 s; 0: only "
+                        "gaps of up to 10 frames, by spline); docs/gaps.md")
+    g.add_argument("--contact-threshold", type=float, metavar="N",
+                   help="vertical force above which a plate is loaded (default 20 N)")
     g.add_argument("--plugin-gait", action="store_true",
                    help="mirror Plug-in Gait: distal frame, external convention, Dempster, unfiltered plates")
 
@@ -203,6 +208,10 @@ def settings_from_args(args: argparse.Namespace):
         changes["emg_channels"] = emg_map_option(args.emg)
     if getattr(args, "emg_normalise", None):
         changes["emg_normalise"] = args.emg_normalise
+    if getattr(args, "max_fill", None) is not None:
+        changes["max_fill_s"] = args.max_fill
+    if getattr(args, "contact_threshold", None) is not None:
+        changes["contact_threshold_n"] = args.contact_threshold
     return base.replace(**changes) if changes else base
 
 

@@ -47,7 +47,7 @@ import pandas as pd
 
 from gaitid.contacts.contact import FootContact
 from gaitid.contacts.geometry import distance_to_triangle, inside_distances
-from gaitid.contacts.intervals import trial_intervals
+from gaitid.contacts.intervals import split_at_swings, trial_intervals
 from gaitid.contacts.ownership import PlateOwnership, plate_ownership
 from gaitid.contacts.treadmill import treadmill_contacts, treadmill_mode
 from gaitid.core.errors import SettingsError
@@ -166,7 +166,7 @@ def assign_contacts(trial: Trial, markers: GaitMarkers, overrides: dict | None =
     # plate's surface height, decide alone (_frame_checked)
     heights = [float(np.mean(fp.corners[:, 2])) for fp in trial.force_plates if np.isfinite(fp.corners).all()]
     level = not heights or max(heights) - min(heights) < 0.01
-    intervals = trial_intervals(trial, threshold, min_duration)
+    intervals = split_at_swings(trial, trial_intervals(trial, threshold, min_duration), markers)
     t0 = (trial.first_frame - 1) / trial.point_rate
     spans = [iv.span(t0, plates[iv.plate].analog.rate) for iv in intervals]
 

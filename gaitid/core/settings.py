@@ -7,7 +7,12 @@ The defaults (stated in the README too):
   because filtering kinematics and forces at different cutoffs creates artefacts in
   the knee moment at impact (Bisseling & Hof 2006; Kristianslund et al. 2012);
   ``None`` leaves the plates unfiltered, as Plug-in Gait does;
-- gaps up to 10 frames filled by cubic interpolation, longer ones left NaN;
+- marker gaps (:mod:`gaitid.model.gap_fill`, docs/gaps.md): up to ``max_gap_frames`` 10 frames filled
+  by cubic spline; longer ones up to ``max_fill_s`` 0.5 s (the issue's figure for a lab's raw archive; at
+  any rate) from the segment's other markers when three are seen (``fill_rigid``, True), else from the
+  trial's whole marker set by principal components (``fill_pca``, True; Gloersen & Federolf 2016);
+  longer gaps, gaps at the trial's ends and segments with no marker left NaN; every fill recorded
+  (``Result.fills``) and named in the warnings; ``max_fill_s = 0`` turns the long fills off;
 - moments reported in the distal segment's frame, internal convention
   (the moment the proximal segment's muscles exert on the distal segment;
   'external' is its negative, Plug-in Gait's description);
@@ -113,6 +118,9 @@ class Settings:
     force_cutoff_hz: float | str | None = "markers"
     filter_order: int = 4  # zero-lag overall order (a 2nd-order Butterworth run forward and back)
     max_gap_frames: int = 10
+    max_fill_s: float = 0.5  # s: a marker gap longer than this stays NaN (rigid-body and PCA fills)
+    fill_rigid: bool = True  # long gaps from the segment's other markers (rigid body)
+    fill_pca: bool = True  # long gaps from the whole marker set (principal components)
     frame: str = "distal"
     convention: str = "internal"
     normalise: str = "mass"
@@ -171,6 +179,12 @@ class Settings:
             raise bad("filter_order", self.filter_order, "must be an even number >= 2 (zero-lag filtering doubles the order)")
         if self.max_gap_frames < 0:
             raise bad("max_gap_frames", self.max_gap_frames, "must be >= 0")
+        mf = self.max_fill_s
+        if isinstance(mf, bool) or not isinstance(mf, (int, float)) or not mf >= 0:
+            raise bad("max_fill_s", mf, "must be a duration >= 0 s (0: long gaps stay NaN)")
+        for name in ("fill_rigid", "fill_pca"):
+            if not isinstance(getattr(self, name), bool):
+                raise bad(name, getattr(self, name), "must be True or False")
         for name in ("gravity_m_s2", "contact_threshold_n", "cop_threshold_n"):
             if not getattr(self, name) > 0:
                 raise bad(name, getattr(self, name), "must be > 0")

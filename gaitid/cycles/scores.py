@@ -5,8 +5,10 @@ The nine kinematic variables (:data:`GPS_VARIABLES`, Plug-in Gait angles in degr
 at **51 points**, every 2 % of the cycle (0, 2, ..., 100 %), as Baker et al. and the GDI do.
 
 - **GVS** (Gait Variable Score) of one variable and side: the root mean square, over the 51
-  points, of the difference between the subject's mean curve (mean over that side's cycles)
-  and the reference mean curve. A curve with a missing point has no GVS (NaN).
+  points, of the difference between the subject's mean curve (mean over that side's cycles whose
+  nine curves are complete, when some are not: a marker gap left NaN spoils only its cycle; the
+  table's ``n_cycles`` and ``note`` say how many were used) and the reference mean curve. A curve
+  with a missing point in some cycle, when no cycle is complete, has no GVS (NaN).
 - **GPS** (Gait Profile Score) of a side: the root mean square of that side's nine GVS
   (pelvis curves taken over that side's cycles). **Overall GPS**: the root mean square of
   15 GVS, the nine of the left side and the six non-pelvic ones of the right (the pelvis
@@ -189,8 +191,9 @@ def gait_scores(source, norms, band: str | None = "auto") -> pd.DataFrame:
     speed (all speeds when the norms have no bands or the speed is unknown); None: all speeds.
     Columns (:data:`SCORE_COLUMNS`): ``score`` ('GVS', 'GPS', 'GDI'), ``side`` ('Left', 'Right',
     'Overall'), ``name`` (e.g. 'pelvic tilt'), ``variable``, ``component``, ``value``, ``unit``
-    ('deg'; '' for the GDI), ``n_cycles``, the controls' ``reference_mean`` and ``reference_sd``
-    of the same score (when the norms hold them), ``band``, ``note`` (why a value is NaN).
+    ('deg'; '' for the GDI), ``n_cycles`` (the cycles used: those whose nine curves are complete, when
+    some are not; ``note`` then says how many of how many), the controls' ``reference_mean`` and
+    ``reference_sd`` of the same score (when the norms hold them), ``band``, ``note`` (why a value is NaN).
     """
     curves, results = _curves_of(source)
     if band == "auto":
@@ -202,7 +205,12 @@ def gait_scores(source, norms, band: str | None = "auto") -> pd.DataFrame:
     for side in ("Left", "Right"):
         reference, notes = ref.score_reference(side)
         kin, keys = kinematic_curves(curves, side)
-        n = len(keys)
+        n_all = len(keys)
+        complete = np.isfinite(kin).all(axis=(1, 2)) if n_all else np.zeros(0, bool)
+        if complete.any() and not complete.all():  # the complete cycles only (a gap left NaN spoils a cycle)
+            kin = kin[complete]
+        n = len(kin)
+        used = "" if n == n_all or not n_all else f"from {n} of {n_all} cycles (the others' kinematics incomplete)"
         mean = kin.mean(axis=0) if n else np.full((len(GPS_VARIABLES), SCORE_PERCENT.size), np.nan)
         absent = np.isnan(kin).all(axis=(0, 2)) if n else np.ones(len(GPS_VARIABLES), bool)
         if n:
@@ -211,22 +219,22 @@ def gait_scores(source, norms, band: str | None = "auto") -> pd.DataFrame:
         gvs = gait_variable_scores(mean, reference)
         gvs_side[side] = gvs
         for j, (var, comp, name) in enumerate(GPS_VARIABLES):
-            note = notes[j] or ("" if np.isfinite(gvs[j]) else "no cycle on this side" if n == 0 else
+            note = notes[j] or (used if np.isfinite(gvs[j]) else "no cycle on this side" if n == 0 else
                                 f"no {var} {comp} in the results (not computed by the model, or no marker data)"
-                                if absent[j] else "curve incomplete in some cycle")
+                                if absent[j] else "curve incomplete in some cycle, and no cycle has all nine")
             rm, rs = ref.score_norm("GVS", name)
             rows.append(("GVS", side, name, var, comp, gvs[j], "deg", n, rm, rs, band or "", note))
         rm, rs = ref.score_norm("GPS", "GPS")
         gps = gait_profile_score(gvs)
         rows.append(("GPS", side, "GPS", "", "", gps, "deg", n, rm, rs, band or "",
-                     "" if np.isfinite(gps) else "a GVS of this side is missing"))
+                     used if np.isfinite(gps) else "a GVS of this side is missing"))
         if ref.gdi is None:
             rows.append(("GDI", side, "GDI", "", "", np.nan, "", n, np.nan, np.nan, band or "",
                          "the norms hold no GDI basis (too few control strides, or read from CSV/GCD)"))
         else:
             g = ref.gdi.gdi(gait_vectors(mean)) if np.isfinite(mean).all() else np.nan
             rows.append(("GDI", side, "GDI", "", "", float(g), "", n, 100.0, 10.0, band or "",
-                         "" if np.isfinite(g) else "kinematics incomplete"))
+                         used if np.isfinite(g) else "kinematics incomplete"))
     overall = overall_gait_profile_score(gvs_side["Left"], gvs_side["Right"])
     rm, rs = ref.score_norm("GPS", "GPS overall")
     rows.append(("GPS", "Overall", "GPS", "", "", float(overall), "deg", np.nan, rm, rs, band or "",

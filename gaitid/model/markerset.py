@@ -72,6 +72,7 @@ class Model:
     aliases: dict[str, list[str]] = field(default_factory=dict)  # label -> other names for it
     clusters: dict[str, dict] = field(default_factory=dict)  # technical clusters (CAST)
     gait: dict[str, list[str]] = field(default_factory=dict)  # [gait]: role -> candidate labels
+    segment_markers: dict[str, list[str]] = field(default_factory=dict)  # segment -> markers on it (gap filling)
 
     def error(self, key: str, problem: str) -> ModelError:
         return ModelError(f"model key '{key}': {problem}", self.path)
@@ -214,6 +215,7 @@ def _load_model_cached(path: Path, stamp: int | None) -> Model:
         aliases=_expect(path, data, "aliases", "", dict, required=False) or {},
         clusters=_expect(path, data, "clusters", "", dict, required=False) or {},
         gait=gait,
+        segment_markers=_expect(path, data, "segment_markers", "", dict, required=False) or {},
     )
     _validate(model)
     return model
@@ -297,6 +299,11 @@ def _validate(model: Model) -> None:
                 not isinstance(axes, list) or len(axes) != 3 or sorted(a.lstrip("-") for a in axes) != ["x", "y", "z"]
             ):
                 raise err(f"{where}.angle_axes", "must list the three axes, e.g. ['-z', 'y', 'x']")
+    for seg, labels in model.segment_markers.items():
+        if seg not in model.segments:
+            raise err(f"segment_markers.{seg}", f"is not a segment of the model ({', '.join(model.segments)})")
+        if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
+            raise err(f"segment_markers.{seg}", "must be a list of marker labels")
     for canon, others in model.aliases.items():
         if not isinstance(others, list) or not all(isinstance(o, str) for o in others):
             raise err(f"aliases.{canon}", "must be a list of other labels for the same marker")

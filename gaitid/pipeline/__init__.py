@@ -4,11 +4,11 @@ In the order a biomechanist thinks, each stage a function of the previous ones' 
 callable on its own:
 
 1. :func:`load_trial` -> :class:`~gaitid.core.trial.Trial` (C3D, or OpenSim TRC + GRF MOT);
-   the model (``models/*.toml``), its markers checked, and the gait markers it names
-   (:func:`~gaitid.model.gait_markers.gait_markers`);
+   the model (``models/*.toml``), its markers checked, their gaps filled (:func:`marker_gaps`,
+   recorded in ``Result.fills``), and the gait markers it names (:func:`~gaitid.model.gait_markers.gait_markers`);
 2. :func:`foot_contacts` -> which foot loads which plate, assigned once, overrides applied
-   (:mod:`gaitid.contacts`); contacts depend only on the trial, so they come before the
-   subject, whose mass may be estimated from them;
+   (:mod:`gaitid.contacts`; a drifting plate's unloaded baseline subtracted first); contacts depend
+   only on the trial, so they come before the subject, whose mass may be estimated from them;
 3. :func:`~gaitid.subject.stage.subject_data` -> the body mass, height and model parameters used,
    with their sources;
 4. :func:`segment_kinematics` -> segment frames, joint centres, body-segment parameters,
@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Iterable
 from gaitid.contacts import FootContact, PlateOwnership, assign_contacts, plate_ownership
 from gaitid.contacts.decompose import shared_plate_contacts, with_split
 from gaitid.contacts.foot_loads import FootLoad, filtered_load, foot_loads
+from gaitid.contacts.intervals import cut_notes, unloaded_baselines
 from gaitid.core.checks import Check
 from gaitid.core.errors import GaitIDError
 from gaitid.core.settings import Settings
@@ -54,6 +55,7 @@ from gaitid.events import gait_events
 from gaitid.model.assembly import ModelKinematics, build_segments
 from gaitid.model.functional import session_calibration
 from gaitid.model.gait_markers import GaitMarkers, gait_markers
+from gaitid.model.gap_fill import MarkerFills, fill_marker_gaps
 from gaitid.model.markerset import Model, load_model
 from gaitid.model.trial_markers import require_markers
 from gaitid.pipeline.quality import quality_checks
@@ -83,16 +85,29 @@ def load_trial(source: str | os.PathLike | Trial, *, cop_threshold: float = COP_
     return read_c3d(path, cop_threshold=cop_threshold)
 
 
-def foot_contacts(trial: Trial, markers: GaitMarkers, settings: Settings) -> tuple[list[FootContact], PlateOwnership]:
-    """The contacts stage: who loads each plate on every frame (:func:`gaitid.contacts.plate_ownership`,
-    computed once per trial; each foot's share of a plate both feet load, :mod:`gaitid.contacts.decompose`)
-    and every plate contact given to a foot or invalid with the reason."""
+def marker_gaps(trial: Trial, model: Model, settings: Settings) -> tuple[Trial, MarkerFills]:
+    """The gap-filling stage (:mod:`gaitid.model.gap_fill`): the trial with its markers' interior gaps
+    filled by spline, rigid body or principal components as ``settings`` allow, and the record of every gap."""
+    return fill_marker_gaps(trial, model, max_gap_frames=settings.max_gap_frames, max_fill_s=settings.max_fill_s,
+                            rigid=settings.fill_rigid, pca=settings.fill_pca)
+
+
+def foot_contacts(trial: Trial, markers: GaitMarkers, settings: Settings
+                  ) -> tuple[Trial, list[FootContact], PlateOwnership]:
+    """The contacts stage: each plate's unloaded reading subtracted where it would make contacts
+    (:func:`~gaitid.contacts.intervals.unloaded_baselines`; the returned trial, with the notes), who
+    loads each plate on every frame (:func:`gaitid.contacts.plate_ownership`, computed once per trial;
+    each foot's share of a plate both feet load, :mod:`gaitid.contacts.decompose`) and every plate
+    contact given to a foot or invalid with the reason (cut where no foot is on the plate)."""
+    trial, _ = unloaded_baselines(trial, markers, settings.contact_threshold_n)
     ownership = plate_ownership(trial, markers, settings.contact_threshold_n)
     if settings.decompose_shared_plates:  # each foot's share of a plate both feet load
         ownership = with_split(trial, markers, ownership)
     contacts = assign_contacts(trial, markers, overrides=settings.plates, threshold=settings.contact_threshold_n,
                                min_duration=settings.min_contact_s, ownership=ownership)
-    return shared_plate_contacts(trial, ownership, contacts, settings.min_contact_s), ownership
+    contacts = shared_plate_contacts(trial, ownership, contacts, settings.min_contact_s)
+    notes = cut_notes([iv for c in contacts for iv in c.intervals])
+    return (replace(trial, warnings=[*trial.warnings, *notes]) if notes else trial), contacts, ownership
 
 
 def measured_loads(trial: Trial, contacts: list[FootContact], ownership: PlateOwnership, events,
@@ -159,22 +174,20 @@ def process(source: str | os.PathLike | Trial, model: str | None = None, subject
     """Process one trial end to end and return a :class:`~gaitid.pipeline.result.Result`.
 
     ``source``: a C3D (or OpenSim ``.trc``) path, or a Trial (never modified). ``model``: model name or file (default
-    ``Settings.model``, 'plugin-gait'). ``subject`` (:func:`~gaitid.subject.stage.subject_data`): body mass in kg,
-    ``'plates'`` (estimated from the plates, with a warning), a :class:`~gaitid.core.subject_record.Subject`, a dict
-    with ``mass``/``height`` and model parameter overrides, or :func:`~gaitid.subject.stage.gather_subject`'s
-    SubjectData (every source merged); default: the file's PROCESSING values. ``static``: the static calibration
-    trial. ``functional``: functional calibration trials (hip star arc, knee flexion) or a session's
-    :func:`~gaitid.model.functional.session_calibration`: its hip centres replace the regression's. ``settings``,
-    keyword ``changes``: see Settings. ``segment_parameters``: per-subject inertial parameters, e.g. ``{'thigh':
-    {'mass': 7.2, 'com_from_proximal': 0.433, 'inertia': [0.139, 0.139, 0.030]}}`` (kg, fraction of length, kg.m^2
-    about the segment axes; 'left.thigh': one side). ``uncertainty``: SD and 95 % interval of the kinetics.
-    ``warnings``: the caller's notes."""
+    'plugin-gait'). ``subject``: body mass in kg, ``'plates'``, a Subject, a dict (``mass``, ``height``, model
+    parameters) or :func:`~gaitid.subject.stage.gather_subject`'s SubjectData (default: the file's values; see
+    :func:`~gaitid.subject.stage.subject_data`). ``static``: the static trial. ``functional``: functional trials (hip
+    star arc, knee flexion) or a :func:`~gaitid.model.functional.session_calibration`. ``settings``, ``changes``: see
+    Settings. ``segment_parameters``: inertial parameters replacing the table's, e.g. ``{'thigh': {'mass': 7.2,
+    'com_from_proximal': 0.433, 'inertia': [0.139, 0.139, 0.030]}}`` (kg, fraction of length, kg.m^2; 'left.thigh':
+    one side). ``uncertainty``: SD and 95 % interval of the kinetics. ``warnings``: the caller's notes."""
     settings = (settings or Settings()).replace(**({"model": model} if model else {}), **changes)
     trial = load_trial(source, cop_threshold=settings.cop_threshold_n)
     static_trial = load_trial(static, cop_threshold=settings.cop_threshold_n) if static is not None else None
     model_def = require_markers(trial, load_model(settings.model), static_trial)
+    trial, fills = marker_gaps(trial, model_def, settings)
     markers = gait_markers(model_def, trial)
-    contacts, ownership = foot_contacts(trial, markers, settings)
+    trial, contacts, ownership = foot_contacts(trial, markers, settings)
     subj = subject_data(trial, subject, contacts, markers, settings.mass_tolerance,
                         session_calibration(functional, static_trial, settings))
     kinematics = segment_kinematics(trial, model_def, static_trial, subj, settings, segment_parameters)
@@ -191,7 +204,8 @@ def process(source: str | os.PathLike | Trial, model: str | None = None, subject
     return Result(replace(trial, subject=subj.subject), settings, subj, markers, kinematics, contacts, choice, loads,
                   joints, outputs, cycles, None, curves_summary, params, params_summary, normalised=normalised,
                   static=static_trial and (static_trial.path or "?"), uncertainty=unc, checks=checks, emg=emg,
-                  warnings=collect_warnings(trial, subj, kinematics, choice, cycles, checks, settings, warnings, emg))
+                  fills=fills, warnings=collect_warnings(trial, subj, kinematics, choice, cycles, checks, settings,
+                                                         warnings, emg))
 
 
 def collect_warnings(trial: Trial, subject: SubjectData, kinematics: ModelKinematics, choice,

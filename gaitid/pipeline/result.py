@@ -35,6 +35,7 @@ from gaitid.emg import Emg, emg_table
 from gaitid.events import EventChoice
 from gaitid.model.assembly import ModelKinematics
 from gaitid.model.gait_markers import GaitMarkers
+from gaitid.model.gap_fill import MarkerFills
 from gaitid.subject.stage import SubjectData
 
 if TYPE_CHECKING:  # imported by the uncertainty stage, when a run asks for it
@@ -104,7 +105,8 @@ class Result:
     detected events). ``warnings``: what the user should know, in stage order. ``checks``: the
     data-quality checks' outcomes (:class:`~gaitid.core.checks.Check`; :attr:`verdict` in one line).
     ``emg``: the EMG on the cycles (:class:`~gaitid.emg.Emg`; None without EMG channels), its tables
-    ``emg_curves`` and ``emg_timing``. ``static``: the
+    ``emg_curves`` and ``emg_timing``. ``fills``: every marker gap filled (method) or left NaN (reason),
+    :class:`~gaitid.model.gap_fill.MarkerFills` (docs/gaps.md). ``static``: the
     static trial used (its path; '?' for a Trial without one). ``uncertainty``:
     the :class:`~gaitid.uncertainty.Uncertainty` of the kinetic outputs when asked for; then
     every table above also has ``uncertainty_sd``, ``uncertainty_low95``, ``uncertainty_high95``
@@ -134,6 +136,7 @@ class Result:
     checks: list[Check] = field(default_factory=list)
     normalised: dict[str, dict[str, np.ndarray]] | None = field(default=None, repr=False)
     emg: Emg | None = field(default=None, repr=False)
+    fills: MarkerFills | None = field(default=None, repr=False)
 
     @property
     def name(self) -> str:

@@ -41,6 +41,7 @@ from gaitid.report.uncertainty_pages import band_of, legend_entry
 
 GRID = "#e6e6e6"
 FRAME = "#666666"
+FILLED_INK = "#8a4b00"  # stretches drawn from filled marker gaps (the warnings' colour)
 NORMATIVE = NORMATIVE_COLOUR
 SD_ALPHA = 0.18  # the cycles' +-1 SD band, light in the side's colour over the grey normative band
 
@@ -245,6 +246,14 @@ def cycle_panel(panel: Panel, data: ReportData, variable: str, component: str, n
         if show_cycles:
             for row in data.cycle_matrix(side, variable, component):
                 panel.line(pct, row, CYCLE_COLOURS[side], 0.5, gid=f"cycle:{side}")
+        filled = data.filled_rows(side, variable)
+        if filled is not None and filled.any():  # stretches drawn from filled marker gaps: dotted over the curves
+            rows = data.cycle_matrix(side, variable, component) if show_cycles else [mean]
+            for row, mask in zip(rows, filled if show_cycles else [filled.any(axis=0)]):
+                if mask.any():
+                    panel.line(pct, np.where(mask, row, np.nan), FILLED_INK, 1.6, gid=f"filled:{side}", dash=(1.0, 1.2))
+            if not any(note[0].startswith("dotted") for note in panel.notes):
+                panel.notes.append(("dotted: from filled marker gaps", FILLED_INK))
         drawn.append(side)
     for side in drawn:
         pct, mean, _, _ = data.mean_sd(side, variable, component)

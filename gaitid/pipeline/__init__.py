@@ -7,10 +7,11 @@ callable on its own:
    the model (``models/*.toml``), its markers checked, their gaps filled (:func:`marker_gaps`,
    recorded in ``Result.fills``), and the gait markers it names (:func:`~gaitid.model.gait_markers.gait_markers`);
 2. :func:`foot_contacts` -> which foot loads which plate, assigned once, overrides applied
-   (:mod:`gaitid.contacts`; a drifting plate's unloaded baseline subtracted first); contacts depend
-   only on the trial, so they come before the subject, whose mass may be estimated from them;
+   (:mod:`gaitid.contacts`; a drifting plate's unloaded baseline subtracted first; a plate both
+   feet load split into each foot's share, flagged 'decomposed'); contacts depend only on the
+   trial, so they come before the subject, whose mass may be estimated from them;
 3. :func:`~gaitid.subject.stage.subject_data` -> the body mass, height and model parameters used,
-   with their sources;
+   with their sources (and the functional calibration's joint centres, when given);
 4. :func:`segment_kinematics` -> segment frames, joint centres, body-segment parameters,
    derivatives, joint angles (:mod:`gaitid.model`);
 5. :func:`~gaitid.events.gait_events` -> the file's events checked against those detected
@@ -21,6 +22,7 @@ callable on its own:
 8. :func:`~gaitid.cycles.outputs.output_curves` -> Plug-in Gait-named output variables;
 9. :func:`cycle_tables` -> cycles, 0-100 % curves, discrete parameters, mean +- SD;
    :func:`~gaitid.emg.emg_stage` -> the EMG channels' envelopes on the cycles and their on-off timing;
+   :func:`~gaitid.pipeline.quality.quality_checks` -> every data check's outcome (``Result.checks``);
 10. :func:`kinetic_uncertainty` (when asked) -> the SD and 95 % interval of every kinetic output
     (:mod:`gaitid.uncertainty`).
 

@@ -25,6 +25,8 @@ import warnings
 
 import numpy as np
 
+from gaitid.core.signal import column_nanmedian
+
 LOADED_N = 50.0  # |GRF| above which a plate sample counts as loaded (N)
 
 
@@ -60,7 +62,7 @@ def up_from_markers(markers: np.ndarray, dominance: float = 1.0, min_markers: in
     spread = np.where(usable, hi - lo, np.nan)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN slices
-        spread_med = np.nanmedian(spread, axis=0)
+        spread_med = column_nanmedian(spread)
         if not np.all(np.isfinite(spread_med)):
             return None
         axis = int(np.argmax(spread_med))

@@ -18,6 +18,7 @@ can turn over, and never correct a plate.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 import numpy as np
 
@@ -37,6 +38,7 @@ def _unit_key(unit: str) -> str:
     return re.sub(r"[\s.*·_\-]", "", unit.strip().lower())
 
 
+@lru_cache(maxsize=256)
 def unit_value(unit: str) -> tuple[str, float] | None:
     """('force', N per unit) or ('moment', N.m per unit) of an ANALOG:UNITS string ('Nmm', 'N.m', 'ntmm',
     'N'), or None when it names neither (e.g. 'V', '')."""

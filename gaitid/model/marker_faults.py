@@ -85,9 +85,8 @@ def segment_lengths(kinematics) -> dict[tuple[str, str], np.ndarray]:
     return out
 
 
-def _length_findings(trial, model, kinematics, present, tol, asym_tol):
+def _length_findings(trial, model, lengths, present, tol, asym_tol):
     warnings, worst, worst_asym = [], (0.0, ""), (0.0, "")
-    lengths = segment_lengths(kinematics)
     medians = {}
     for (side, seg), length in lengths.items():
         ok = np.isfinite(length)
@@ -218,7 +217,7 @@ def marker_fault_check(trial: Trial, model: Model, kinematics, *, length_toleran
               for s in (SIDES if "{S}" in t else SIDES[:1])]
     labels = [x for x in dict.fromkeys(wanted) if x in trial.marker_labels]
     X = trial.markers[:, [trial.marker_labels.index(x) for x in labels]] if labels else np.empty((trial.n_frames, 0, 3))
-    warnings, worst, worst_asym = _length_findings(trial, model, kinematics, present, length_tolerance_m,
+    warnings, worst, worst_asym = _length_findings(trial, model, lengths, present, length_tolerance_m,
                                                    asymmetry_tolerance)
     warnings += _stuck_findings(trial, labels, X, stuck_s, stuck_m, length_tolerance_m)
     side_warnings, crossing = _side_findings(trial, model, kinematics, labels, X, side_margin_m)

@@ -9,7 +9,7 @@ Tables (CSV / Parquet, one file each, ``<trial>_<table>.<ext>``), tidy long form
 =================  ==========================================================================
 table              columns
 =================  ==========================================================================
-frames             frame (Vicon frame number), time_s, side, variable, component, value, unit
+frames             frame (Vicon frame number), time_s, side, variable, component, value, unit, flag
 curves             side, cycle, kinetic, variable, component, percent, value, unit
 curves_summary     side, variable, component, unit, percent, mean, sd, n
 parameters         side, cycle, parameter, variable, component, value, unit, percent
@@ -60,6 +60,7 @@ import numpy as np
 import pandas as pd
 
 from gaitid.core.errors import FileFormatError, GaitIDError, OutputError
+from gaitid.cycles.outputs import FLAGS, flag_codes, load_flags
 from gaitid.io.atomic import atomic_path
 
 TABLES = ("frames", "curves", "curves_summary", "parameters", "parameters_summary", "events", "contacts", "emg",
@@ -181,13 +182,15 @@ def write_frames(result, path, fmt: str = "csv") -> None:
     trial, n = result.trial, result.trial.n_frames
     schema = pa.schema([("frame", pa.int64()), ("time_s", pa.float64()), ("side", pa.string()),
                         ("variable", pa.string()), ("component", pa.string()), ("value", pa.float64()),
-                        ("unit", pa.string())])
-    columns = []  # (side, variable, component, unit, values (n,)) in the table's order
+                        ("unit", pa.string()), ("flag", pa.string())])
+    flags = load_flags(result.loads, n)
+    columns = []  # (side, variable, component, unit, values (n,), flag codes (n,)) in the table's order
     for side, by_name in result.outputs.curves.items():
         for name, arr in by_name.items():
             a = np.asarray(arr, float).reshape(n, -1)
             comps = ("X", "Y", "Z")[: a.shape[1]] if a.shape[1] > 1 else ("",)
-            columns += [(side, name, comp, result.outputs.units.get(name, ""), a[:, k]) for k, comp in enumerate(comps)]
+            f = flag_codes(flags, side, name, n)
+            columns += [(side, name, comp, result.outputs.units.get(name, ""), a[:, k], f) for k, comp in enumerate(comps)]
     frames, time = np.asarray(trial.frames, np.int64), np.asarray(trial.time, float)
 
     def text(labels):  # one label per column of values, repeated over its n rows
@@ -211,6 +214,7 @@ def write_frames(result, path, fmt: str = "csv") -> None:
                 pa.array(np.tile(frames, k)), pa.array(np.tile(time, k)), text([c[0] for c in chunk]),
                 text([c[1] for c in chunk]), text([c[2] for c in chunk]),
                 pa.array(np.concatenate([c[4] for c in chunk]), from_pandas=True), text([c[3] for c in chunk]),
+                _arrow_text(np.concatenate([c[5] for c in chunk]), list(FLAGS)),
             ], schema=schema))
 
 

@@ -120,7 +120,8 @@ def test_contributions_add_up_to_the_moment(default_result):
 
 def test_result_tables_and_cycles(default_result):
     r = default_result
-    assert set(r.frames.columns) == {"frame", "time_s", "side", "variable", "component", "value", "unit"}
+    assert set(r.frames.columns) == {"frame", "time_s", "side", "variable", "component", "value", "unit", "flag"}
+    assert set(r.frames["flag"]) == {""}  # every foot load measured
     units = r.frames.groupby("variable")["unit"].first()
     assert units["AnkleMoment"] == "N.m/kg" and units["KneePower"] == "W/kg" and units["HipAngles"] == "deg"
     kinetic = [c for c in r.cycles if c.kinetic]

@@ -148,3 +148,28 @@ def test_a_share_that_cannot_be_trusted_stays_nan_with_the_reason(realdata):
             assert not np.any(loads[s].source == "decomposed")
         frames = np.flatnonzero(shared)
         assert any(why in r for r in bad.reasons("Left", frames)), bad.reasons("Left", frames)
+
+
+def test_the_frames_table_flags_the_kinetics_of_decomposed_frames(tmp_path):
+    """A decomposed foot load travels to the per-frame table: its kinetic rows say 'decomposed' in
+    ``flag`` (the angles never), in the built table and in the CSV streamed from the arrays."""
+    import pandas as pd
+
+    from gaitid import process
+    from gaitid.validation.synthetic.treadmill_trial import write_treadmill
+
+    path = tmp_path / "treadmill.c3d"
+    write_treadmill(path, duration_s=6.0, truth=False)
+    result = process(path)
+    frames = result.frames
+    index = {f: i for i, f in enumerate(result.trial.frames)}
+    decomposed = {side: result.loads[side].source == "decomposed" for side in result.loads}
+    assert sum(d.sum() for d in decomposed.values()) > 20
+    expected = [bool(decomposed[s][index[f]]) and not v.endswith("Angles")
+                for s, v, f in zip(frames["side"], frames["variable"], frames["frame"])]
+    assert (frames["flag"] == "decomposed").tolist() == expected
+    (csv,) = [p for p in result.to_csv(tmp_path / "out") if p.name.endswith("_frames.csv")]
+    written = pd.read_csv(csv, keep_default_na=False, dtype={"value": str})
+    assert written["flag"].tolist() == frames["flag"].astype(str).tolist()
+    off = process(path, decompose_shared_plates=False).frames
+    assert set(off["flag"]) == {""}

@@ -35,7 +35,26 @@ from gaitid.model.assembly import ModelKinematics
 from gaitid.model.markerset import Model
 
 PART_NAMES = {c: c.capitalize() for c in CONTRIBUTIONS}  # 'inertial' -> 'AnkleMomentInertial'
-FRAME_COLUMNS = ["frame", "time_s", "side", "variable", "component", "value", "unit"]
+FRAME_COLUMNS = ["frame", "time_s", "side", "variable", "component", "value", "unit", "flag"]
+FLAGS = ("", "decomposed")  # the frames table's ``flag``: a kinetic value from a decomposed foot load
+
+
+def load_flags(loads: dict[str, FootLoad] | None, n: int) -> dict[str, np.ndarray]:
+    """Per side, (n,) codes into :data:`FLAGS`: 1 where the foot's load is its decomposed share of a
+    plate both feet load (:attr:`FootLoad.source`), else 0."""
+    out = {}
+    for side, load in (loads or {}).items():
+        src = getattr(load, "source", None)
+        out[side] = (np.asarray(src) == "decomposed").astype(np.int8) if src is not None else np.zeros(n, np.int8)
+    return out
+
+
+def flag_codes(flags: dict[str, np.ndarray], side: str, variable: str, n: int) -> np.ndarray:
+    """The ``flag`` codes (n,) of one curve's rows: the side's load flags for a kinetic variable (one
+    that uses the foot's load), none for an angle."""
+    if variable.endswith("Angles") or side not in flags:
+        return np.zeros(n, np.int8)
+    return flags[side]
 _AXIS = {"x": 0, "y": 1, "z": 2}
 
 
@@ -128,18 +147,21 @@ def output_curves(kinematics: ModelKinematics, joint_loads: dict[str, JointLoads
     return Outputs(curves, units)
 
 
-def frames_table(trial: Trial, outputs: Outputs) -> pd.DataFrame:
+def frames_table(trial: Trial, outputs: Outputs, loads: dict[str, FootLoad] | None = None) -> pd.DataFrame:
     """Per-frame curves as the tidy long table ``frame, time_s, side, variable, component, value,
-    unit`` (``component`` 'X', 'Y', 'Z', or '' for a scalar; text columns categorical). Built in
-    one piece (one column block per curve component) rather than one DataFrame per curve."""
+    unit, flag`` (``component`` 'X', 'Y', 'Z', or '' for a scalar; ``flag`` 'decomposed' on a kinetic
+    row whose foot load is decomposed, :func:`load_flags`, else ''; text columns categorical). Built
+    in one piece (one column block per curve component) rather than one DataFrame per curve."""
     n = trial.n_frames
-    blocks, keys = [], []
+    flags = load_flags(loads, n)
+    blocks, keys, codes = [], [], []
     for side, by_name in outputs.curves.items():
         for name, arr in by_name.items():
             a = np.asarray(arr, float).reshape(n, -1)
             comps = ("X", "Y", "Z")[: a.shape[1]] if a.shape[1] > 1 else ("",)
             blocks.append(a)
             keys += [(side, name, comp, outputs.units.get(name, "")) for comp in comps]
+            codes += [flag_codes(flags, side, name, n)] * len(comps)
     if not blocks:
         table = pd.DataFrame(columns=FRAME_COLUMNS)
     else:
@@ -155,6 +177,7 @@ def frames_table(trial: Trial, outputs: Outputs) -> pd.DataFrame:
             "frame": np.tile(trial.frames, k), "time_s": np.tile(trial.time, k),
             "side": category(side), "variable": category(variable),
             "component": category(component), "value": values.T.reshape(-1), "unit": category(unit),
+            "flag": pd.Categorical.from_codes(np.concatenate(codes), categories=list(FLAGS)),
         })
     table.attrs["units"] = dict(outputs.units)
     return table[FRAME_COLUMNS]

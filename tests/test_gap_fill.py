@@ -149,6 +149,11 @@ def test_fills_table_written_with_every_gap(tmp_path):
          "reason": "longer than max_fill_s 0.5 s"}]
     clean = process(trial)
     assert clean.fills.table().empty and list(clean.fills.table().columns) == list(table.columns)
+    # the per-frame table flags every row of the filled frames (any marker may move any segment)
+    frames = pd.read_csv(written["test_small_frames.csv"], keep_default_na=False, dtype={"value": str})
+    filled = frames["frame"].between(f0 + 150, f0 + 179)
+    assert set(frames["flag"][filled]) == {"filled"} and set(frames["flag"][~filled]) == {""}
+    assert (res.frames["flag"].astype(str) == frames["flag"]).all()  # the built table says the same
 
 
 def test_report_curves_mark_the_filled_stretches():

@@ -36,13 +36,15 @@ from gaitid.model.markerset import Model
 
 PART_NAMES = {c: c.capitalize() for c in CONTRIBUTIONS}  # 'inertial' -> 'AnkleMomentInertial'
 FRAME_COLUMNS = ["frame", "time_s", "side", "variable", "component", "value", "unit", "flag"]
-FLAGS = ("", "decomposed")  # the frames table's ``flag``: a kinetic value from a decomposed foot load
+FLAGS = ("", "decomposed", "filled", "decomposed; filled")  # the frames table's ``flag`` (code = decomposed + 2 filled)
 
 
-def load_flags(loads: dict[str, FootLoad] | None, n: int) -> dict[str, np.ndarray]:
-    """Per side, (n,) codes into :data:`FLAGS`: 1 where the foot's load is its decomposed share of a
-    plate both feet load (:attr:`FootLoad.source`), else 0."""
-    out = {}
+def load_flags(loads: dict | None, n: int, fills=None) -> dict[str, np.ndarray]:
+    """Per side, (n,) codes into :data:`FLAGS`: +1 where the foot's load is its decomposed share of a
+    plate both feet load (:attr:`FootLoad.source`), +2 on a frame where a marker gap was filled
+    (``fills``: :class:`~gaitid.model.gap_fill.MarkerFills`; any marker: it may move any segment)."""
+    filled = 2 * fills.any_filled(n).astype(np.int8) if fills is not None and fills.filled else np.zeros(n, np.int8)
+    out = {"": filled}
     for side, load in (loads or {}).items():
         src = getattr(load, "source", None)
         out[side] = (np.asarray(src) == "decomposed").astype(np.int8) if src is not None else np.zeros(n, np.int8)
@@ -50,11 +52,14 @@ def load_flags(loads: dict[str, FootLoad] | None, n: int) -> dict[str, np.ndarra
 
 
 def flag_codes(flags: dict[str, np.ndarray], side: str, variable: str, n: int) -> np.ndarray:
-    """The ``flag`` codes (n,) of one curve's rows: the side's load flags for a kinetic variable (one
-    that uses the foot's load), none for an angle."""
+    """The ``flag`` codes (n,) of one curve's rows: 'filled' on the frames with a filled marker, and
+    for a kinetic variable (one that uses the foot's load) the side's 'decomposed' frames."""
+    filled = flags.get("", np.zeros(n, np.int8))
     if variable.endswith("Angles") or side not in flags:
-        return np.zeros(n, np.int8)
-    return flags[side]
+        return filled
+    return flags[side] + filled
+
+
 _AXIS = {"x": 0, "y": 1, "z": 2}
 
 
@@ -147,13 +152,14 @@ def output_curves(kinematics: ModelKinematics, joint_loads: dict[str, JointLoads
     return Outputs(curves, units)
 
 
-def frames_table(trial: Trial, outputs: Outputs, loads: dict[str, FootLoad] | None = None) -> pd.DataFrame:
+def frames_table(trial: Trial, outputs: Outputs, loads: dict[str, FootLoad] | None = None, fills=None) -> pd.DataFrame:
     """Per-frame curves as the tidy long table ``frame, time_s, side, variable, component, value,
     unit, flag`` (``component`` 'X', 'Y', 'Z', or '' for a scalar; ``flag`` 'decomposed' on a kinetic
-    row whose foot load is decomposed, :func:`load_flags`, else ''; text columns categorical). Built
+    row whose foot load is decomposed, 'filled' on a frame with a filled marker gap, :func:`load_flags`,
+    else ''; text columns categorical). Built
     in one piece (one column block per curve component) rather than one DataFrame per curve."""
     n = trial.n_frames
-    flags = load_flags(loads, n)
+    flags = load_flags(loads, n, fills)
     blocks, keys, codes = [], [], []
     for side, by_name in outputs.curves.items():
         for name, arr in by_name.items():

@@ -180,7 +180,7 @@ class Result:
     def frames(self) -> pd.DataFrame:
         """The per-frame outputs as a tidy long table (built on first use), with the uncertainty
         columns when processed with uncertainty."""
-        table = frames_table(self.trial, self.outputs, self.loads)
+        table = frames_table(self.trial, self.outputs, self.loads, getattr(self, "fills", None))
         if self.uncertainty is None:
             return table
         from gaitid.uncertainty import with_uncertainty

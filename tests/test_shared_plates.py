@@ -173,3 +173,24 @@ def test_the_frames_table_flags_the_kinetics_of_decomposed_frames(tmp_path):
     assert written["flag"].tolist() == frames["flag"].astype(str).tolist()
     off = process(path, decompose_shared_plates=False).frames
     assert set(off["flag"]) == {""}
+
+
+def test_the_parameters_of_a_decomposed_cycle_say_so(tmp_path):
+    """A cycle whose stance load is partly decomposed: its kinetic parameters' note says so (with the
+    cycle's reason), its angles' parameters and every other cycle's do not."""
+    from gaitid import process
+    from gaitid.validation.synthetic.treadmill_trial import write_treadmill
+
+    path = tmp_path / "treadmill.c3d"
+    write_treadmill(path, duration_s=6.0, truth=False)
+    result = process(path)
+    decomposed = {(c.side, c.index): c.reason for c in result.cycles if "decomposed" in c.reason}
+    assert decomposed
+    p = result.parameters
+    said = p["note"].astype(str).str.startswith("from a decomposed foot load (")
+    assert said.any()
+    for side, cycle, variable, note in zip(p["side"][said], p["cycle"][said], p["variable"][said], p["note"][said]):
+        assert (side, cycle) in decomposed and not str(variable).endswith("Angles")
+        assert note == f"from a decomposed foot load ({decomposed[side, cycle]})"
+    others = p[[(s, c) not in decomposed for s, c in zip(p["side"], p["cycle"])]]
+    assert not others["note"].astype(str).str.contains("decomposed").any()

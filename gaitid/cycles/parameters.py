@@ -146,6 +146,23 @@ def parameter_table(*blocks: Mapping[str, np.ndarray] | None) -> pd.DataFrame:
     return pd.DataFrame(out, columns=names, copy=False)  # (fresh arrays: not copied again)
 
 
+def label_decomposed(params: pd.DataFrame, cycles) -> pd.DataFrame:
+    """``params`` with the ``note`` of every kinetic parameter (not an angle's) of a cycle whose stance
+    load is partly decomposed (:attr:`Cycle.reason` 'plate 1: 0.16 s decomposed') saying so, where the
+    note is empty; ``params`` itself when no cycle is decomposed (a copy otherwise)."""
+    decomposed = {(c.side, c.index): c.reason for c in cycles if "decomposed" in (c.reason or "")}
+    if not decomposed or params.empty or "note" not in params.columns:
+        return params
+    reason = pd.Series([decomposed.get(k, "") for k in zip(params["side"], params["cycle"])], index=params.index)
+    variable = params["variable"].astype(str)
+    note = params["note"].fillna("").astype(str)
+    mark = (reason != "") & (variable != "") & ~variable.str.endswith("Angles") & (note == "")
+    out = params.copy()
+    out["note"] = out["note"].astype(object)
+    out.loc[mark, "note"] = "from a decomposed foot load (" + reason[mark] + ")"
+    return out
+
+
 def _belt_speed(trial: Trial, markers: GaitMarkers, c: Cycle, d: np.ndarray) -> float:
     """Belt speed (m/s, + when the belt carries the foot backwards) under the cycle's stance: minus
     the median velocity along ``d`` of the foot's heel over 20-80 % of the stance."""

@@ -49,7 +49,7 @@ from gaitid.cycles.clinical import clinical_columns
 from gaitid.cycles.curves import Cycle, curves_summary, cycle_columns, gait_cycles, normalised_cycles
 from gaitid.cycles.marker_cover import covered_frames, mark_uncovered
 from gaitid.cycles.outputs import Outputs, output_curves
-from gaitid.cycles.parameters import parameter_table, spatiotemporal_columns, summarise
+from gaitid.cycles.parameters import label_decomposed, parameter_table, spatiotemporal_columns, summarise
 from gaitid.dynamics import inverse_dynamics
 from gaitid.dynamics.types import JointLoads
 from gaitid.emg import emg_stage
@@ -151,7 +151,7 @@ def cycle_tables(trial: Trial, outputs: Outputs, cycles: list[Cycle], markers: G
     clinical = clinical_columns({side: (by_name, outputs.units) for side, by_name in arrays.items()},
                                 cycle_columns(cycles), convention=settings.convention, frame=settings.frame,
                                 point_rate=trial.point_rate)
-    params = parameter_table(spatiotemporal_columns(trial, cycles, markers), clinical)
+    params = label_decomposed(parameter_table(spatiotemporal_columns(trial, cycles, markers), clinical), cycles)
     return arrays, curves_summary(arrays, outputs.units), params, summarise(params) if not params.empty else None
 
 

@@ -138,26 +138,38 @@ def folder_subjects(infos: Iterable[TrialInfo]) -> dict[Path, set[str]]:
     return out
 
 
+def _session_candidate(w: TrialInfo, c: TrialInfo, subjects_by_folder: dict[Path, set[str]]
+                       ) -> tuple[int, str, str] | str | None:
+    """Whether calibration trial ``c`` (a static, a functional trial) may be walking trial ``w``'s:
+    None when outside its folder's reach, the reason (text) when another subject's or, in a folder of
+    several known subjects, of an unknown one with no name word in common; else (folder rank,
+    subject verdict, why)."""
+    rank = _folder_rank(w.path, c.path)
+    if rank is None:
+        return None
+    verdict, why = same_subject(w, c)
+    if verdict == "different":
+        return f"{c.name}: {why}"
+    known = subjects_by_folder.get(w.path.parent, set()) | subjects_by_folder.get(c.path.parent, set())
+    if verdict == "unknown" and len(known) > 1 and _name_score(w.path.stem, c.path.stem) == 0:
+        return f"{c.name}: {why}, in a folder with trials of {len(known)} subjects and no shared name word"
+    return rank, verdict, why
+
+
 def pair_static(w: TrialInfo, statics: list[TrialInfo], subjects_by_folder: dict[Path, set[str]] | None = None
                 ) -> Pairing:
     """The static trial of walking trial ``w`` among ``statics`` (see the module docstring).
     ``subjects_by_folder`` (:func:`folder_subjects` of every trial): where a folder holds
     several known subjects, a trial whose subject is unknown is paired by name only."""
-    subjects_by_folder = subjects_by_folder or {}
     eligible, rejected = [], []
     for s in statics:
-        rank = _folder_rank(w.path, s.path)
-        if rank is None:
+        found = _session_candidate(w, s, subjects_by_folder or {})
+        if found is None:
             continue
-        verdict, why = same_subject(w, s)
-        if verdict == "different":
-            rejected.append(f"{s.name}: {why}")
+        if isinstance(found, str):
+            rejected.append(found)
             continue
-        known = subjects_by_folder.get(w.path.parent, set()) | subjects_by_folder.get(s.path.parent, set())
-        if verdict == "unknown" and len(known) > 1 and _name_score(w.path.stem, s.path.stem) == 0:
-            rejected.append(f"{s.name}: {why}, in a folder with trials of {len(known)} subjects and no "
-                            "shared name word")
-            continue
+        rank, verdict, why = found
         if w.markers and s.markers:
             share = len(w.markers & s.markers) / len(w.markers)
             if share < MIN_MARKER_OVERLAP:
@@ -191,18 +203,15 @@ def pair_functional(w: TrialInfo, functionals: list[TrialInfo],
     why: every one of its session, as :func:`pair_static` takes a static (never another
     subject's, never a sibling folder's; the nearest folder; those of the same subject when any
     is), all of them (a hip and a knee trial, one per leg)."""
-    subjects_by_folder = subjects_by_folder or {}
     eligible, rejected = [], []
     for f in functionals:
-        rank = _folder_rank(w.path, f.path)
-        if rank is None:
+        found = _session_candidate(w, f, subjects_by_folder or {})
+        if found is None:
             continue
-        verdict, why = same_subject(w, f)
-        known = subjects_by_folder.get(w.path.parent, set()) | subjects_by_folder.get(f.path.parent, set())
-        if verdict == "different" or (verdict == "unknown" and len(known) > 1
-                                      and _name_score(w.path.stem, f.path.stem) == 0):
-            rejected.append(f"{f.name}: {why}")
+        if isinstance(found, str):
+            rejected.append(found)
             continue
+        rank, verdict, _ = found
         eligible.append(((verdict == "same", -rank), f))
     if not eligible:
         return (), "none fits: " + "; ".join(rejected) if rejected else "none in its session"

@@ -182,35 +182,27 @@ class Settings:
         mf = self.max_fill_s
         if isinstance(mf, bool) or not isinstance(mf, (int, float)) or not mf >= 0:
             raise bad("max_fill_s", mf, "must be a duration >= 0 s (0: long gaps stay NaN)")
-        for name in ("fill_rigid", "fill_pca"):
+        for name in ("fill_rigid", "fill_pca", "decompose_shared_plates"):
             if not isinstance(getattr(self, name), bool):
                 raise bad(name, getattr(self, name), "must be True or False")
         for name in ("gravity_m_s2", "contact_threshold_n", "cop_threshold_n"):
             if not getattr(self, name) > 0:
                 raise bad(name, getattr(self, name), "must be > 0")
-        if not isinstance(self.decompose_shared_plates, bool):
-            raise bad("decompose_shared_plates", self.decompose_shared_plates, "must be True or False")
-        mt = self.mass_tolerance
-        if isinstance(mt, bool) or not isinstance(mt, (int, float)) or not mt > 0:
-            raise bad("mass_tolerance", mt, "must be a fraction > 0 (0.15 = 15 %; math.inf: no warning)")
-        for name in ("segment_length_tolerance_m", "segment_asymmetry_tolerance", "stuck_marker_s",
-                     "stuck_marker_m", "marker_side_margin_m"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-                raise bad(name, value, "must be a number > 0 (math.inf: that marker check off)")
-        for name in ("residual_tolerance", "residual_mean_tolerance"):
-            rt = getattr(self, name)
-            if isinstance(rt, bool) or not isinstance(rt, (int, float)) or not rt > 0:
-                raise bad(name, rt, "must be a fraction of body weight > 0 (0.25 = 25 %; math.inf: no warning)")
-        for name in ("plate_corner_tolerance_m", "plate_origin_offset_m", "plate_origin_depth_m",
-                     "plate_cop_outside_m", "cop_foot_margin_m"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
-                raise bad(name, v, "must be a length in m > 0 (math.inf: no warning)")
-        for name in ("functional_min_range_deg", "functional_max_residual_mm"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
-                raise bad(name, v, "must be a number > 0 (degrees of motion; mm of residual, math.inf: no warning)")
+        for names, why in (  # thresholds of the data checks: positive numbers, math.inf turns a warning off
+            (("mass_tolerance",), "must be a fraction > 0 (0.15 = 15 %; math.inf: no warning)"),
+            (("segment_length_tolerance_m", "segment_asymmetry_tolerance", "stuck_marker_s", "stuck_marker_m",
+              "marker_side_margin_m"), "must be a number > 0 (math.inf: that marker check off)"),
+            (("residual_tolerance", "residual_mean_tolerance"),
+             "must be a fraction of body weight > 0 (0.25 = 25 %; math.inf: no warning)"),
+            (("plate_corner_tolerance_m", "plate_origin_offset_m", "plate_origin_depth_m", "plate_cop_outside_m",
+              "cop_foot_margin_m"), "must be a length in m > 0 (math.inf: no warning)"),
+            (("functional_min_range_deg", "functional_max_residual_mm"),
+             "must be a number > 0 (degrees of motion; mm of residual, math.inf: no warning)"),
+        ):
+            for name in names:
+                v = getattr(self, name)
+                if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
+                    raise bad(name, v, why)
         v = self.cop_min_travel
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
             raise bad("cop_min_travel", v, "must be a fraction of the foot's length in [0, 1] (0: no warning)")

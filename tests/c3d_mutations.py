@@ -541,6 +541,15 @@ KINDS = {
 }
 
 
+def mutated(source: Path, folder: Path, name: str, edit) -> Path:
+    """A copy of ``source`` in ``folder`` with ``edit(RawC3D)`` applied (the input is not touched)."""
+    c = RawC3D(source.read_bytes())
+    edit(c)
+    out = folder / name
+    out.write_bytes(c.to_bytes())
+    return out
+
+
 def mutant(source: Path | bytes, kind: str, seed: int) -> tuple[bytes, str]:
     """The mutant of ``source`` for ``kind`` and ``seed`` (same inputs, same bytes) and what was done."""
     blob = source if isinstance(source, bytes) else Path(source).read_bytes()

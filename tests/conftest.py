@@ -39,3 +39,18 @@ def markers_for(trial, model: str | None = None):
     if model is None:
         model = "plugin-gait" if trial.has_points("LHEE") or not trial.marker_labels else "isb"
     return gait_markers(load_model(model), trial)
+
+
+def synthetic_trial(kind: str, folder: Path) -> Path:
+    """A synthetic trial's file: the sample walk ('walk'), or a 6 s treadmill or the stairs written
+    into ``folder`` (without their truth files)."""
+    from gaitid.core.resources import sample_data_dir
+
+    if kind == "walk":
+        return sample_data_dir() / "walk_synthetic.c3d"
+    from gaitid.validation.synthetic.stairs import write_stairs
+    from gaitid.validation.synthetic.treadmill_trial import write_treadmill
+
+    path = folder / f"{kind}.c3d"
+    write_treadmill(path, duration_s=6.0, truth=False) if kind == "treadmill" else write_stairs(path, truth=False)
+    return path

@@ -4,20 +4,9 @@ edit of :class:`tests.c3d_mutations.RawC3D` as a lab's wrong setup would write i
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 
 from tests.c3d_mutations import RawC3D
-
-
-def mutated(source: Path, folder: Path, name: str, edit) -> Path:
-    """A copy of ``source`` in ``folder`` with ``edit(RawC3D)`` applied (the input is not touched)."""
-    c = RawC3D(source.read_bytes())
-    edit(c)
-    out = folder / name
-    out.write_bytes(c.to_bytes())
-    return out
 
 
 def _corners(c: RawC3D) -> np.ndarray:

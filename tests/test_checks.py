@@ -16,7 +16,8 @@ from gaitid.core.checks import NOT_RUN, PASSED, WARNED, Check, verdict
 from gaitid.core.resources import sample_data_dir
 from gaitid.report.content import gather
 from gaitid.report.display import check_summary
-from tests.test_subject_plausibility import body_mass, mutated
+from tests.c3d_mutations import mutated
+from tests.test_subject_plausibility import body_mass
 
 WALK = sample_data_dir() / "walk_synthetic.c3d"
 STATIC = sample_data_dir() / "static_synthetic.c3d"

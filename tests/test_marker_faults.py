@@ -19,7 +19,7 @@ from gaitid.core.settings import Settings
 from gaitid.io.c3d import read_c3d
 from gaitid.model.marker_faults import marker_fault_check, segment_lengths
 from gaitid.model.markerset import load_model
-from tests.conftest import realdata_path
+from tests.conftest import realdata_path, synthetic_trial
 
 ezc3d = pytest.importorskip("ezc3d")
 
@@ -82,14 +82,7 @@ def test_every_clean_real_trial_passes_with_margin(relative):
 
 @pytest.mark.parametrize("kind", ["walk", "treadmill", "stairs"])
 def test_the_synthetic_trials_pass(tmp_path, kind):
-    if kind == "walk":
-        path = WALK
-    else:
-        from gaitid.validation.synthetic.stairs import write_stairs
-        from gaitid.validation.synthetic.treadmill_trial import write_treadmill
-
-        path = tmp_path / f"{kind}.c3d"
-        (write_treadmill(path, duration_s=6.0, truth=False) if kind == "treadmill" else write_stairs(path, truth=False))
+    path = synthetic_trial(kind, tmp_path)
     check = markers_check(process(path))
     # the stairs' toe is exactly still for 0.44 s of stance, its foot with it: not a stuck marker
     assert check.status == PASSED and "within 2 mm of their medians" in check.detail

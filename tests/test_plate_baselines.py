@@ -25,22 +25,22 @@ def stairs(tmp_path_factory):
     return load_trial(path)
 
 
-def drifting(trial, plate: int = 2):
-    """Plate ``plate`` reading 30 +- 8 N (a 0.7 Hz drift) + 2 N noise on top of its load, always
-    above the 20 N contact threshold."""
-    rng = np.random.default_rng(0)
-    plates = []
-    for fp in trial.force_plates:
-        if fp.index == plate:
-            ws = []
-            for w in (fp.analog, fp.point):
-                t = np.arange(w.force.shape[0]) / w.rate
-                f = w.force.copy()
-                f[:, 2] += 30 + 8 * np.sin(2 * np.pi * 0.7 * t) + rng.normal(0, 2, t.size)
-                ws.append(replace(w, force=f))
-            fp = replace(fp, analog=ws[0], point=ws[1])
-        plates.append(fp)
-    return replace(trial, force_plates=plates)
+def drifting(trial, plate: int = 2, mean: float = 30.0, swing: float = 8.0, hz: float = 0.7, noise: float = 2.0,
+             seed: int = 0):
+    """Plate ``plate`` reading ``mean`` +- ``swing`` N (a ``hz`` drift) + ``noise`` N on top of its load
+    (by default always above the 20 N contact threshold)."""
+    rng = np.random.default_rng(seed)
+
+    def drift(fp):
+        ws = []
+        for w in (fp.analog, fp.point):
+            t = np.arange(w.force.shape[0]) / w.rate
+            f = w.force.copy()
+            f[:, 2] += mean + swing * np.sin(2 * np.pi * hz * t) + rng.normal(0, noise, t.size)
+            ws.append(replace(w, force=f))
+        return replace(fp, analog=ws[0], point=ws[1])
+
+    return replace(trial, force_plates=[drift(fp) if fp.index == plate else fp for fp in trial.force_plates])
 
 
 def steps(result):
@@ -110,18 +110,7 @@ def test_a_real_plate_with_a_drifting_baseline(plate, monkeypatch):
     from conftest import realdata_path
 
     trial = load_trial(realdata_path("c3d-parser/MH0222_BP06.c3d"))
-    rng = np.random.default_rng(1)
-
-    def drift(fp):
-        ws = []
-        for w in (fp.analog, fp.point):
-            t = np.arange(w.force.shape[0]) / w.rate
-            f = w.force.copy()
-            f[:, 2] += 26 + 12 * np.sin(2 * np.pi * 0.5 * t) + rng.normal(0, 1, t.size)
-            ws.append(replace(w, force=f))
-        return replace(fp, analog=ws[0], point=ws[1])
-
-    mutated = replace(trial, force_plates=[drift(fp) if fp.index == plate else fp for fp in trial.force_plates])
+    mutated = drifting(trial, plate, mean=26.0, swing=12.0, hz=0.5, noise=1.0, seed=1)
     clean, r = process(trial), process(mutated)
     assert [(c.plates, c.side, c.valid) for c in r.foot_contacts] == \
         [(c.plates, c.side, c.valid) for c in clean.foot_contacts]

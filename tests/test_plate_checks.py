@@ -16,6 +16,7 @@ from gaitid.core.settings import Settings
 from gaitid.io.c3d import read_c3d
 from gaitid.io.plate_checks import plate_geometry_check, plate_units_check, unit_value
 from gaitid.pipeline import process
+from tests.c3d_mutations import mutated
 from tests.conftest import REAL_C3D, realdata_path
 from tests.plate_mutations import (
     channel_scale,
@@ -23,7 +24,6 @@ from tests.plate_mutations import (
     corner_order,
     corners_moved,
     corners_swapped,
-    mutated,
     origin_scaled,
 )
 

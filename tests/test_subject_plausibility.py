@@ -21,20 +21,11 @@ from gaitid.io.c3d import read_c3d
 from gaitid.subject.bodymass import check_mass
 from gaitid.subject.layers import SubjectOptions
 from gaitid.subject.stage import gather_subject
-from tests.c3d_mutations import RawC3D
-from tests.conftest import realdata_path
+from tests.c3d_mutations import RawC3D, mutated
+from tests.conftest import realdata_path, synthetic_trial
 
 WALK = sample_data_dir() / "walk_synthetic.c3d"
 TRIALS = {"c3d-parser/MH0222_BP06.c3d": 81.0, "biomechzoo/HC030A05.c3d": 45.8}  # the README's stored masses
-
-
-def mutated(source: Path, folder: Path, name: str, edit) -> Path:
-    """A copy of ``source`` in ``folder`` with ``edit(RawC3D)`` applied (the input is not touched)."""
-    c = RawC3D(source.read_bytes())
-    edit(c)
-    out = folder / name
-    out.write_bytes(c.to_bytes())
-    return out
 
 
 def body_mass(value: float):
@@ -203,14 +194,7 @@ def test_every_clean_real_trial_agrees_with_its_plates_with_margin(relative):
 
 @pytest.mark.parametrize("kind", ["walk", "treadmill", "stairs"])
 def test_the_synthetic_trials_agree_with_their_plates(tmp_path, kind):
-    if kind == "walk":
-        path = WALK
-    else:
-        from gaitid.validation.synthetic.stairs import write_stairs
-        from gaitid.validation.synthetic.treadmill_trial import write_treadmill
-
-        path = tmp_path / f"{kind}.c3d"
-        (write_treadmill(path, duration_s=6.0, truth=False) if kind == "treadmill" else write_stairs(path, truth=False))
+    path = synthetic_trial(kind, tmp_path)
     result = process(path)
     check = result.subject.mass_check
     assert check.mass == 72.0 and not mass_warnings(result)

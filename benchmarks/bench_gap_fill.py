@@ -94,6 +94,16 @@ def cost(repeats: int = 7) -> None:
         print(f"{name:40s} fill {fill:7.2f} ms   process() {whole:7.1f} ms   share {100 * fill / whole:5.1f} %")
 
 
+def marker_label(trial, side: str, mk: str) -> str | None:
+    """The trial's label of marker kind ``mk`` on ``side`` (the sacrum, or that side's PSIS), None when
+    the trial has no sample of it."""
+    pre = side[0]
+    label = {"ASI": pre + "ASI", "SACR": "SACR" if "SACR" in trial.marker_labels else pre + "PSI"}.get(mk, pre + mk)
+    if label not in trial.marker_labels or not np.isfinite(trial.point(label)).any():
+        return None
+    return label
+
+
 def methods(lengths) -> None:
     """Marker reconstruction RMS (mm) of each method on the same mid-stance gaps, every method
     forced: spline (any length), rigid body (where three segment markers remain), PCA."""
@@ -113,9 +123,8 @@ def methods(lengths) -> None:
             if mid is None:
                 continue
             for mk in MARKERS:
-                pre = side[0]
-                label = {"ASI": pre + "ASI", "SACR": "SACR" if "SACR" in trial.marker_labels else pre + "PSI"}.get(mk, pre + mk)
-                if label not in trial.marker_labels or not np.isfinite(trial.point(label)).any():
+                label = marker_label(trial, side, mk)
+                if label is None:
                     continue
                 for length in lengths:
                     g = int(round(length * trial.point_rate))
@@ -161,10 +170,9 @@ def main(argv=None):
             mid, stance = stance_middle(ref, side)
             if mid is None:
                 continue
-            pre = side[0]
             for mk in (MARKERS[:3] if args.quick else MARKERS):
-                label = {"ASI": pre + "ASI", "SACR": "SACR" if "SACR" in trial.marker_labels else pre + "PSI"}.get(mk, pre + mk)
-                if label not in trial.marker_labels or not np.isfinite(trial.point(label)).any():
+                label = marker_label(trial, side, mk)
+                if label is None:
                     continue
                 for length in args.lengths:
                     g = int(round(length * trial.point_rate))

@@ -36,6 +36,7 @@ import numpy as np
 from gaitid.core import signal
 from gaitid.core.trial import Trial
 from gaitid.core.vocabulary import SIDES
+from gaitid.model.clusters import rigid_fit
 from gaitid.model.markerset import Model
 from gaitid.model.trial_markers import apply_aliases, needed_labels
 
@@ -191,22 +192,13 @@ def fill_marker_gaps(trial: Trial, model: Model, *, max_gap_frames: int = 10, ma
 def rigid_fill(donors: np.ndarray, target: np.ndarray, a: int, b: int) -> np.ndarray:
     """(b - a, 3) m: ``target`` (n, 3) over frames [a, b) carried by the rigid motion of ``donors``
     (n, q, 3), q >= 3, seen on frames a - 1 .. b: from frame a - 1 and from frame b (each a
-    least-squares rotation and translation by SVD, batched over the gap's frames), blended linearly."""
+    least-squares rotation and translation, :func:`gaitid.model.clusters.rigid_fit`, batched over the
+    gap's frames), blended linearly."""
     cur = donors[a:b]  # (g, q, 3)
-    c_cur = cur.mean(axis=1)
     preds = []
     for ref in (a - 1, b):
-        d_ref = donors[ref]
-        c_ref = d_ref.mean(axis=0)
-        H = np.einsum("qi,gqj->gij", d_ref - c_ref, cur - c_cur[:, None])  # (g, 3, 3)
-        U, _, Vt = np.linalg.svd(H)
-        V = np.swapaxes(Vt, 1, 2)
-        sign = np.sign(np.linalg.det(V @ np.swapaxes(U, 1, 2)))
-        D = np.zeros_like(H)
-        D[:, 0, 0] = D[:, 1, 1] = 1.0
-        D[:, 2, 2] = sign
-        R = V @ D @ np.swapaxes(U, 1, 2)  # reference -> current, per frame
-        preds.append(np.einsum("gij,j->gi", R, target[ref] - c_ref) + c_cur)
+        R, d, _ = rigid_fit(donors[ref], cur)  # cur ~ R @ donors[ref] + d, per frame of the gap
+        preds.append(np.einsum("gij,j->gi", R, target[ref]) + d)
     w = ((np.arange(a, b) - (a - 1)) / (b - (a - 1)))[:, None]
     return (1 - w) * preds[0] + w * preds[1]
 

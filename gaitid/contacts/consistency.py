@@ -23,7 +23,7 @@ import numpy as np
 from gaitid.contacts.foot_loads import FootLoad
 from gaitid.core.checks import Check
 from gaitid.core.settings import Settings
-from gaitid.core.signal import butter_lowpass
+from gaitid.core.signal import butter_lowpass, runs
 from gaitid.core.trial import Trial
 from gaitid.core.vocabulary import SIDES
 from gaitid.dynamics.residual import Residual, residual_force
@@ -64,9 +64,8 @@ def summary(res: Residual, trial: Trial) -> str:
 
 
 def _spans(mask: np.ndarray, t: np.ndarray) -> str:
-    d = np.diff(np.concatenate([[0], mask.astype(np.int8), [0]]))
-    a, b = np.flatnonzero(d == 1), np.flatnonzero(d == -1) - 1
-    parts = [f"{t[i]:.2f}-{t[j]:.2f} s" for i, j in zip(a, b)]
+    a, b = runs(mask)
+    parts = [f"{t[i]:.2f}-{t[j - 1]:.2f} s" for i, j in zip(a, b)]
     return ", ".join(parts[:3]) + (f" and {len(parts) - 3} more" if len(parts) > 3 else "")
 
 

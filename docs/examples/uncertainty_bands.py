@@ -1,4 +1,4 @@
-"""A real trial's joint moments with their 95 % uncertainty bands (issue 16, docs/uncertainty.md).
+"""A real trial's joint moments with their 95 % uncertainty bands (docs/uncertainty.md).
 
 Processes a walking trial with its static trial and ``uncertainty=200`` (the default error
 model: Davis hip, palpated knee and ankle markers, Dempster segment parameters, floor plates,

@@ -139,8 +139,8 @@ def trial_with_subject(path, opts, settings):
 
 
 def add_settings_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options that map onto :class:`gaitid.core.settings.Settings` (defaults there and in the README)."""
-    g = parser.add_argument_group("processing settings (defaults: see the README)")
+    """Options that map onto :class:`gaitid.core.settings.Settings` (defaults there and in docs/defaults.md)."""
+    g = parser.add_argument_group("processing settings (defaults: see docs/defaults.md)")
     g.add_argument("--model", help="model name (see 'gaitid models') or a model .toml file (default plugin-gait)")
     g.add_argument("--bsip", help="body-segment parameter table (default: the model's; dempster, de_leva_1996_male...)")
     g.add_argument("--cutoff", type=float, metavar="HZ", help="marker low-pass cutoff in Hz (default 6; 0 = unfiltered)")

@@ -1,6 +1,6 @@
 """Processing settings: one validated dataclass, defaults chosen as a gait lab would.
 
-The defaults (stated in the README too):
+The defaults (stated in docs/defaults.md too):
 
 - markers low-pass filtered at 6 Hz, zero-lag 4th-order Butterworth;
 - force plates filtered at the same cutoff as the markers (``force_cutoff_hz="markers"``),

@@ -305,5 +305,5 @@ def shared_plates_check(loads: dict, contacts: list, rate: float, decompose: boo
     return Check.outcome(name, f"decomposed: {what}", [
         f"both feet on one plate ({names}): each foot's load decomposed for {what} (its share estimated from the "
         f"plate's centre of pressure between the feet, flagged 'decomposed' in the loads, contacts and cycles; "
-        f"about 2-5 % of body weight RMS in each force on real walks, docs/contacts.md); --no-decompose leaves "
+        f"about 1-4 % of body weight RMS in each force on real walks, docs/contacts.md); --no-decompose leaves "
         f"these frames NaN"])

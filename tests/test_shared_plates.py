@@ -224,3 +224,45 @@ def test_the_parameters_of_a_decomposed_cycle_say_so(tmp_path):
         assert note == f"from a decomposed foot load ({decomposed[side, cycle]})"
     others = p[[(s, c) not in decomposed for s, c in zip(p["side"], p["cycle"])]]
     assert not others["note"].astype(str).str.contains("decomposed").any()
+
+
+def test_a_leading_foot_cop_rolls_from_its_heel_when_it_lands_heel_first(realdata):
+    """The leading foot's COP on the shared frames starts at its heel's contact point
+    (HEEL_CONTACT_M ahead of the heel marker, along the foot) on its first frame on the plate and
+    moves forward to where it is measured after them; a foot landing with its heel higher than its
+    toe (a forefoot landing) keeps its measured place throughout."""
+    from gaitid.contacts.decompose import HEEL_CONTACT_M, decompose_shared
+    from gaitid.contacts.foot_loads import plate_sum
+    from gaitid.contacts.progression import pelvis_centre
+
+    trial = merge_plates(read_c3d(realdata_path("biomechzoo/HC030A05.c3d")), 1, 2)
+    markers = gait_markers(load_model("plugin-gait"), trial)
+    own = plate_ownership(trial, markers)
+    feet, alone = {}, {}
+    for s in ("Left", "Right"):
+        f = markers.foot(s)
+        feet[s] = (trial.point(f.heel), trial.point(f.toe))
+        F, P, _ = plate_sum(trial, own.owned(s) & own.measured[s][:, None])
+        F[~own.measured[s]] = np.nan
+        alone[s] = (F, P)
+    centre = pelvis_centre(trial, markers)
+    rows = np.flatnonzero(own.owner[:, 0] == BOTH)
+    first = rows[0]
+    assert own.touches["Left"][first, 0] and not own.touches["Left"][first - 1].any()  # the left foot lands
+    heel, toe = feet["Left"]
+    u = toe[:, :2] - heel[:, :2]
+    u /= np.linalg.norm(u, axis=1, keepdims=True)
+
+    def along(split):
+        return np.sum((split.cop["Left"][rows, :2] - heel[rows, :2]) * u[rows], axis=1)
+
+    rolled = along(decompose_shared(trial, own, feet, alone, centre=centre))
+    after = rows[-1] + 1  # the left foot's first frame measured alone
+    assert own.measured["Left"][after]
+    measured = np.sum((alone["Left"][1][after, :2] - heel[after, :2]) * u[after])
+    assert abs(rolled[0] - HEEL_CONTACT_M) < 0.002
+    assert np.all(np.diff(rolled) > 0) and abs(rolled[-1] - measured) < 0.01
+    raised = heel.copy()
+    raised[first - 5:first + 5, 2] += 0.08  # the heel above the toe as the foot lands
+    kept = along(decompose_shared(trial, own, {**feet, "Left": (raised, toe)}, alone, centre=centre))
+    np.testing.assert_allclose(kept, measured, atol=0.003)

@@ -11,7 +11,9 @@ plate's plane, free moment Tz; lab frame) into two foot wrenches that add up to 
    sole frame (origin the nearer of its heel and toe markers, axis u heel to toe in the lab's XY,
    v = Z x u) and carried by the markers onto the shared frame: c_A (first side), c_B, lab XY. A
    leading foot's COP rolls: from the heel's contact point (:data:`HEEL_CONTACT_M` ahead of the
-   heel marker) at the foot's first frame on the plate, linearly in time, to its measured place.
+   heel marker) at the foot's first frame on the plate, linearly in time, to its measured place,
+   when it lands heel first (its heel nearer its standing height than its toe; a forefoot or flat
+   landing keeps its measured place).
 2. *The vertical split* from the plate's COP equation: two vertical forces at c_A and c_B have
    their COP at (Fz_A c_A + Fz_B c_B) / Fz, so foot A's share is
    a = ((p - c_B) . (c_A - c_B)) / |c_A - c_B|^2, clipped to [0, 1], and Fz_A = a Fz (the
@@ -137,7 +139,13 @@ def decompose_shared(trial: Trial, ownership: PlateOwnership, feet: dict, alone:
         if ownership.sharing is not None:
             on = on | ownership.sharing[side].any(axis=1)
         first = _run_start(on)
-        lead = (k > i) & (first >= 0)
+        # ... when it lands heel first: its heel nearer its standing height than its toe (a forefoot
+        # or flat landing keeps the COP where it is measured)
+        with np.errstate(invalid="ignore"):
+            up = {key: x[:, 2] - np.nanpercentile(x[:, 2], 2) if np.isfinite(x[:, 2]).any() else x[:, 2]
+                  for key, x in (("heel", heel), ("toe", toe))}
+        ff = np.clip(first, 0, n - 1)
+        lead = (k > i) & (first >= 0) & (up["heel"][ff] < up["toe"][ff])
         rel_h = P[kk, :2] - heel[kk, :2]
         along, across = np.sum(rel_h * u[kk], axis=1), np.sum(rel_h * v[kk], axis=1)
         w = np.clip((k - i) / np.maximum(k - first, 1), 0.0, 1.0)

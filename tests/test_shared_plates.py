@@ -72,12 +72,39 @@ OPTIONS = {  # what each trial needs (as benchmarks/compare_results.py)
 DECOMPOSED = [n for n in sorted(MERGES) if n not in ("btkdata/Gait.c3d", "opensim-core/walking2.c3d")]
 
 
+#: sagittal moment limits (N.m/kg RMS over the stances holding decomposed frames): the targets, 0.05,
+#: but for PlugInC3D (60 Hz, a 0.1 s double support): its trailing foot's last frame measured alone
+#: holds the leading foot's first 63 N, which the markers cannot place (docs/contacts.md)
+MOMENT_LIMITS = {"btkdata/PlugInC3D.c3d": {"AnkleMoment": 0.06, "HipMoment": 0.075}}
+
+
+def _stance_rms(r0, r1, variable: str, plane: int = 0) -> float:
+    """RMS of the merged trial's ``variable`` (component ``plane``) less the original's over the
+    original's stances (runs of measured load) that hold a decomposed frame of the merged trial."""
+    d = []
+    for side in ("Left", "Right"):
+        plate = r0.loads[side].state == "plate"
+        dec = r1.loads[side].source == "decomposed"
+        edges = np.flatnonzero(np.diff(np.r_[0, plate.astype(int), 0]))
+        stance = np.zeros_like(plate)
+        for i, j in zip(edges[::2], edges[1::2]):
+            stance[i:j] = dec[i:j].any()
+        x = r1.outputs.curves[side][variable][stance, plane] - r0.outputs.curves[side][variable][stance, plane]
+        d.append(x[np.isfinite(x)])
+    d = np.concatenate(d)
+    assert d.size >= 20
+    return float(np.sqrt(np.mean(d ** 2)))
+
+
 @pytest.mark.parametrize("name", DECOMPOSED)
 def test_a_merged_plate_is_decomposed_close_to_the_originals(name):
     """Two real plates merged into one: every frame the plate carries both feet is decomposed, the
     two feet add up to the plate exactly, each foot's force is within the measured one's by RMS
-    6.5 % of body weight per axis (at most 5.9 % measured, in the direction of walking; docs/contacts.md),
-    and every kinetic cycle of the original stays kinetic."""
+    5 % of body weight per axis (at most 4.0 % measured; docs/contacts.md), the sagittal ankle, knee
+    and hip moments over the stances holding decomposed frames within 0.05 N.m/kg RMS of the
+    original's (0.011-0.031, 0.013-0.029, 0.022-0.048; PlugInC3D's ankle 0.056 and hip 0.072), and
+    every kinetic cycle of the original stays kinetic. (The decomposition before the rolling heel
+    COP and the carried lines of force: ankle up to 0.089, hip up to 0.112.)"""
     from gaitid import process
     from gaitid.contacts.foot_loads import load_imbalance
 
@@ -115,7 +142,10 @@ def test_a_merged_plate_is_decomposed_close_to_the_originals(name):
     assert not np.any(load_imbalance(merged, r1.loads) > 1e-6)
     err = np.concatenate(errors)
     assert len(err) >= 10
-    assert np.sqrt(np.mean(err ** 2, axis=0)).max() < 0.065
+    assert np.sqrt(np.mean(err ** 2, axis=0)).max() < 0.05
+    for variable in ("AnkleMoment", "KneeMoment", "HipMoment"):
+        limit = MOMENT_LIMITS.get(name, {}).get(variable, 0.05)
+        assert _stance_rms(r0, r1, variable) <= limit, variable
     assert sum(c.kinetic for c in r1.cycles) >= sum(c.kinetic for c in r0.cycles)
 
 
@@ -194,3 +224,45 @@ def test_the_parameters_of_a_decomposed_cycle_say_so(tmp_path):
         assert note == f"from a decomposed foot load ({decomposed[side, cycle]})"
     others = p[[(s, c) not in decomposed for s, c in zip(p["side"], p["cycle"])]]
     assert not others["note"].astype(str).str.contains("decomposed").any()
+
+
+def test_a_leading_foot_cop_rolls_from_its_heel_when_it_lands_heel_first(realdata):
+    """The leading foot's COP on the shared frames starts at its heel's contact point
+    (HEEL_CONTACT_M ahead of the heel marker, along the foot) on its first frame on the plate and
+    moves forward to where it is measured after them; a foot landing with its heel higher than its
+    toe (a forefoot landing) keeps its measured place throughout."""
+    from gaitid.contacts.decompose import HEEL_CONTACT_M, decompose_shared
+    from gaitid.contacts.foot_loads import plate_sum
+    from gaitid.contacts.progression import pelvis_centre
+
+    trial = merge_plates(read_c3d(realdata_path("biomechzoo/HC030A05.c3d")), 1, 2)
+    markers = gait_markers(load_model("plugin-gait"), trial)
+    own = plate_ownership(trial, markers)
+    feet, alone = {}, {}
+    for s in ("Left", "Right"):
+        f = markers.foot(s)
+        feet[s] = (trial.point(f.heel), trial.point(f.toe))
+        F, P, _ = plate_sum(trial, own.owned(s) & own.measured[s][:, None])
+        F[~own.measured[s]] = np.nan
+        alone[s] = (F, P)
+    centre = pelvis_centre(trial, markers)
+    rows = np.flatnonzero(own.owner[:, 0] == BOTH)
+    first = rows[0]
+    assert own.touches["Left"][first, 0] and not own.touches["Left"][first - 1].any()  # the left foot lands
+    heel, toe = feet["Left"]
+    u = toe[:, :2] - heel[:, :2]
+    u /= np.linalg.norm(u, axis=1, keepdims=True)
+
+    def along(split):
+        return np.sum((split.cop["Left"][rows, :2] - heel[rows, :2]) * u[rows], axis=1)
+
+    rolled = along(decompose_shared(trial, own, feet, alone, centre=centre))
+    after = rows[-1] + 1  # the left foot's first frame measured alone
+    assert own.measured["Left"][after]
+    measured = np.sum((alone["Left"][1][after, :2] - heel[after, :2]) * u[after])
+    assert abs(rolled[0] - HEEL_CONTACT_M) < 0.002
+    assert np.all(np.diff(rolled) > 0) and abs(rolled[-1] - measured) < 0.01
+    raised = heel.copy()
+    raised[first - 5:first + 5, 2] += 0.08  # the heel above the toe as the foot lands
+    kept = along(decompose_shared(trial, own, {**feet, "Left": (raised, toe)}, alone, centre=centre))
+    np.testing.assert_allclose(kept, measured, atol=0.003)

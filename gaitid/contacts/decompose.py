@@ -9,16 +9,25 @@ plate's plane, free moment Tz; lab frame) into two foot wrenches that add up to 
    ``reach`` (0.3 s) where that foot's load was measured alone (the trailing foot's just before the
    shared frames, on its forefoot; the leading foot's just after, at its heel), kept in the foot's
    sole frame (origin the nearer of its heel and toe markers, axis u heel to toe in the lab's XY,
-   v = Z x u) and carried by the markers onto the shared frame: c_A (first side), c_B, lab XY.
+   v = Z x u) and carried by the markers onto the shared frame: c_A (first side), c_B, lab XY. A
+   leading foot's COP rolls: from the heel's contact point (:data:`HEEL_CONTACT_M` ahead of the
+   heel marker) at the foot's first frame on the plate, linearly in time, to its measured place,
+   when it lands heel first (its heel nearer its standing height than its toe; a forefoot or flat
+   landing keeps its measured place).
 2. *The vertical split* from the plate's COP equation: two vertical forces at c_A and c_B have
    their COP at (Fz_A c_A + Fz_B c_B) / Fz, so foot A's share is
    a = ((p - c_B) . (c_A - c_B)) / |c_A - c_B|^2, clipped to [0, 1], and Fz_A = a Fz (the
    superimposed-force decomposition of Davis & Cavanagh 1993, with each foot's COP from its
    markers instead of an assumed transfer shape).
-3. *The horizontal split.* Each leg a strut: its horizontal force along the line from its COP to
-   the pelvis centre, F_h,i = Fz_i (c - c_i) / (c_z - p_z); what the plate measures beyond the
-   two struts is shared as the vertical force. Without pelvis markers, each foot keeps its
-   measured ratio of horizontal to vertical force, weighted by its share.
+3. *The horizontal split.* Each leg's force along its line of action, carried from the foot's
+   nearest measured frame with the pelvis: there, the line from its COP along its measured force
+   crosses the pelvis centre's height at an aim point, kept relative to the pelvis centre; on the
+   shared frame, F_h,i = Fz_i (c + q_i - c_i) / (c_z - p_z) (c the pelvis centre, q_i the aim
+   point's offset; without pelvis markers, the foot's measured ratio of horizontal to vertical
+   force). What the plate measures beyond the two estimates goes to the feet in proportion to
+   their variances, each taken as (Fz_i (dt_i + :data:`DRIFT_FLOOR_S`))^2 with dt_i the time from
+   the foot's measured frame: the estimate of a light foot, or one measured a frame away, keeps
+   nearly all of its value.
 4. *Exactness.* The lighter foot's wrench is its force at its COP c_i + r (r = p - (a c_A +
    (1 - a) c_B), the plate's COP off the feet's line) with its share of the free moment; the
    heavier foot takes the plate's moment (about the lab origin) less the lighter's, its COP and
@@ -45,6 +54,12 @@ from gaitid.core.errors import DataError
 from gaitid.core.trial import Trial
 from gaitid.core.vocabulary import COP_MIN_FORCE_N, SIDES
 
+#: m: a landing heel's contact point ahead of the heel marker, along the foot (the calcaneus's
+#: underside, ahead of the marker on its back): where a leading foot's COP starts rolling
+HEEL_CONTACT_M = 0.035
+#: s: the time from a measured frame below which a foot's carried force is taken as no better
+#: known (one sample at 100 Hz): the variances of the two feet's horizontal estimates
+DRIFT_FLOOR_S = 0.01
 
 
 @dataclass
@@ -82,16 +97,25 @@ def _nearest(valid: np.ndarray, reach: int) -> np.ndarray:
     return np.where(np.abs(pick - i) <= reach, pick, -1)
 
 
+def _run_start(on: np.ndarray) -> np.ndarray:
+    """(n,) index of the first frame of the run of ``on`` holding each frame, -1 off the runs."""
+    i = np.arange(on.size)
+    first = on & ~np.r_[False, on[:-1]]
+    return np.where(on, np.maximum.accumulate(np.where(first, i, -1)), -1)
+
+
 def decompose_shared(trial: Trial, ownership: PlateOwnership, feet: dict, alone: dict, reach_s: float = 0.3,
                      min_separation: float = 0.15, max_residual: float = 0.08,
                      centre: np.ndarray | None = None) -> SharedSplit:
     """Each foot's share of the plates both feet load (the module docstring gives the method).
 
     ``feet`` {side: (heel, toe)} (n, 3) m, lab; ``alone`` {side: (force (n, 3) N, cop (n, 3) m)} the
-    foot's load on the frames where it is measured alone (NaN elsewhere)."""
+    foot's load on the frames where it is measured alone (NaN elsewhere); ``centre`` (n, 3) m, lab,
+    the pelvis centre (None: each foot's measured ratio of horizontal to vertical force)."""
     n, m = ownership.owner.shape
     reach = max(1, int(round(reach_s * ownership.rate)))
-    sole, ratio, src = {}, {}, {}
+    i = np.arange(n)
+    sole, aim, src = {}, {}, {}
     for side in SIDES:
         heel, toe = feet[side]
         u, v = _sole_frame(heel, toe)
@@ -107,10 +131,38 @@ def decompose_shared(trial: Trial, ownership: PlateOwnership, feet: dict, alone:
         kk = np.clip(k, 0, n - 1)
         a_b = np.where((k >= 0)[:, None], ab[kk], np.nan)
         base = np.where(near_toe[kk][:, None], toe[:, :2], heel[:, :2])
-        sole[side] = base + a_b[:, :1] * u + a_b[:, 1:] * v  # (n, 2) lab XY, NaN where unknown
+        c = base + a_b[:, :1] * u + a_b[:, 1:] * v  # (n, 2) lab XY, NaN where unknown
+        # a foot first measured after the shared frames (a leading foot loading): its COP rolls
+        # forward, in its sole frame from the heel marker, from the heel's contact point at the
+        # foot's first frame on the plate to its measured place, linearly in time
+        on = ok | ownership.touches[side].any(axis=1)
+        if ownership.sharing is not None:
+            on = on | ownership.sharing[side].any(axis=1)
+        first = _run_start(on)
+        # ... when it lands heel first: its heel nearer its standing height than its toe (a forefoot
+        # or flat landing keeps the COP where it is measured)
+        with np.errstate(invalid="ignore"):
+            up = {key: x[:, 2] - np.nanpercentile(x[:, 2], 2) if np.isfinite(x[:, 2]).any() else x[:, 2]
+                  for key, x in (("heel", heel), ("toe", toe))}
+        ff = np.clip(first, 0, n - 1)
+        lead = (k > i) & (first >= 0) & (up["heel"][ff] < up["toe"][ff])
+        rel_h = P[kk, :2] - heel[kk, :2]
+        along, across = np.sum(rel_h * u[kk], axis=1), np.sum(rel_h * v[kk], axis=1)
+        w = np.clip((k - i) / np.maximum(k - first, 1), 0.0, 1.0)
+        along = along + w * (np.fmin(HEEL_CONTACT_M, along) - along)
+        rolled = heel[:, :2] + along[:, None] * u + across[:, None] * v
+        sole[side] = np.where(lead[:, None], rolled, c)
+        # where the foot's measured force line crosses the pelvis centre's height, relative to the
+        # centre (lab XY): the leg's line of force carried with the pelvis; without a centre, its
+        # measured ratio of horizontal to vertical force (the same point, the pelvis standing still)
         with np.errstate(invalid="ignore", divide="ignore"):
-            ratio[side] = np.where((k >= 0)[:, None], F[kk, :2] / F[kk, 2:3], np.nan)
-        src[side] = k
+            ratio = F[kk, :2] / F[kk, 2:3]
+            if centre is not None:
+                q = P[kk, :2] + ratio * (centre[kk, 2:3] - P[kk, 2:3]) - centre[kk, :2]
+            else:
+                q = np.full((n, 2), np.nan)
+        aim[side] = (np.where((k >= 0)[:, None], q, np.nan), np.where((k >= 0)[:, None], ratio, np.nan))
+        src[side] = np.where(k >= 0, k, -10 * n)
     out_F = {s: np.zeros((n, 3)) for s in SIDES}
     out_M = {s: np.zeros((n, 3)) for s in SIDES}
     out_P = {s: np.full((n, 3), np.nan) for s in SIDES}
@@ -140,24 +192,24 @@ def decompose_shared(trial: Trial, ownership: PlateOwnership, feet: dict, alone:
         why[(why == 0) & ~(np.linalg.norm(r, axis=1) <= max_residual)] = 3
         good = why == 0
         a = np.where(good, a, np.nan)
-        # vertical by the share; horizontal: each foot's measured ratio, weighted by its share
         FzA = a * F[:, 2]
         FzB = F[:, 2] - FzA
-        # horizontal: each leg a strut, its force along the line from its COP to the pelvis centre,
-        # the rest of the plate's horizontal force shared as the vertical; without a pelvis centre,
-        # each foot's measured ratio to its vertical force, weighted by its share
-        if centre is not None:
-            c = centre[rows]
+        # horizontal: each foot's force along its line through its aim point (carried with the
+        # pelvis centre) for its vertical force, else its measured ratio; what the plate measures
+        # beyond the two goes to the feet in proportion to the variance of their estimates
+        est = []
+        for side, c_i, Fz_i in ((A, cA, FzA), (B, cB, FzB)):
+            q, ratio = aim[side][0][rows], aim[side][1][rows]
             with np.errstate(invalid="ignore", divide="ignore"):
-                sA = FzA[:, None] * (c[:, :2] - cA) / (c[:, 2:3] - z[:, None])
-                sB = FzB[:, None] * (c[:, :2] - cB) / (c[:, 2:3] - z[:, None])
-            FhA = sA + a[:, None] * (F[:, :2] - sA - sB)
-        else:
-            FhA = np.full((rows.size, 2), np.nan)
-        rA, rB = ratio[A][rows], ratio[B][rows]
-        hA = np.where(np.isfinite(rA).all(1)[:, None], rA * FzA[:, None], a[:, None] * F[:, :2])
-        hB_left = np.where(np.isfinite(rB).all(1)[:, None], F[:, :2] - rB * FzB[:, None], a[:, None] * F[:, :2])
-        FhA = np.where(np.isfinite(FhA), FhA, a[:, None] * hA + (1 - a[:, None]) * hB_left)
+                h = Fz_i[:, None] * (centre[rows, :2] + q - c_i) / (centre[rows, 2:3] - z[:, None]) \
+                    if centre is not None else np.full((rows.size, 2), np.nan)
+            h = np.where(np.isfinite(h).all(axis=1)[:, None], h, ratio * Fz_i[:, None])
+            var = (np.abs(Fz_i) * (np.abs(rows - src[side][rows]) / ownership.rate + DRIFT_FLOOR_S)) ** 2
+            est.append((h, var))
+        (hA, vA), (hB, vB) = est
+        with np.errstate(invalid="ignore", divide="ignore"):
+            wA = np.where(vA + vB > 0, vA / (vA + vB), 0.5)
+        FhA = hA + wA[:, None] * (F[:, :2] - hA - hB)
         FA = np.column_stack([FhA, FzA])
         FB = F - FA
         zs[rows] = np.nan_to_num(z)
@@ -261,5 +313,5 @@ def shared_plates_check(loads: dict, contacts: list, rate: float, decompose: boo
     return Check.outcome(name, f"decomposed: {what}", [
         f"both feet on one plate ({names}): each foot's load decomposed for {what} (its share estimated from the "
         f"plate's centre of pressure between the feet, flagged 'decomposed' in the loads, contacts and cycles; "
-        f"about 2-5 % of body weight RMS in each force on real walks, docs/contacts.md); --no-decompose leaves "
+        f"about 1-4 % of body weight RMS in each force on real walks, docs/contacts.md); --no-decompose leaves "
         f"these frames NaN"])

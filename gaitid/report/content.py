@@ -39,9 +39,8 @@ class SideCurves:
     output ``columns`` {(variable, component): index} (component '' for a scalar), NaN where a
     trial lacks the variable; per cycle its trial, index, kinetic flag and foot off (% cycle);
     ``filled`` (n_cycles, 101) bool: points within a marker gap the gap filling filled
-    (:mod:`gaitid.model.gap_fill`), None when nothing was filled; ``decomposed`` (n_cycles, 101)
-    bool: points where the side's foot load is its decomposed share of a plate both feet load
-    (:mod:`gaitid.contacts.decompose`), None when no frame was decomposed."""
+    (:mod:`gaitid.model.gap_fill`), None when nothing was filled; ``decomposed`` likewise, the points
+    drawn from a decomposed foot load (:mod:`gaitid.contacts.decompose`)."""
 
     trial: list[str]
     cycle: np.ndarray
@@ -57,8 +56,7 @@ class SideCurves:
 class Stances:
     """Ground reaction force of one side's valid plate contacts, 0-100 % of each stance:
     ``values`` (n_contacts, 101, 3) [anterior, medial, vertical] (or lab X, Y, Z when
-    ``along_progression`` is False), in ``unit``; ``trial``/``plates`` per contact; ``decomposed``
-    (n_contacts, 101) bool: points where the foot's load is decomposed (None when none is)."""
+    ``along_progression`` is False), in ``unit``; ``trial``/``plates`` and ``decomposed`` per contact."""
 
     trial: list[str]
     plates: list[str]
@@ -118,15 +116,6 @@ class ReportData:
         if s is None or s.filled is None:
             return None
         return s.filled[np.ones(len(s.cycle), bool) if is_kinematic(variable) else s.kinetic]
-
-    def decomposed_rows(self, side: str, variable: str) -> np.ndarray | None:
-        """(n_kinetic_cycles, 101) bool for the rows of :meth:`cycle_matrix` of a kinetic variable:
-        points where the foot's load is decomposed; None for an angle (the markers alone give it)
-        or when no frame of the report's trials was decomposed."""
-        s = self.sides.get(side)
-        if s is None or s.decomposed is None or is_kinematic(variable):
-            return None
-        return s.decomposed[s.kinetic]
 
     def mean_sd(self, side: str, variable: str, component: str):
         """(percent, mean, sd, n) arrays over those cycles (sample SD; NaN-skipping, like
@@ -199,7 +188,7 @@ def side_curves(results: list, names: list[str], side: str) -> SideCurves:
         where = [union[c] for c in cols]
         fills = getattr(r, "fills", None)
         mask = fills.any_filled(r.trial.n_frames).astype(float) if fills is not None else np.zeros(r.trial.n_frames)
-        dec = decomposed_frames(r, side)
+        dec = r.loads[side].decomposed.astype(float) if side in (r.loads or {}) else np.zeros(r.trial.n_frames)
         for c in r.cycles:
             if c.side != side:
                 continue
@@ -214,18 +203,10 @@ def side_curves(results: list, names: list[str], side: str) -> SideCurves:
             kinetic.append(bool(c.kinetic))
             foot_off.append(c.foot_off_pct)
     values = np.stack(rows) if rows else np.empty((0, CYCLE_POINTS, len(union)))
-    marked = np.stack(filled) if filled and np.any(filled) else None
-    shared = np.stack(decomposed) if decomposed and np.any(decomposed) else None
+    marked, shared = (np.stack(m) if m and np.any(m) else None for m in (filled, decomposed))
     return SideCurves(trial, np.array(index, int), np.array(kinetic, bool), np.array(foot_off, float), values, union,
                       marked, shared)
 
-
-def decomposed_frames(result, side: str) -> np.ndarray:
-    """(n_frames,) 1.0 on the frames where ``side``'s foot load is decomposed, 0.0 elsewhere."""
-    load = (getattr(result, "loads", None) or {}).get(side)
-    if load is None or load.source is None:
-        return np.zeros(result.trial.n_frames)
-    return (load.source == "decomposed").astype(float)
 
 
 def progression_axes(result) -> np.ndarray | None:
@@ -253,7 +234,7 @@ def side_stances(results: list, names: list[str], side: str, directions: list) -
         if along:
             medial = np.cross([0.0, 0.0, 1.0], d) * (1.0 if side == "Right" else -1.0)
             F = np.column_stack([np.einsum("ni,ni->n", F, d), np.einsum("ni,ni->n", F, medial), F[:, 2]])
-        dec = decomposed_frames(r, side)
+        dec = r.loads[side].decomposed.astype(float) if side in (r.loads or {}) else np.zeros(r.trial.n_frames)
         for c in r.foot_contacts:
             if not (c.valid and c.side == side and c.complete and c.off_time > c.strike_time):
                 continue

@@ -249,10 +249,10 @@ def cycle_panel(panel: Panel, data: ReportData, variable: str, component: str, n
         if band is not None:
             panel.band(band[0], band[1], band[2], SIDE_COLOURS[side], 1.0, gid=f"uncertainty:{side}",
                        style="outline")
-        decomposed = data.decomposed_rows(side, variable)
-        if decomposed is not None:
-            mark_decomposed(panel, pct, data.cycle_matrix(side, variable, component), decomposed, mean, side,
-                            show_cycles)
+        s = data.sides[side]
+        if s.decomposed is not None and kinetic:  # the angles never: the markers alone give them
+            mark_decomposed(panel, pct, data.cycle_matrix(side, variable, component), s.decomposed[s.kinetic], mean,
+                            side, show_cycles)
         if show_cycles:
             for row in data.cycle_matrix(side, variable, component):
                 panel.line(pct, row, CYCLE_COLOURS[side], 0.5, gid=f"cycle:{side}")

@@ -40,12 +40,6 @@ def contacts_of(load: FootLoad) -> list[tuple[int, int]]:
     return list(zip(starts.tolist(), stops.tolist()))
 
 
-def decomposed(load: FootLoad) -> np.ndarray:
-    """(n,) bool: the frames where the foot's load is decomposed (none without a source)."""
-    n = load.force_lab.shape[0]
-    return np.asarray(load.source == "decomposed", bool) if load.source is not None else np.zeros(n, bool)
-
-
 def perturbed_loads(loads: dict[str, FootLoad], design: Design, rate: float, settings
                     ) -> tuple[dict[str, ExternalLoad], dict[str, FootLoad]]:
     """Per side, the solver's load and the foot load (for the ground-reaction output) of every
@@ -79,7 +73,7 @@ def perturbed_loads(loads: dict[str, FootLoad], design: Design, rate: float, set
         sign = 1.0 if side == SIDES[0] else -1.0
         e = sign * np.column_stack([design.value(("shared_force", i)) for i in range(3)])  # (C, 3)
         q = np.column_stack([design.value(("shared_cop", side, 0)), design.value(("shared_cop", side, 1)), np.zeros(C)])
-        m = decomposed(load)
+        m = load.decomposed
         if m.any() and (e.any() or q.any()):
             unknown = np.isnan(load.force_lab).any(axis=1)[:, None]  # NaN stays NaN, filtered in runs as the load
 

@@ -22,7 +22,7 @@ from gaitid.model.markerset import Model
 from gaitid.model.point_methods import method_of
 from gaitid.uncertainty.design import Parameter
 from gaitid.uncertainty.errormodel import ErrorModel
-from gaitid.uncertainty.foot_load_errors import contacts_of, decomposed
+from gaitid.uncertainty.foot_load_errors import contacts_of
 from gaitid.uncertainty.points import joint_geometry, landmark_labels
 from gaitid.uncertainty.segments import bsip_groups
 
@@ -62,11 +62,11 @@ def error_parameters(model: Model, labels: set[str], loads: dict[str, FootLoad],
             for c, _ in enumerate(contacts_of(loads[side])):
                 out += [Parameter("plates", ("cop", side, c, a), plate.cop_sd) for a in range(2)]
                 out.append(Parameter("plates", ("gain", side, c), plate.force_cv))
-    if "decomposition" in sources and any(decomposed(loads[side]).any() for side in SIDES):
+    if "decomposition" in sources and any(loads[side].decomposed.any() for side in SIDES):
         d = errors.decomposition
         out += [Parameter("decomposition", ("shared_force", a), float(d.force_sd[a] * weight)) for a in range(3)]
         out += [Parameter("decomposition", ("shared_cop", side, a), d.cop_sd)
-                for side in SIDES if decomposed(loads[side]).any() for a in range(2)]
+                for side in SIDES if loads[side].decomposed.any() for a in range(2)]
     return out
 
 

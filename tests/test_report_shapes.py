@@ -164,6 +164,22 @@ def test_a_session_too_large_for_cycles_marks_the_mean(sources):
         np.testing.assert_allclose(mark.y[np.isfinite(mark.y)], mean.y[np.isfinite(mark.y)])
 
 
+def test_a_session_report_from_the_batch_keeps_the_marks(sources):
+    """The slim Result a batch stores for its session report marks the same decomposed points as the
+    full Result (it keeps each foot's per-frame source, not its samples)."""
+    from gaitid.batch import pack_result, unpack_result
+
+    (shape,) = [s for s in SHAPES if s.name == "single-belt treadmill"]
+    r = build(shape, sources)
+    back = unpack_result(pack_result(r))
+    assert back.loads["Left"].force_lab.size == 0
+    full, slim = gather([r]), gather([back])
+    for side in SIDES:
+        assert full.sides[side].decomposed.any()
+        np.testing.assert_array_equal(slim.sides[side].decomposed, full.sides[side].decomposed)
+        np.testing.assert_array_equal(slim.stances[side].decomposed, full.stances[side].decomposed)
+
+
 @pytest.fixture(scope="module")
 def norms(sources):
     """Norms from four copies of the sample walk, every curve shifted 0, 1, 2 and 3 (as in test_norms)."""

@@ -6,11 +6,14 @@
    shared; force RMS in % body weight, COP RMS where the foot carries >= 100 N, and the sagittal
    (X) and frontal (Y) ankle, knee and hip moments (N.m/kg) from the original's kinematics with
    the decomposed loads in place of the measured ones.
-2. The synthetic split-belt treadmill (crossing steps, exact truth): force RMS against the truth,
-   kinetic cycles with and without the decomposition.
+2. The synthetic treadmills (exact truth): split belt with 3 crossing steps in 10 strides, split
+   belt with the right foot across the line on every step, single belt; force RMS against the
+   truth, kinetic cycles with and without the decomposition, and how often the truth lies in the
+   first-order 95 % band of the ground reaction on the decomposed frames, with and without the
+   decomposition's error source (docs/uncertainty.md).
 3. Cost: the decomposition's time against process() on the synthetic treadmill.
 
-    PYTHONPATH=. python benchmarks/bench_shared_plates.py
+    PYTHONPATH=. python benchmarks/bench_shared_plates.py [--treadmills]   (--treadmills: 2 and 3 only)
 """
 
 from __future__ import annotations
@@ -104,29 +107,63 @@ def merged_errors(name: str) -> dict | None:
     return row
 
 
+TREADMILLS = {  # name: write_treadmill keywords (12 s: 11 cycles per side)
+    "split belt, 3 crossing steps in 10 strides": {},
+    "split belt, right foot across the line every step": {"crossings": (("R", 0),), "crossing_period": 1},
+    "single belt": {"layout": "single"},
+}
+
+
+def band_coverage(r, truth, dec: dict) -> float:
+    """% of the decomposed frames' ground-reaction components (both feet) whose truth lies within
+    the first-order 95 % band (nominal +- 1.96 SD)."""
+    m = r.subject.subject.mass
+    f = r.frames
+    hits = []
+    for side in ("Left", "Right"):
+        sel = f[(f.side == side) & (f.variable == "GroundReactionForce")]
+        for k, comp in enumerate("XYZ"):
+            s = sel[sel.component == comp].set_index("frame")
+            idx = np.searchsorted(np.asarray(r.trial.frames), s.index.to_numpy())
+            t = truth[f"{side[0]}_grf_lab_{'xyz'[k]}_N"].to_numpy()[idx] / m
+            v, sd = s["value"].to_numpy(), s["uncertainty_sd"].to_numpy()
+            ok = dec[side][idx] & np.isfinite(v)
+            hits.append(np.abs(v[ok] - t[ok]) <= 1.96 * sd[ok])
+    return 100.0 * float(np.mean(np.concatenate(hits)))
+
+
 def treadmill_rows(folder: Path) -> list[str]:
     import pandas as pd
 
+    from gaitid.uncertainty import SOURCES, UncertaintySettings
     from gaitid.validation.synthetic.treadmill_trial import write_treadmill
 
-    path = folder / "treadmill.c3d"
-    write_treadmill(path, duration_s=6.0)
-    truth = pd.read_csv(folder / "treadmill_truth.csv")
-    r = process(str(path))
-    r_off = process(str(path), decompose_shared_plates=False)
-    bw = r.subject.subject.mass * 9.81
     lines = []
-    for side in ("Left", "Right"):
-        dec = r.loads[side].source == "decomposed"
-        T = truth[[f"{side[0]}_grf_lab_{a}_N" for a in "xyz"]].to_numpy()[dec]
-        e = (r.loads[side].force_lab[dec] - T) / bw
-        rms = np.sqrt(np.mean(e ** 2, axis=0)) * 100
-        kin = sum(c.kinetic for c in r.cycles if c.side == side)
-        kin_off = sum(c.kinetic for c in r_off.cycles if c.side == side)
-        n_c = sum(c.side == side for c in r.cycles)
-        lines.append(f"| split-belt treadmill, {side} | {int(dec.sum())} | {rms[0]:.1f} | {rms[1]:.1f} | {rms[2]:.1f} | "
-                     f"{kin}/{n_c} (off: {kin_off}/{n_c}) |")
-    # cost: the decomposition alone against process()
+    for k, (name, kwargs) in enumerate(TREADMILLS.items()):
+        path = folder / f"treadmill{k}.c3d"
+        write_treadmill(path, duration_s=12.0, **kwargs)
+        truth = pd.read_csv(folder / f"treadmill{k}_truth.csv", dtype={"R_plates": str, "L_plates": str},
+                            keep_default_na=False, na_values=[""])
+        r = process(str(path), uncertainty=UncertaintySettings(samples=0))
+        r_off = process(str(path), decompose_shared_plates=False)
+        without = process(str(path), uncertainty=UncertaintySettings(
+            samples=0, sources=tuple(s for s in SOURCES if s != "decomposition")))
+        bw = r.subject.subject.mass * 9.81
+        dec = {side: r.loads[side].source == "decomposed" for side in ("Left", "Right")}
+        cover = f"{band_coverage(r, truth, dec):.0f} / {band_coverage(without, truth, dec):.0f}"
+        for side in ("Left", "Right"):
+            T = truth[[f"{side[0]}_grf_lab_{a}_N" for a in "xyz"]].to_numpy()[dec[side]]
+            e = (r.loads[side].force_lab[dec[side]] - T) / bw
+            rms = np.sqrt(np.mean(e ** 2, axis=0)) * 100
+            kin = sum(c.kinetic for c in r.cycles if c.side == side)
+            kin_off = sum(c.kinetic for c in r_off.cycles if c.side == side)
+            n_c = sum(c.side == side for c in r.cycles)
+            lines.append(f"| {name}, {side} | {int(dec[side].sum())} | {rms[0]:.1f} | {rms[1]:.1f} | {rms[2]:.1f} | "
+                         f"{kin}/{n_c} (off: {kin_off}/{n_c}) | {cover} |")
+    # cost: the decomposition alone against process(), on the first treadmill (6 s)
+    path = folder / "treadmill_6s.c3d"
+    write_treadmill(path, duration_s=6.0)
+    r = process(str(path))
     trial = load_trial(str(path))
     own = plate_ownership(trial, r.markers)
     t0 = time.perf_counter()
@@ -143,6 +180,17 @@ def treadmill_rows(folder: Path) -> list[str]:
 
 def main() -> None:
     warnings.simplefilter("ignore")
+    if "--treadmills" not in sys.argv[1:]:
+        real_rows()
+    print("\n| synthetic (12 s, exact truth) | decomposed frames | Fx | Fy | Fz (% BW RMS) | kinetic cycles | "
+          "GRF truth in the 95 % band on decomposed frames, % (with / without the decomposition source) |")
+    print("|---|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for line in treadmill_rows(Path(tmp)):
+            print(line)
+
+
+def real_rows() -> None:
     print("| merged trial | shared foot-frames | decomposed | Fx | Fy | Fz (% BW RMS) | COP (mm RMS) | "
           "ankle | knee | hip sagittal (N.m/kg RMS: decomposed frames / whole stances) | ankle | knee | hip frontal "
           "| kinetic cycles merged / original |")
@@ -160,11 +208,6 @@ def main() -> None:
               + " | ".join(f"{row[f'{j}_sag']:.3f} / {row[f'{j}_sag_stance']:.3f}" for j in JOINTS) + " | "
               + " | ".join(f"{row[f'{j}_front']:.3f} / {row[f'{j}_front_stance']:.3f}" for j in JOINTS)
               + f" | {row['kinetic'][0]} / {row['kinetic'][1]} |")
-    print("\n| synthetic | decomposed frames | Fx | Fy | Fz (% BW RMS) | kinetic cycles |")
-    print("|---|---|---|---|---|---|")
-    with tempfile.TemporaryDirectory() as tmp:
-        for line in treadmill_rows(Path(tmp)):
-            print(line)
 
 
 if __name__ == "__main__":

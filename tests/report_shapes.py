@@ -27,7 +27,7 @@ class Sources:
         self._long: Path | None = None
 
     def synthetic(self, kind: str) -> Path:
-        """A synthetic treadmill ('treadmill_split', 'treadmill_tandem') or stair trial
+        """A synthetic treadmill ('treadmill_split', 'treadmill_tandem', 'treadmill_single') or stair trial
         ('stairs_ascent', 'stairs_descent') written once (gaitid.validation.synthetic)."""
         from gaitid.validation import synthetic as S
 
@@ -35,6 +35,7 @@ class Sources:
         if not path.exists():
             write = {"treadmill_split": lambda p: S.write_treadmill(p, duration_s=8.0),
                      "treadmill_tandem": lambda p: S.write_treadmill(p, duration_s=6.0, layout="tandem"),
+                     "treadmill_single": lambda p: S.write_treadmill(p, duration_s=6.0, layout="single"),
                      "stairs_ascent": S.write_stairs,
                      "stairs_descent": lambda p: S.write_stairs(p, direction="descent")}[kind]
             write(path)
@@ -102,8 +103,10 @@ SHAPES = [
     Shape("kinematics only", lambda s: _without_plates(SAMPLE), why="a trial without force plates"),
     Shape("external convention", lambda s: _process(SAMPLE, convention="external", normalise="bw-height")),
     Shape("split-belt treadmill", lambda s: _process(s.synthetic("treadmill_split")),
-          why="both feet on one belt in double support: those contacts rejected, the others kinetic"),
+          why="both feet on one belt in the double supports around 2 crossing steps: decomposed"),
     Shape("tandem treadmill", lambda s: _process(s.synthetic("treadmill_tandem"))),
+    Shape("single-belt treadmill", lambda s: _process(s.synthetic("treadmill_single")),
+          why="both feet on the one belt in every double support: every kinetic cycle partly decomposed"),
     Shape("stair ascent", lambda s: _process(s.synthetic("stairs_ascent")), why="plates at step heights"),
     Shape("stair descent", lambda s: _process(s.synthetic("stairs_descent"))),
     Shape("long, every contact invalid", lambda s: _process(s.long_walk(), plates={1: "Invalid", 2: "Invalid"})),

@@ -14,6 +14,7 @@ from gaitid.report import write_report
 from gaitid.report.canvas import Text, text_width
 from gaitid.report.content import gather
 from gaitid.report.pages import report_pages
+from gaitid.report.plots import DECOMPOSED_LABEL, draws_cycles, has_decomposed
 
 _built: dict = {}
 
@@ -62,6 +63,7 @@ def test_report_renders(shape, sources, tmp_path):
         assert bool(panel(pages, "Knee flexion/extension").get(f"mean:{side}")) == cycles
     if not r.cycles:
         assert "no complete gait cycle" in page_texts
+    assert (DECOMPOSED_LABEL in text) == (DECOMPOSED_LABEL in page_texts) == has_decomposed(data)
 
     # the first page names every rejected contact with its reason, and a contact without a foot
     for c in r.foot_contacts:
@@ -96,6 +98,86 @@ def test_report_renders(shape, sources, tmp_path):
     if drawn:
         assert {p.title for page in drawn for p in page.panels} == {c.muscle for c in emg.used}
         assert all(f"{c.channel}: {c.problem}"[:40] in page_texts for c in emg.channels if c.problem)
+
+
+def touches_decomposed(result, side: str, start: float, end: float) -> np.ndarray:
+    """(101,) bool: the points from ``start`` to ``end`` (s) whose value is drawn from a frame where
+    ``side``'s foot load is decomposed (the frame itself, or either end of the interval it lies in)."""
+    t = result.trial.time
+    dec = result.loads[side].source == "decomposed"
+    at = np.linspace(start, end, 101)
+    hi = np.clip(np.searchsorted(t, at, side="left"), 1, len(t) - 1)
+    lo = hi - 1
+    return (dec[lo] & (at < t[hi])) | (dec[hi] & (at > t[lo]))
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=[s.name for s in SHAPES])
+def test_kinetics_mark_the_decomposed_foot_loads(shape, sources):
+    """Each kinetic cycle's moments and powers and each valid contact's GRF are highlighted (gid
+    'decomposed:<side>') at exactly the percent points drawn from a frame whose foot load is
+    decomposed, over the curve drawn there (each cycle's, or the mean's in a session too large to
+    draw cycles); the angles never; a shape without a decomposed frame has no mark."""
+    r = build(shape, sources)
+    data = gather(r)
+    pages = report_pages(data)
+    cycles = draws_cycles(data)
+    assert not any(s.gid.startswith("decomposed") for page in pages if page.kind != "kinetics"
+                   for p in page.panels for s in p.series)
+    for side in SIDES:
+        loads = getattr(r, "loads", {}).get(side)
+        expect_rows = [touches_decomposed(r, side, c.start_time, c.end_time) for c in r.cycles
+                       if c.side == side and c.kinetic] if loads is not None and loads.source is not None else []
+        contacts = [touches_decomposed(r, side, c.strike_time, c.off_time) for c in r.foot_contacts
+                    if c.valid and c.side == side and c.complete and c.off_time > c.strike_time] \
+            if loads is not None and loads.source is not None else []
+        for title, expected, values in (
+                ("Knee sagittal moment", expect_rows, data.cycle_matrix(side, "KneeMoment", "X")),
+                ("Ankle power", expect_rows, data.cycle_matrix(side, "AnklePower", "")),
+                ("GRF vertical", contacts, data.stances[side].values[:, :, 2] if side in data.stances else [])):
+            marks = panel(pages, title).get(f"decomposed:{side}")
+            expected = np.array(expected, bool).reshape(-1, 101)
+            if not cycles:  # the mean, where any row is decomposed
+                expected = expected.any(axis=0, keepdims=True)
+                values = [m.y for m in panel(pages, title).get(f"mean:{side}") + panel(pages, title).get(f"grf:{side}")]
+            drawn = [(row, mask) for row, mask in zip(values, expected) if mask.any()]
+            assert len(marks) == len(drawn), (title, side)
+            for m, (row, mask) in zip(marks, drawn):
+                np.testing.assert_array_equal(np.isfinite(m.y), mask & np.isfinite(row))
+                np.testing.assert_allclose(m.y[mask], row[mask])
+    if "treadmill" in shape.name and "tandem" not in shape.name:
+        assert has_decomposed(data)
+
+
+def test_a_session_too_large_for_cycles_marks_the_mean(sources):
+    """A session of more than 40 cycles draws the means only: the mean is highlighted wherever any
+    pooled kinetic cycle's point is drawn from a decomposed foot load."""
+    (shape,) = [s for s in SHAPES if s.name == "single-belt treadmill"]
+    r = build(shape, sources)
+    data = gather([r] * 5)
+    assert not draws_cycles(data)
+    page = next(p for p in report_pages(data) if p.kind == "kinetics")
+    for side in SIDES:
+        rows = [touches_decomposed(r, side, c.start_time, c.end_time) for c in r.cycles if c.side == side and c.kinetic]
+        (mark,) = panel([page], "Hip sagittal moment").get(f"decomposed:{side}")
+        (mean,) = panel([page], "Hip sagittal moment").get(f"mean:{side}")
+        np.testing.assert_array_equal(np.isfinite(mark.y), np.any(rows, axis=0))
+        np.testing.assert_allclose(mark.y[np.isfinite(mark.y)], mean.y[np.isfinite(mark.y)])
+
+
+def test_a_session_report_from_the_batch_keeps_the_marks(sources):
+    """The slim Result a batch stores for its session report marks the same decomposed points as the
+    full Result (it keeps each foot's per-frame source, not its samples)."""
+    from gaitid.batch import pack_result, unpack_result
+
+    (shape,) = [s for s in SHAPES if s.name == "single-belt treadmill"]
+    r = build(shape, sources)
+    back = unpack_result(pack_result(r))
+    assert back.loads["Left"].force_lab.size == 0
+    full, slim = gather([r]), gather([back])
+    for side in SIDES:
+        assert full.sides[side].decomposed.any()
+        np.testing.assert_array_equal(slim.sides[side].decomposed, full.sides[side].decomposed)
+        np.testing.assert_array_equal(slim.stances[side].decomposed, full.stances[side].decomposed)
 
 
 @pytest.fixture(scope="module")

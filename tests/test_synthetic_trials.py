@@ -252,6 +252,42 @@ def test_tandem_treadmill_every_stance_crosses_the_line():
     _check_shares(tm)
 
 
+def test_single_belt_treadmill_both_feet_on_its_one_plate(tmp_path):
+    """One belt under both feet: every stance on plate 1 alone, every double support mixed (both
+    feet on the plate), single support measurable; the plate's channels as ezc3d decodes them are
+    the sum of both feet's loads."""
+    tm = S.make_treadmill_trial(duration_s=4.0, layout="single")
+    b, p = tm.block, tm.params
+    tt = tm.truth_table()
+    assert len(tm.scenario.plates) == 1
+    both = (b.contact["R"] > 0) & (b.contact["L"] > 0)
+    assert both.sum() > 60
+    for side in S.SIDES:
+        stance = b.contact[side] > 0
+        assert set(tt.loc[stance, f"{side}_plates"]) == {"1"}
+        np.testing.assert_array_equal(b.contact[side][stance], np.where(both[stance], 3, 1))
+    _check_shares(tm)
+    path = tmp_path / "single.c3d"
+    S.write_treadmill(path, duration_s=4.0, layout="single", truth=False)
+    _check_c3d_plates(tm, path)
+
+
+def test_split_belt_treadmill_crossing_in_every_double_support():
+    """``crossings=(("R", 0),), crossing_period=1``: every right step straddles the belt line, so
+    the left belt carries both feet in every double support (truth code 3 on both feet) and the
+    right belt never does."""
+    tm = S.make_treadmill_trial(duration_s=6.0, crossings=(("R", 0),), crossing_period=1)
+    b, tt = tm.block, tm.truth_table()
+    both = (b.contact["R"] > 0) & (b.contact["L"] > 0)
+    runs = np.flatnonzero(np.diff(both.astype(int)) == 1)
+    assert len(runs) >= 10  # double supports starting inside the trial
+    for side in S.SIDES:
+        np.testing.assert_array_equal(b.contact[side][both], 3)
+    assert set(tt.loc[b.contact["R"] > 0, "R_plates"]) == {"1+2"}
+    assert not np.any(b.shares["L"][0].share > 0)  # the left foot never on the right belt
+    _check_shares(tm)
+
+
 def test_treadmill_files(split_trial, split_files, tmp_path):
     c3d_path, truth_path, events_path, seg_path = split_files
     c = ezc3d.c3d(str(c3d_path))

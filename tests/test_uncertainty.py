@@ -280,7 +280,7 @@ def test_result_tables_carry_the_uncertainty(with_unc, nominal):
 
 def test_contributions_split_the_first_order_variance(with_unc):
     c = with_unc.uncertainty.contributions
-    assert set(c["source"]) == set(SOURCES)
+    assert set(c["source"]) == set(SOURCES) - {"decomposition"}  # listed where it acts: no decomposed frame here
     sums = c.groupby(["side", "parameter", "variable", "component"])["variance_fraction"].sum()
     np.testing.assert_allclose(sums.dropna(), 1.0, atol=1e-9)
     # at the push-off peak the centre of pressure and the ankle centre dominate, not the segments' inertia
@@ -562,3 +562,101 @@ def test_default_memory_budget_fits_200_samples_on_every_clean_trial(realdata):
         except GaitIDError:  # the deliberately broken files of the test collections
             continue
     assert frames and BYTES_PER_COLUMN_FRAME * 300 * max(frames) < DEFAULT_MEMORY_BUDGET
+
+
+# ----------------------------------------------------------------------------- decomposed foot loads
+
+
+@pytest.fixture(scope="module")
+def single_belt(tmp_path_factory):
+    """A 6 s single-belt treadmill (both feet on the one plate in every double support), processed
+    with the first-order uncertainty, with and without the decomposition's errors."""
+    from gaitid.validation.synthetic.treadmill_trial import write_treadmill
+
+    path = tmp_path_factory.mktemp("belt") / "single.c3d"
+    write_treadmill(path, duration_s=6.0, layout="single", truth=False)
+    others = tuple(s for s in SOURCES if s != "decomposition")
+    return (process(path, uncertainty=UncertaintySettings(samples=0)),
+            process(path, uncertainty=UncertaintySettings(samples=0, sources=others)))
+
+
+def test_the_decomposition_error_figures_and_streams():
+    """The default figures (pooled RMS of the merged real walks) with their source; every source's
+    random stream and the marker noise's keep their numbers (a new source takes a new one: the
+    marker noise's stream was the number of sources, which appending a source would have moved)."""
+    from gaitid.uncertainty.errormodel import NOISE_STREAM, STREAMS
+
+    d = load_error_model().decomposition
+    np.testing.assert_allclose(d.force_sd, [0.042, 0.042, 0.032])
+    assert d.cop_sd == pytest.approx(0.019) and "bench_shared_plates" in d.source
+    assert SOURCES[:4] == ("joint_centres", "bsip", "plates", "markers") and SOURCES[-1] == "decomposition"
+    assert [STREAMS[s] for s in SOURCES[:4]] == [0, 1, 2, 3] and NOISE_STREAM == 4
+    assert len({*STREAMS.values(), NOISE_STREAM}) == len(STREAMS) + 1
+
+
+def test_a_batch_column_of_the_decomposition_is_the_processing_of_the_moved_loads(single_belt):
+    """One column moving 30 N (lab x, y, z) from the right foot to the left and the left foot's COP
+    by 20 mm (lab y) on the decomposed frames gives what the pipeline's own solver and outputs give
+    for foot loads moved so, frame by frame; the frames measured alone keep their ground reaction."""
+    from dataclasses import replace
+
+    from gaitid.cycles.outputs import output_curves
+    from gaitid.pipeline import joint_loads
+
+    r = single_belt[0]
+    m = load_model(r.settings.model)
+    e, q = np.array([30.0, -30.0, 30.0]), 0.02
+    moved = {}
+    for side, s in (("Left", 1.0), ("Right", -1.0)):
+        ld = r.loads[side]
+        dec = (ld.source == "decomposed")[:, None]
+        cop = ld.cop_lab + (np.array([0.0, q, 0.0]) if side == "Left" else 0.0)
+        moved[side] = replace(ld, force_lab=np.where(dec, ld.force_lab + s * e, ld.force_lab),
+                              cop_lab=np.where(dec, cop, ld.cop_lab))
+    direct = output_curves(r.kinematics, joint_loads(r.kinematics, moved, r.settings), moved, m, r.settings,
+                           r.subject.subject)
+    keys = [("shared_force", 0), ("shared_force", 1), ("shared_force", 2), ("shared_cop", "Left", 1)]
+    params = [Parameter("decomposition", k, 1.0) for k in keys]
+    values = np.array([[0.0] * 4, [*e, q]])
+    d = Design(params, values, np.zeros(2, bool), slice(0, 0), 0, slice(1, 1), slice(2, 2), 1.0, 0)
+    run = NominalRun(r.trial, m, None, r.settings, r.subject.subject, None, r.kinematics, r.loads, r.outputs, r.cycles)
+    curves = column_curves(run, d, 0.0)
+    for side in ("Left", "Right"):
+        for var in ("AnkleMoment", "KneeMoment", "HipMoment", "HipForce", "GroundReactionForce"):
+            want, got = direct.curves[side][var], curves[side][var][:, 1]
+            np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+            np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-7, err_msg=f"{side} {var}")
+            assert np.nanmax(np.abs(got - r.outputs.curves[side][var])) > 0.01
+        measured = r.loads[side].source != "decomposed"
+        np.testing.assert_array_equal(curves[side]["GroundReactionForce"][measured, 1],
+                                      r.outputs.curves[side]["GroundReactionForce"][measured])
+
+
+def test_the_band_widens_on_decomposed_frames_only(single_belt):
+    """With the decomposition's errors the SD of the vertical ground reaction grows on every
+    decomposed frame and is the same on every other; the sagittal moments' grows on the decomposed
+    frames (median x 2 at least) and is the same, to 0.5 %, beyond the force filter's reach
+    (15 frames, 0.15 s at 6 Hz) of any decomposed frame; it is a source of the contributions table."""
+    from scipy.ndimage import distance_transform_edt
+
+    with_dec, without = single_belt
+    frames = np.asarray(with_dec.trial.frames)
+    assert set(with_dec.uncertainty.contributions["source"]) == set(SOURCES)
+    for side in ("Left", "Right"):
+        dec = with_dec.loads[side].source == "decomposed"
+        assert dec.sum() > 100
+        far = distance_transform_edt(~dec) > 15
+        assert far.sum() > 30
+        for var, comp in (("GroundReactionForce", "Z"), ("KneeMoment", "X"), ("HipMoment", "X"), ("AnkleMoment", "X")):
+            rows = [f.loc[(f["side"] == side) & (f["variable"] == var) & (f["component"] == comp)].set_index("frame")
+                    ["uncertainty_sd"] for f in (with_dec.frames, without.frames)]
+            a, b = (x.to_numpy() for x in rows)
+            idx = np.searchsorted(frames, rows[0].index.to_numpy())
+            on, off = dec[idx], far[idx] if var != "GroundReactionForce" else ~dec[idx]
+            ok = np.isfinite(a) & np.isfinite(b)
+            if var == "GroundReactionForce":
+                assert np.all(a[on & ok] > b[on & ok])
+                np.testing.assert_array_equal(a[off & ok], b[off & ok])
+            else:
+                assert np.median(a[on & ok] / b[on & ok]) > 2.0
+                np.testing.assert_allclose(a[off & ok], b[off & ok], rtol=5e-3)

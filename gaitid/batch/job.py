@@ -35,8 +35,10 @@ from gaitid.subject.layers import SubjectOptions, subject_files
 # in the trial's and the session's reports. 7: a plate both feet load decomposed into each foot's load
 # (flagged), its contacts and cycles kinetic. 8: functional calibration trials paired and used, the
 # subject table's joint-centre rows and methods. 9: the marker gaps filled
-# or left NaN (<trial>_fills.csv).
-OUTPUTS_VERSION = 9
+# or left NaN (<trial>_fills.csv). 10: the session report's input keeps which frames of each foot's
+# load are decomposed (the report marks them); the uncertainty's error model and contributions
+# tables gain the decomposition source.
+OUTPUTS_VERSION = 10
 
 
 def _file_stats(paths) -> list:
@@ -63,9 +65,11 @@ def _fingerprint(job: Job, settings: Settings, extra: dict, subject: SubjectOpti
 def slim_result(result):
     """What a session report needs of a Result, to store beside the trial's outputs: cycles, the
     per-frame output curves (the report time-normalises them per cycle), the normalised cycle arrays
-    (``curves`` is built from them when asked, as for the Result), parameters, contacts, and the
-    trial without its analogs, plates, model outputs and all markers but the gait markers (the
+    (``curves`` is built from them when asked, as for the Result), parameters, contacts, each foot's
+    load's per-frame state and source without its samples (the report marks decomposed frames), and
+    the trial without its analogs, plates, model outputs and all markers but the gait markers (the
     direction of progression), its plates without their samples. Never builds the long curves table."""
+    from gaitid.contacts.foot_loads import FootLoad
     from gaitid.core.trial import PlateWrench
 
     def no_samples(w: PlateWrench) -> PlateWrench:
@@ -80,7 +84,9 @@ def slim_result(result):
                                 virtual_labels=[], virtual_points=None, model_outputs={}, analogs=None,
                                 force_plates=plates)  # (the report says whether the trial had plates)
     curves = result.curves if result.curves_built else None  # a table given (uncertainty) is kept as it is
-    return dataclasses.replace(result, trial=trial, kinematics=None, joint_loads={}, loads={}, curves=curves,
+    empty = np.empty((0, 3))
+    loads = {s: FootLoad(s, empty, empty, empty, ld.state, ld.source) for s, ld in (result.loads or {}).items()}
+    return dataclasses.replace(result, trial=trial, kinematics=None, joint_loads={}, loads=loads, curves=curves,
                                curves_summary=None, parameters_summary=None)
 
 

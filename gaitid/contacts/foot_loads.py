@@ -91,6 +91,11 @@ class FootLoad:
         """The :class:`ExternalLoad` on the foot (``segment`` 0 = most distal of the chain)."""
         return ExternalLoad(segment, self.force_lab, self.cop_lab, self.free_moment_lab)
 
+    @property
+    def decomposed(self) -> np.ndarray:
+        """(n_frames,) bool: the frames whose load is decomposed (none when ``source`` is not recorded)."""
+        return np.zeros(len(self.state), bool) if self.source is None else np.asarray(self.source == "decomposed", bool)
+
 
 def stance_intervals(events: list[Event], side: str, t_start: float, t_end: float) -> list[tuple[float, float]]:
     """Stance periods (s) of one foot from its foot strikes and foot offs, clipped to [t_start, t_end].

@@ -39,7 +39,8 @@ class SideCurves:
     output ``columns`` {(variable, component): index} (component '' for a scalar), NaN where a
     trial lacks the variable; per cycle its trial, index, kinetic flag and foot off (% cycle);
     ``filled`` (n_cycles, 101) bool: points within a marker gap the gap filling filled
-    (:mod:`gaitid.model.gap_fill`), None when nothing was filled."""
+    (:mod:`gaitid.model.gap_fill`), None when nothing was filled; ``decomposed`` likewise, the points
+    drawn from a decomposed foot load (:mod:`gaitid.contacts.decompose`)."""
 
     trial: list[str]
     cycle: np.ndarray
@@ -48,19 +49,21 @@ class SideCurves:
     values: np.ndarray
     columns: dict[tuple[str, str], int]
     filled: np.ndarray | None = None
+    decomposed: np.ndarray | None = None
 
 
 @dataclass
 class Stances:
     """Ground reaction force of one side's valid plate contacts, 0-100 % of each stance:
     ``values`` (n_contacts, 101, 3) [anterior, medial, vertical] (or lab X, Y, Z when
-    ``along_progression`` is False), in ``unit``; ``trial``/``plates`` per contact."""
+    ``along_progression`` is False), in ``unit``; ``trial``/``plates`` and ``decomposed`` per contact."""
 
     trial: list[str]
     plates: list[str]
     values: np.ndarray
     unit: str
     along_progression: bool
+    decomposed: np.ndarray | None = None
 
 
 @dataclass
@@ -180,11 +183,12 @@ def side_curves(results: list, names: list[str], side: str) -> SideCurves:
         for c in cols:
             union.setdefault(c, len(union))
         per_result.append((cols, np.hstack(blocks) if blocks else np.empty((r.trial.n_frames, 0))))
-    trial, index, kinetic, foot_off, rows, filled = [], [], [], [], [], []
+    trial, index, kinetic, foot_off, rows, filled, decomposed = [], [], [], [], [], [], []
     for r, name, (cols, block) in zip(results, names, per_result):
         where = [union[c] for c in cols]
         fills = getattr(r, "fills", None)
         mask = fills.any_filled(r.trial.n_frames).astype(float) if fills is not None else np.zeros(r.trial.n_frames)
+        dec = r.loads[side].decomposed.astype(float) if side in (r.loads or {}) else np.zeros(r.trial.n_frames)
         for c in r.cycles:
             if c.side != side:
                 continue
@@ -192,15 +196,17 @@ def side_curves(results: list, names: list[str], side: str) -> SideCurves:
             if where:
                 row[:, where] = time_normalise(block, r.trial.time, c.start_time, c.end_time)
             filled.append(time_normalise(mask, r.trial.time, c.start_time, c.end_time) > 0)
+            decomposed.append(time_normalise(dec, r.trial.time, c.start_time, c.end_time) > 0)
             rows.append(row)
             trial.append(name)
             index.append(c.index)
             kinetic.append(bool(c.kinetic))
             foot_off.append(c.foot_off_pct)
     values = np.stack(rows) if rows else np.empty((0, CYCLE_POINTS, len(union)))
-    marked = np.stack(filled) if filled and np.any(filled) else None
+    marked, shared = (np.stack(m) if m and np.any(m) else None for m in (filled, decomposed))
     return SideCurves(trial, np.array(index, int), np.array(kinetic, bool), np.array(foot_off, float), values, union,
-                      marked)
+                      marked, shared)
+
 
 
 def progression_axes(result) -> np.ndarray | None:
@@ -218,7 +224,7 @@ def side_stances(results: list, names: list[str], side: str, directions: list) -
     direction of progression (anterior, medial = towards the other foot, vertical); in the lab's X,
     Y, Z when a trial has no direction of progression (no pelvis markers), for every trial alike."""
     along = all(d is not None for d in directions)
-    trial, plates, rows, unit = [], [], [], ""
+    trial, plates, rows, decomposed, unit = [], [], [], [], ""
     for r, name, d in zip(results, names, directions):
         F = r.outputs.curves.get(side, {}).get("GroundReactionForce")
         if F is None:
@@ -228,15 +234,17 @@ def side_stances(results: list, names: list[str], side: str, directions: list) -
         if along:
             medial = np.cross([0.0, 0.0, 1.0], d) * (1.0 if side == "Right" else -1.0)
             F = np.column_stack([np.einsum("ni,ni->n", F, d), np.einsum("ni,ni->n", F, medial), F[:, 2]])
+        dec = r.loads[side].decomposed.astype(float) if side in (r.loads or {}) else np.zeros(r.trial.n_frames)
         for c in r.foot_contacts:
             if not (c.valid and c.side == side and c.complete and c.off_time > c.strike_time):
                 continue
             rows.append(time_normalise(F, r.trial.time, c.strike_time, c.off_time))
+            decomposed.append(time_normalise(dec, r.trial.time, c.strike_time, c.off_time) > 0)
             trial.append(name)
             plates.append(",".join(str(p) for p in c.plates))
     if not rows:
         return None
-    return Stances(trial, plates, np.stack(rows), unit, along)
+    return Stances(trial, plates, np.stack(rows), unit, along, np.stack(decomposed) if np.any(decomposed) else None)
 
 
 def cycles_table(result, trial: str) -> pd.DataFrame:

@@ -56,8 +56,8 @@ SWATCH, SWATCH_GAP, ENTRY_GAP = 14.0, 3.0, 10.0
 
 @dataclass(frozen=True)
 class LegendEntry:
-    """One legend entry: ``kind`` 'line', 'thin', 'dash', 'band' (filled, ``alpha``) or 'outline'
-    (a band drawn as its two dashed edges); ``colours`` one colour, or one per side (the swatch
+    """One legend entry: ``kind`` 'line', 'thin', 'dash', 'highlight' (a wide light line under the
+    curves), 'band' (filled, ``alpha``) or 'outline' (a band drawn as its two dashed edges); ``colours`` one colour, or one per side (the swatch
     split in as many parts, so it shows the colours the bands have); ``gids``: the drawn items the
     swatch stands for, one per colour (its parts carry ``legend:<gid>``)."""
 
@@ -110,7 +110,7 @@ def draw_legend(page: Page, rows: list, y: float) -> None:
                     page.path(edges, stroke=colour, width=OUTLINE_WIDTH, dash=OUTLINE_DASH, gid=gid)
                 else:
                     page.path([[a, y - 2.5], [b, y - 2.5]], stroke=colour,
-                              width={"line": 1.6, "thin": 0.6, "dash": 0.8}[e.kind],
+                              width={"line": 1.6, "thin": 0.6, "dash": 0.8, "highlight": 4.5}[e.kind],
                               dash=(3.0, 2.0) if e.kind == "dash" else (), gid=gid)
             for k, label in enumerate(labels):
                 page.text(x + SWATCH + SWATCH_GAP, y + LEGEND_LEADING * k, label, size=FOOTER_SIZE, gid="legend")

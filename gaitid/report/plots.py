@@ -4,7 +4,10 @@ Each page is one :class:`~gaitid.report.canvas.Page` drawn once and written to b
 HTML. Per panel: each cycle as a thin line, the mean as a thick line with a +-1 SD band, left red
 and right green, the mean foot off of each side as a dashed vertical line, the user's normative
 band in grey behind; the 95 % uncertainty band (kinetics) as its two dashed edges, so the three
-bands stay readable together. The legend's swatches are drawn as the curves are, in their colours. Every panel keeps, in data units, what it drew (:class:`Panel`, ``series``
+bands stay readable together. Kinetics (moments, powers, GRF) computed from a foot load decomposed
+from a plate both feet load are highlighted under the curves, wide and light violet ('decomposed:Left'),
+and the kinetics page's legend says "decomposed foot load"; stretches from filled marker gaps are
+drawn again dotted ('filled:Left'). The legend's swatches are drawn as the curves are, in their colours. Every panel keeps, in data units, what it drew (:class:`Panel`, ``series``
 with a ``gid``: 'mean:Left', 'cycle:Right', 'sd:Left', 'foot_off:Left', 'normative',
 'part:Left:Gravity', 'grf:Right'), so scripts and tests can read the curves back. The sign
 convention is stated once per page, in its footer; each y axis names what a positive value means.
@@ -42,6 +45,9 @@ from gaitid.report.uncertainty_pages import band_of, legend_entry
 GRID = "#e6e6e6"
 FRAME = "#666666"
 FILLED_INK = "#8a4b00"  # stretches drawn from filled marker gaps (the warnings' colour)
+DECOMPOSED_INK = "#c3b1e1"  # under the kinetics where the foot's load is decomposed: a light violet highlight
+DECOMPOSED_WIDTH = 4.5  # points: wide enough to show under a cycle's or the mean's line
+DECOMPOSED_LABEL = "decomposed foot load"
 NORMATIVE = NORMATIVE_COLOUR
 SD_ALPHA = 0.18  # the cycles' +-1 SD band, light in the side's colour over the grey normative band
 
@@ -243,6 +249,10 @@ def cycle_panel(panel: Panel, data: ReportData, variable: str, component: str, n
         if band is not None:
             panel.band(band[0], band[1], band[2], SIDE_COLOURS[side], 1.0, gid=f"uncertainty:{side}",
                        style="outline")
+        s = data.sides[side]
+        if s.decomposed is not None and kinetic:  # the angles never: the markers alone give them
+            mark_decomposed(panel, pct, data.cycle_matrix(side, variable, component), s.decomposed[s.kinetic], mean,
+                            side, show_cycles)
         if show_cycles:
             for row in data.cycle_matrix(side, variable, component):
                 panel.line(pct, row, CYCLE_COLOURS[side], 0.5, gid=f"cycle:{side}")
@@ -272,6 +282,23 @@ def cycle_panel(panel: Panel, data: ReportData, variable: str, component: str, n
     return bool(drawn)
 
 
+def mark_decomposed(panel: Panel, pct: np.ndarray, rows: np.ndarray, masks: np.ndarray, mean: np.ndarray,
+                    side: str, show_cycles: bool) -> None:
+    """Highlight (gid 'decomposed:<side>', drawn before the curves so it lies under them) each row
+    of ``rows`` (n, 101) where its ``masks`` row is True; without ``show_cycles``, the ``mean`` where
+    any row's is."""
+    pairs = zip(rows, masks) if show_cycles else [(mean, masks.any(axis=0))]
+    for row, mask in pairs:
+        if mask.any():
+            panel.line(pct, np.where(mask, row, np.nan), DECOMPOSED_INK, DECOMPOSED_WIDTH, gid=f"decomposed:{side}")
+
+
+def has_decomposed(data: ReportData) -> bool:
+    """Whether any kinetic curve or GRF the report draws comes from a decomposed foot load."""
+    curves = any(s.decomposed is not None and s.decomposed[s.kinetic].any() for s in data.sides.values())
+    return curves or any(st is not None and st.decomposed is not None for st in data.stances.values())
+
+
 def grf_panel(panel: Panel, data: ReportData, k: int, show_cycles: bool = True) -> None:
     """Component ``k`` of the GRF per valid plate contact, 0-100 % stance, mean +- SD per side."""
     drawn, absent, along, unit = [], [], True, data.units.get("GroundReactionForce", "")
@@ -285,6 +312,8 @@ def grf_panel(panel: Panel, data: ReportData, k: int, show_cycles: bool = True) 
         v = st.values[:, :, k]
         mean, sd, _ = mean_sd_of(v)
         panel.band(pct, mean - sd, mean + sd, SIDE_COLOURS[side], SD_ALPHA, gid=f"sd:{side}")
+        if st.decomposed is not None:
+            mark_decomposed(panel, pct, v, st.decomposed, mean, side, show_cycles)
         if show_cycles:
             for row in v:
                 panel.line(pct, row, CYCLE_COLOURS[side], 0.5, gid=f"cycle:{side}")
@@ -331,7 +360,9 @@ def kinetics_page(data: ReportData, normative=None, show_cycles: bool = True, un
         f"{s.get('normalise')}. {moment_convention(data.convention, s.get('frame', 'distal'))}",
         "GRF: each valid plate contact, 0-100 % of its stance; anterior (+) along the direction of progression, "
         "medial (+) towards the other foot, vertical (+) up."],
-        curve_legend(normative) + ([legend_entry(data)] if uncertainty is not None else []))
+        curve_legend(normative) + ([legend_entry(data)] if uncertainty is not None else [])
+        + ([LegendEntry("highlight", (DECOMPOSED_INK,), DECOMPOSED_LABEL, gids=("decomposed",))]
+           if has_decomposed(data) else []))
     boxes = grid_boxes(page, 5, bottom)
     for i, joint in enumerate(JOINTS):
         for j, comp in enumerate(COMPONENTS):

@@ -22,7 +22,8 @@ interaction with them is of second order; filtering K noise realisations instead
 Monte Carlo column is what keeps the batch within its time budget (tests check the additive
 Monte Carlo against noise drawn in every column).
 
-Draws come from one random stream per error source (``numpy.random.default_rng([seed, k])``),
+Draws come from one random stream per error source (``numpy.random.default_rng([seed, k])``, k the
+source's fixed number in :data:`gaitid.uncertainty.errormodel.STREAMS`),
 so two trials of a session processed with the same seed share the draws of their systematic
 errors (the same subject, markers and tables): sample s of every trial is one consistent world.
 """
@@ -34,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gaitid.uncertainty.errormodel import SOURCES
+from gaitid.uncertainty.errormodel import SOURCES, STREAMS
 
 LINEAR_STEP = 0.01  # SD units: small enough for a derivative, far above rounding (1e-4 mm on a 10 mm SD)
 REGRESSION_RATIO = 4  # Monte Carlo columns per parameter from which the first order is fitted to them
@@ -124,10 +125,10 @@ def make_design(parameters: list[Parameter], samples: int, noise_samples: int, s
     linear = linear and not regression
     sd = np.array([p.sd for p in parameters])
     z = np.zeros((samples, P))
-    for k, source in enumerate(SOURCES):  # one stream per source: draws independent of the others' count
+    for source in SOURCES:  # one stream per source: draws independent of the others' count
         cols = [i for i, p in enumerate(parameters) if p.source == source]
         if cols:
-            z[:, cols] = np.random.default_rng([seed, k]).standard_normal((samples, len(cols)))
+            z[:, cols] = np.random.default_rng([seed, STREAMS[source]]).standard_normal((samples, len(cols)))
     lin = np.eye(P) * step if linear else np.zeros((0, P))
     zs = np.vstack([z, np.zeros((1, P)), lin, np.zeros((noise_samples, P))])
     noise = np.zeros(zs.shape[0], bool)

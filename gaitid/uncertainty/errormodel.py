@@ -7,7 +7,9 @@ coordinate, before the filter), per joint-centre method the error of the centre 
 palpated landmarks it uses ([ap, ml, long] in the frame of the segment above the joint; one
 section per method of :data:`gaitid.model.point_methods.POINT_METHODS`, no other), per BSIP
 table the spread of segment masses, centres of mass and radii of gyration, per plate kind the
-centre-of-pressure offset and the force scale error. Each figure keeps its ``source``.
+centre-of-pressure offset and the force scale error, and the error of a foot's load decomposed
+from a plate both feet load (force, % body weight; centre of pressure). Each figure keeps its
+``source``.
 """
 
 from __future__ import annotations
@@ -25,7 +27,13 @@ from gaitid.model.markerset import read_toml, resolve_path
 from gaitid.model.point_methods import POINT_METHODS
 
 PLATE_KINDS = ("floor", "floor_uncorrected", "treadmill")
-SOURCES = ("joint_centres", "bsip", "plates", "markers")  # the error sources, in report order
+SOURCES = ("joint_centres", "bsip", "plates", "markers", "decomposition")  # the error sources, in report order
+#: each source's random stream (numpy.random.default_rng([seed, k])) and the marker noise's: fixed
+#: numbers, so a new source takes the next unused one and no other source's draws move
+STREAMS = {"joint_centres": 0, "bsip": 1, "plates": 2, "markers": 3, "decomposition": 5}
+NOISE_STREAM = 4
+#: sources that act on some trials only: listed in a trial's contributions only when they act on it
+WHERE_THEY_ACT = ("decomposition",)
 MM = 1e-3
 
 
@@ -59,6 +67,20 @@ class PlateError:
 
 
 @dataclass(frozen=True)
+class DecompositionError:
+    """The error of a foot's load on the frames it is decomposed from a plate both feet load
+    (:mod:`gaitid.contacts.decompose`): ``force_sd`` (3,) fractions of body weight along lab x, y
+    (horizontal) and z; ``cop_sd`` m along each lab horizontal axis."""
+
+    force_sd: np.ndarray
+    cop_sd: float
+    source: str = ""
+
+
+NO_DECOMPOSITION_ERROR = DecompositionError(np.zeros(3), 0.0, "")
+
+
+@dataclass(frozen=True)
 class ErrorModel:
     """The error model (see the module docstring). Look-ups fall back from the specific to the
     general: a joint's sub-table, then its method's; a segment's sub-table, then the table's,
@@ -71,6 +93,7 @@ class ErrorModel:
     joint_centres: dict[str, dict[str, JointCentreError]] = field(default_factory=dict)
     bsip: dict[str, dict[str, BsipError]] = field(default_factory=dict)
     plates: dict[str, PlateError] = field(default_factory=dict)
+    decomposition: DecompositionError = NO_DECOMPOSITION_ERROR
 
     def joint_centre(self, method: str, joint: str) -> JointCentreError:
         """The error of a joint centre computed by the point method ``method`` ('davis',
@@ -108,8 +131,10 @@ class ErrorModel:
               for t, by in self.bsip.items()}
         pl = {k: dataclasses.replace(e, cop_sd=e.cop_sd * factor, force_cv=e.force_cv * factor)
               for k, e in self.plates.items()}
+        de = dataclasses.replace(self.decomposition, force_sd=self.decomposition.force_sd * factor,
+                                 cop_sd=self.decomposition.cop_sd * factor)
         return dataclasses.replace(self, name=f"{self.name} x {factor:g}", marker_noise=self.marker_noise * factor,
-                                   joint_centres=jc, bsip=bs, plates=pl)
+                                   joint_centres=jc, bsip=bs, plates=pl, decomposition=de)
 
     def table(self) -> list[dict]:
         """Every figure of the model as rows (source, item, quantity, value, unit, reference)."""
@@ -132,6 +157,12 @@ class ErrorModel:
                              unit="mm", reference=e.source))
             rows.append(dict(source="plates", item=kind, quantity="force scale SD", value=e.force_cv * 100, unit="%",
                              reference=e.source))
+        d = self.decomposition
+        for q, v in (("horizontal force SD", d.force_sd[0]), ("vertical force SD", d.force_sd[2])):
+            rows.append(dict(source="decomposition", item="decomposed foot load", quantity=q, value=v * 100,
+                             unit="% body weight", reference=d.source))
+        rows.append(dict(source="decomposition", item="decomposed foot load", quantity="COP offset SD per axis",
+                         value=d.cop_sd / MM, unit="mm", reference=d.source))
         return rows
 
 
@@ -209,7 +240,16 @@ def _parse(data: dict, path: Path) -> ErrorModel:
         plates[kind] = PlateError(_number(path, f"plates.{kind}.cop_sd_mm", spec.get("cop_sd_mm", 0.0)) * MM,
                                   _number(path, f"plates.{kind}.force_cv", spec.get("force_cv", 0.0)),
                                   str(spec.get("source", "")))
-    return ErrorModel(str(head.get("name", path.stem)), path, noise, str(markers.get("source", "")), jcs, bsip, plates)
+    spec = data.get("decomposition", {})
+    if not isinstance(spec, dict):
+        raise ModelError("error model key 'decomposition' must be a table", path)
+    h = _number(path, "decomposition.horizontal_sd_bw", spec.get("horizontal_sd_bw", 0.0))
+    v = _number(path, "decomposition.vertical_sd_bw", spec.get("vertical_sd_bw", 0.0))
+    decomposition = DecompositionError(np.array([h, h, v]),
+                                       _number(path, "decomposition.cop_sd_mm", spec.get("cop_sd_mm", 0.0)) * MM,
+                                       str(spec.get("source", "")))
+    return ErrorModel(str(head.get("name", path.stem)), path, noise, str(markers.get("source", "")), jcs, bsip, plates,
+                      decomposition)
 
 
 def load_error_model(name_or_path: str | Path | ErrorModel = "default") -> ErrorModel:

@@ -11,6 +11,16 @@ once::
     F' = F + sum_c g_c F_c          M_O' = M_O + sum_c (g_c M_c + (1 + g_c) d_c x F_c)
 
 exactly, for every column at once, without filtering per column.
+
+A foot's load decomposed from a plate both feet load (``FootLoad.source`` 'decomposed') has the
+decomposition's errors on its decomposed frames (mask m), drawn once per trial like every other
+source: a force e moved from one foot to the other (the first side gets +e, the other -e: the
+plate's measured total is kept) acting at the foot's COP, and a constant horizontal offset q of
+that foot's COP. With r = COP - O, each filtered once (f(.)), s = +1 or -1 by side::
+
+    F' = F' + s f(m) e          M_O' = M_O' + s f(m r) x e + q x (f(m F) + s f(m) e)
+
+exact, and linear in the filter as above.
 """
 
 from __future__ import annotations
@@ -60,6 +70,22 @@ def perturbed_loads(loads: dict[str, FootLoad], design: Design, rate: float, set
             F += gain[None, :, None] * Ff_c[:, None]
             M += gain[None, :, None] * Mf_c[:, None] + (1.0 + gain)[None, :, None] * rotation.cross(d[None], Ff_c[:, None])
             raw += gain[None, :, None] * F_c[:, None]
+        sign = 1.0 if side == SIDES[0] else -1.0
+        e = sign * np.column_stack([design.value(("shared_force", i)) for i in range(3)])  # (C, 3)
+        q = np.column_stack([design.value(("shared_cop", side, 0)), design.value(("shared_cop", side, 1)), np.zeros(C)])
+        m = load.decomposed
+        if m.any() and (e.any() or q.any()):
+            unknown = np.isnan(load.force_lab).any(axis=1)[:, None]  # NaN stays NaN, filtered in runs as the load
+
+            def filtered(x):
+                return signal.butter_lowpass(np.where(unknown, np.nan, np.where(m[:, None], x, 0.0)), rate,
+                                             settings.force_cutoff, settings.filter_order)
+
+            mf, rf, Ff = filtered(np.ones((n, 1))), filtered(np.nan_to_num(load.cop_lab - O)), filtered(load.force_lab)
+            shift = mf[:, None] * e[None]  # (n, C, 3)
+            F += shift
+            M += rotation.cross(rf[:, None], e[None]) + rotation.cross(q[None], Ff[:, None] + shift)
+            raw += m[:, None, None] * e[None]
         point = np.repeat(nominal.point_lab[:, None], C, axis=1).reshape(-1, 3)
         ext[side] = ExternalLoad(0, F.reshape(-1, 3), point, M.reshape(-1, 3))
         feet[side] = FootLoad(side, raw.reshape(-1, 3), point, M.reshape(-1, 3), np.repeat(load.state, C))

@@ -6,7 +6,11 @@
 - body-segment parameters: one mass factor per segment of the table (shared by the two sides:
   one subject), and per chain segment its centre of mass and radius of gyration;
 - plates: per foot contact, the centre-of-pressure offset along lab x and y and the force scale;
-- markers: noise, handled as columns of noise, not as parameters (see design.py).
+- markers: noise, handled as columns of noise, not as parameters (see design.py);
+- decomposition: on a trial where a foot's load is decomposed from a plate both feet load, the
+  force moved from one foot to the other along lab x, y, z (SD a fraction of body weight) and
+  each foot's centre-of-pressure offset along lab x and y (none on a trial without decomposed
+  frames).
 """
 
 from __future__ import annotations
@@ -25,11 +29,12 @@ from gaitid.uncertainty.segments import bsip_groups
 
 def error_parameters(model: Model, labels: set[str], loads: dict[str, FootLoad], errors: ErrorModel,
                      plate_kind: str, bsip: str | None, sources: tuple[str, ...],
-                     parameters: dict | None = None) -> list[Parameter]:
+                     parameters: dict | None = None, weight: float = 0.0) -> list[Parameter]:
     """Every scalar input error of the trial (see the module docstring); ``labels``: the points
     the trial has (a midpoint's complete group), ``sources``: the error sources to include;
     ``parameters``: the run's per-side model parameters, whose functional centres make a point's
-    error the ``functional`` section's, grown by the fit's residual (:func:`centre_sd`)."""
+    error the ``functional`` section's, grown by the fit's residual (:func:`centre_sd`); ``weight``:
+    the body weight (N) the decomposition's force errors are fractions of."""
     out: list[Parameter] = []
     if "joint_centres" in sources:
         for side in SIDES:
@@ -57,6 +62,11 @@ def error_parameters(model: Model, labels: set[str], loads: dict[str, FootLoad],
             for c, _ in enumerate(contacts_of(loads[side])):
                 out += [Parameter("plates", ("cop", side, c, a), plate.cop_sd) for a in range(2)]
                 out.append(Parameter("plates", ("gain", side, c), plate.force_cv))
+    if "decomposition" in sources and any(loads[side].decomposed.any() for side in SIDES):
+        d = errors.decomposition
+        out += [Parameter("decomposition", ("shared_force", a), float(d.force_sd[a] * weight)) for a in range(3)]
+        out += [Parameter("decomposition", ("shared_cop", side, a), d.cop_sd)
+                for side in SIDES if loads[side].decomposed.any() for a in range(2)]
     return out
 
 

@@ -24,7 +24,7 @@ from gaitid.cycles.outputs import Outputs, output_curves
 from gaitid.dynamics import inverse_dynamics
 from gaitid.io.c3d_check import BUDGET_ENV, memory_budget
 from gaitid.uncertainty.design import Design, Parameter, make_design
-from gaitid.uncertainty.errormodel import PLATE_KINDS, SOURCES, ErrorModel, load_error_model
+from gaitid.uncertainty.errormodel import NOISE_STREAM, PLATE_KINDS, SOURCES, ErrorModel, load_error_model
 from gaitid.uncertainty.foot_load_errors import perturbed_loads
 from gaitid.uncertainty.inputs import error_parameters
 from gaitid.uncertainty.nominal import NominalRun
@@ -174,7 +174,7 @@ def column_curves(run: NominalRun, design: Design, noise_sd: float, points: tupl
     ``points``: :func:`~gaitid.uncertainty.points.model_points` of the run when the caller has them."""
     trial, settings = run.trial, run.settings
     n, C, rate = trial.n_frames, design.n_columns, trial.point_rate
-    rng = np.random.default_rng([design.seed, len(SOURCES)])  # the marker-noise stream
+    rng = np.random.default_rng([design.seed, NOISE_STREAM])  # the marker-noise stream
     prep = prepare(run, design, points)
     step = max(1, ROWS_PER_CHUNK // n)
     parts = []
@@ -208,7 +208,7 @@ def joint_load_uncertainty(run: NominalRun, how: UncertaintySettings) -> Uncerta
     errors.plate(how.plates)  # an unknown plate kind fails here, naming the error model
     points = model_points(trial, model, run.static, settings)  # filtered once, for the parameters and the columns
     params = error_parameters(model, set(points[0]), run.loads, errors, how.plates, settings.bsip, how.sources,
-                              run.kinematics.parameters)
+                              run.kinematics.parameters, weight=float(run.subject.mass or 0.0) * settings.gravity_m_s2)
     noise_sd = errors.marker_noise if "markers" in how.sources else 0.0
     design = make_design(params, how.samples, how.noise_samples if noise_sd > 0 else 0, how.seed,
                          linear=how.linear, noise_per_sample=how.noise_per_sample)

@@ -18,7 +18,7 @@ import pandas as pd
 from gaitid.cycles.clinical import COMPONENT_INDEX, PARAMETERS, CycleEvents, absent_note, evaluate, phase_windows
 from gaitid.cycles.curves import N_POINTS, PERCENT, Cycle, components, cycles_table
 from gaitid.uncertainty.design import Design, with_noise
-from gaitid.uncertainty.errormodel import SOURCES
+from gaitid.uncertainty.errormodel import SOURCES, WHERE_THEY_ACT
 from gaitid.uncertainty.stats import column_stats
 
 COLUMNS = ["uncertainty_sd", "uncertainty_low95", "uncertainty_high95", "uncertainty_sd_linear"]
@@ -200,9 +200,11 @@ def parameter_summary(values: dict, design: Design, units: dict) -> tuple[pd.Dat
     for col, a in zip(COLUMNS, (st.sd, st.low, st.high, st.sd_linear)):
         df[col] = a[:, 0]
     total = st.sd_linear[:, 0] ** 2
+    present = design.source_index()
+    acting = [s for s in SOURCES if s not in WHERE_THEY_ACT or present[s]]
     rows = []
     for i, (side, par, var, comp) in enumerate(keys):
-        for s in SOURCES:
+        for s in acting:
             v = st.variance[s][i, 0]
             rows.append(dict(side=side, parameter=par, variable=var, component=comp, unit=units.get(var, ""),
                              source=s, sd=float(np.sqrt(v)), variance_fraction=float(v / total[i]) if total[i] > 0

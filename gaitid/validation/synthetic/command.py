@@ -9,7 +9,7 @@ from pathlib import Path
 from gaitid.validation.synthetic.write import write_sample
 
 USAGE = """usage: python -m gaitid.validation.synthetic OUTDIR
-       python -m gaitid.validation.synthetic treadmill OUT.c3d [--duration S] [--layout split|tandem] [--no-truth]
+       python -m gaitid.validation.synthetic treadmill OUT.c3d [--duration S] [--layout split|tandem|single] [--no-truth]
        python -m gaitid.validation.synthetic stairs OUT.c3d [--direction ascent|descent] [--no-truth]
        python -m gaitid.validation.synthetic walkway OUT.c3d [--frames N | --times M] [--plate-every K]
                                   [--max-plate-pairs P] [--no-truth]
@@ -23,10 +23,10 @@ def _trial_command(kind: str, argv: list[str]) -> list[Path]:
     ap.add_argument("out", help="the C3D file to write")
     ap.add_argument("--no-truth", action="store_true", help="do not write the truth CSV (long trials)")
     if kind == "treadmill":
-        from gaitid.validation.synthetic.treadmill_trial import write_treadmill
+        from gaitid.validation.synthetic.treadmill_trial import LAYOUTS, write_treadmill
 
         ap.add_argument("--duration", type=float, default=12.0, help="trial length (s), default 12")
-        ap.add_argument("--layout", choices=("split", "tandem"), default="split")
+        ap.add_argument("--layout", choices=LAYOUTS, default="split")
         a = ap.parse_args(argv)
         return write_treadmill(a.out, duration_s=a.duration, layout=a.layout, truth=not a.no_truth)
     if kind == "stairs":

@@ -12,6 +12,9 @@ speed v. Two layouts:
   out than overground) so normal steps stay on their own belt; the steps listed in ``crossings``
   land ``crossing_shift`` (m) closer to the midline: the foot straddles the belt line (its load on
   both belts) and, in the double supports around it, both feet load the same belt.
+- ``"single"``: one belt, ``plate_size`` = (1.8 m along X, 0.6 m along Y) centred on y = ``line``,
+  under both feet: every double support loads the one plate with both feet (no crossings, no
+  widening: the overground walk's steps).
 - ``"tandem"``: one belt behind the other (plate 1 front, x > line; plate 2 rear), each 0.9 m
   along X and 0.6 m wide; every stance crosses the line (heel on the rear belt, forefoot on
   the front one in mid-stance).
@@ -35,6 +38,7 @@ from gaitid.validation.synthetic.scenario import GeneratedTrial, GroundModel, Sc
 
 LEVER = 0.93  # m, hip joint centre to sole: a hip adduction of a rad moves the foot about LEVER * a medially
 DEFAULT_CROSSINGS = (("L", 3), ("R", 6), ("L", 9))
+LAYOUTS = ("split", "tandem", "single")
 PLATE_ORIGINS_MM = (np.array([1.5, -2.0, -38.0]), np.array([-1.0, 1.5, -41.0]))
 
 
@@ -55,8 +59,8 @@ class TreadmillParams:
     crossing_period: int | None = 10
 
     def __post_init__(self):
-        if self.layout not in ("split", "tandem"):
-            raise GaitIDError(f"treadmill layout must be 'split' or 'tandem', not {self.layout!r}")
+        if self.layout not in LAYOUTS:
+            raise GaitIDError(f"treadmill layout must be one of {', '.join(map(repr, LAYOUTS))}, not {self.layout!r}")
         if not self.duration_s > 0.0:
             raise GaitIDError(f"treadmill duration must be positive, not {self.duration_s}")
         if any(s not in ("L", "R") or k < 0 for s, k in self.crossings):
@@ -121,6 +125,9 @@ def treadmill_scenario(tp: TreadmillParams | None = None, gait: GaitParams | Non
         y = tp.line
         outlines = [rectangle_corners(xc - L / 2, xc + L / 2, y - W, y, 0.0),
                     rectangle_corners(xc - L / 2, xc + L / 2, y, y + W, 0.0)]
+    elif tp.layout == "single":
+        L, W = tp.plate_size or (1.8, 0.6)
+        outlines = [rectangle_corners(xc - L / 2, xc + L / 2, tp.line - W / 2, tp.line + W / 2, 0.0)]
     else:
         L, W = tp.plate_size or (0.9, 0.6)
         x = xc + tp.line

@@ -149,10 +149,12 @@ def test_fills_table_written_with_every_gap(tmp_path):
          "reason": "longer than max_fill_s 0.5 s"}]
     clean = process(trial)
     assert clean.fills.table().empty and list(clean.fills.table().columns) == list(table.columns)
-    # the per-frame table flags every row of the filled frames (any marker may move any segment)
+    # the per-frame table flags the rows of the filled frames of the curves LKNE moves (the left
+    # thigh's frame and knee centre, so the left hip, knee and ankle; not the pelvis, not the right side)
     frames = pd.read_csv(written["test_small_frames.csv"], keep_default_na=False, dtype={"value": str})
-    filled = frames["frame"].between(f0 + 150, f0 + 179)
-    assert set(frames["flag"][filled]) == {"filled"} and set(frames["flag"][~filled]) == {""}
+    moved = frames["frame"].between(f0 + 150, f0 + 179) & (frames["side"] == "Left") & \
+        ~frames["variable"].isin(["PelvisAngles", "GroundReactionForce"])
+    assert set(frames["flag"][moved]) == {"filled"} and set(frames["flag"][~moved]) == {""}
     assert (res.frames["flag"].astype(str) == frames["flag"]).all()  # the built table says the same
 
 
@@ -166,19 +168,22 @@ def test_report_curves_mark_the_filled_stretches():
     res = process(cut(trial, "LKNE", 150, 180))
     data = gather(res)
     t = res.trial.time
-    for side in ("Left", "Right"):
-        cycles = [c for c in res.cycles if c.side == side]
-        for c, mask in zip(cycles, data.sides[side].filled):
-            pct = np.linspace(0, 100, 101)
-            at = c.start_time + pct / 100 * (c.end_time - c.start_time)
-            inside = (at > t[149]) & (at < t[180])  # between the last seen frame and the next
-            assert (mask == inside).all()
-    covered = [s for s in ("Left", "Right") if data.sides[s].filled.any()]
-    assert covered
+    cycles = [c for c in res.cycles if c.side == "Left"]
+    for c, mask in zip(cycles, data.sides["Left"].filled["KneeAngles"]):
+        pct = np.linspace(0, 100, 101)
+        at = c.start_time + pct / 100 * (c.end_time - c.start_time)
+        inside = (at > t[149]) & (at < t[180])  # between the last seen frame and the next
+        assert (mask == inside).all()
+    assert data.sides["Left"].filled["KneeAngles"].any()
+    assert not data.sides["Left"].filled["PelvisAngles"].any()  # LKNE does not move the pelvis
+    assert data.sides["Right"].filled is None  # nor any right-side curve
     panel = Panel("Knee angles", (0, 0, 100, 100))
     cycle_panel(panel, data, "KneeAngles", "X")
-    assert all(panel.get(f"filled:{s}") for s in covered)
+    assert panel.get("filled:Left") and not panel.get("filled:Right")
     assert ("dotted: from filled marker gaps", "#8a4b00") in panel.notes
+    pelvis = Panel("Pelvis angles", (0, 0, 100, 100))
+    cycle_panel(pelvis, data, "PelvisAngles", "X")
+    assert not pelvis.get("filled:Left") and not pelvis.notes
     clean = gather(process(trial))
     assert clean.sides["Left"].filled is None and clean.sides["Right"].filled is None
 
@@ -205,3 +210,38 @@ def test_cli_max_fill(tmp_path):
     assert [(r["label"], r["method"]) for r in rows[False]] == [("LKNE", "pca")]
     assert [(r["label"], r["method"], r["reason"]) for r in rows[True]] == [
         ("LKNE", "", "longer than max_fill_s 0 s")]
+
+
+KINETIC = [f"{j}{q}" for j in ("Ankle", "Knee", "Hip")
+           for q in ("Force", "Moment", "MomentInertial", "MomentVelocity", "MomentGravity", "MomentExternal", "Power")]
+
+
+@pytest.mark.parametrize("label, moved", [
+    # models/plugin-gait.toml read by hand: LTOE is the point 'toe', which only the left foot's frame
+    # uses (its primary axis); the foot is the first body of the left chain, so every left joint's
+    # kinetics, and the two angles with the foot as a segment (ankle, foot progression)
+    ("LTOE", {"Left": {"AnkleAngles", "FootProgressAngles", *KINETIC}, "Right": set()}),
+    # RTIB: the right ankle centre (chord's wand), so the right shank and foot: knee, ankle and foot
+    # progression angles and every right joint's kinetics (the shank's frame, the foot's origin)
+    ("RTIB", {"Left": set(), "Right": {"KneeAngles", "AnkleAngles", "FootProgressAngles", *KINETIC}}),
+    # LASI: the pelvis frame, hence both hip centres and every segment of both legs: every curve
+    # but the ground reaction, on both sides
+    ("LASI", None),
+])
+def test_a_filled_marker_flags_only_the_curves_it_moves(label, moved):
+    """A filled marker flags (frames table 'filled', the report's dotted stretches) only the curves
+    computed from it: its segment's frames and joint centres and what depends on them."""
+    from gaitid.report.content import gather
+
+    trial = load_trial(realdata_path("python-gaitalytics/test_small.c3d"))
+    res = process(cut(trial, label, 150, 180))
+    assert [f.method for f in res.fills.filled] == ["pca"]
+    if moved is None:
+        moved = {s: set(res.outputs.curves[s]) - {"GroundReactionForce"} for s in ("Left", "Right")}
+    flagged = res.frames[res.frames["flag"].astype(str) == "filled"]
+    got = {s: set(flagged["variable"][flagged["side"] == s].astype(str)) for s in ("Left", "Right")}
+    assert got == moved
+    assert set(flagged["frame"]) == set(trial.first_frame + np.arange(150, 180))
+    data = gather(res)
+    for s in ("Left", "Right"):
+        assert {v for v, m in (data.sides[s].filled or {}).items() if m.any()} == moved[s], s

@@ -81,6 +81,23 @@ class MarkerFills:
                 out[f.start:f.stop] = True
         return out
 
+    def frames_of(self, labels, n_frames: int) -> np.ndarray:
+        """(n_frames,) bool: the frames where one of ``labels`` (the file's marker labels) was filled."""
+        out = np.zeros(n_frames, bool)
+        for f in self.filled:
+            if f.label in labels:
+                out[f.start:f.stop] = True
+        return out
+
+    def curve_frames(self, reads: dict, names: list[str], n_frames: int) -> np.ndarray:
+        """(n_frames, len(names)) bool: per curve, the frames where a marker it reads (``reads``:
+        name -> the file's labels, :attr:`gaitid.cycles.outputs.Outputs.reads`) was filled; any
+        marker for a curve ``reads`` does not name."""
+        masks = {None: self.any_filled(n_frames)}
+        for labels in {reads.get(x) for x in names} - {None}:
+            masks[labels] = self.frames_of(labels, n_frames)
+        return np.stack([masks[reads.get(x)] for x in names], axis=1) if names else np.zeros((n_frames, 0), bool)
+
     def any_filled(self, n_frames: int) -> np.ndarray:
         """(n_frames,) bool: frames where some marker was filled."""
         out = np.zeros(n_frames, bool)

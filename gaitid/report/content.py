@@ -38,8 +38,9 @@ class SideCurves:
     """One side's cycles pooled over the report's trials: ``values`` (n_cycles, 101, k) for the
     output ``columns`` {(variable, component): index} (component '' for a scalar), NaN where a
     trial lacks the variable; per cycle its trial, index, kinetic flag and foot off (% cycle);
-    ``filled`` (n_cycles, 101) bool: points within a marker gap the gap filling filled
-    (:mod:`gaitid.model.gap_fill`), None when nothing was filled."""
+    ``filled`` {variable: (n_cycles, 101) bool}: points within a gap the gap filling filled
+    (:mod:`gaitid.model.gap_fill`) in a marker the variable is computed from
+    (:attr:`gaitid.cycles.outputs.Outputs.reads`), None when nothing was filled."""
 
     trial: list[str]
     cycle: np.ndarray
@@ -47,7 +48,7 @@ class SideCurves:
     foot_off_pct: np.ndarray
     values: np.ndarray
     columns: dict[tuple[str, str], int]
-    filled: np.ndarray | None = None
+    filled: dict[str, np.ndarray] | None = None
 
 
 @dataclass
@@ -107,12 +108,12 @@ class ReportData:
         return s.values[rows, :, k]
 
     def filled_rows(self, side: str, variable: str) -> np.ndarray | None:
-        """(n_cycles, 101) bool for the rows of :meth:`cycle_matrix`: points within a filled marker
-        gap; None when no marker of the report's trials was filled."""
+        """(n_cycles, 101) bool for the rows of :meth:`cycle_matrix`: points within a filled gap of a
+        marker the variable is computed from; None when no marker of the report's trials was filled."""
         s = self.sides.get(side)
-        if s is None or s.filled is None:
+        if s is None or s.filled is None or variable not in s.filled:
             return None
-        return s.filled[np.ones(len(s.cycle), bool) if is_kinematic(variable) else s.kinetic]
+        return s.filled[variable][np.ones(len(s.cycle), bool) if is_kinematic(variable) else s.kinetic]
 
     def mean_sd(self, side: str, variable: str, component: str):
         """(percent, mean, sd, n) arrays over those cycles (sample SD; NaN-skipping, like
@@ -180,25 +181,31 @@ def side_curves(results: list, names: list[str], side: str) -> SideCurves:
         for c in cols:
             union.setdefault(c, len(union))
         per_result.append((cols, np.hstack(blocks) if blocks else np.empty((r.trial.n_frames, 0))))
+    variables = list(dict.fromkeys(v for v, _ in union))
     trial, index, kinetic, foot_off, rows, filled = [], [], [], [], [], []
     for r, name, (cols, block) in zip(results, names, per_result):
         where = [union[c] for c in cols]
         fills = getattr(r, "fills", None)
-        mask = fills.any_filled(r.trial.n_frames).astype(float) if fills is not None else np.zeros(r.trial.n_frames)
+        masks = fills.curve_frames(r.outputs.reads.get(side, {}), variables, r.trial.n_frames).astype(float) \
+            if fills is not None and fills.filled else None  # (n, k): one column per variable
         for c in r.cycles:
             if c.side != side:
                 continue
             row = np.full((CYCLE_POINTS, len(union)), np.nan)
             if where:
                 row[:, where] = time_normalise(block, r.trial.time, c.start_time, c.end_time)
-            filled.append(time_normalise(mask, r.trial.time, c.start_time, c.end_time) > 0)
+            filled.append(time_normalise(masks, r.trial.time, c.start_time, c.end_time) > 0 if masks is not None
+                          else np.zeros((CYCLE_POINTS, len(variables)), bool))
             rows.append(row)
             trial.append(name)
             index.append(c.index)
             kinetic.append(bool(c.kinetic))
             foot_off.append(c.foot_off_pct)
     values = np.stack(rows) if rows else np.empty((0, CYCLE_POINTS, len(union)))
-    marked = np.stack(filled) if filled and np.any(filled) else None
+    marked = None
+    if filled and np.any(filled):
+        stacked = np.stack(filled)  # (n_cycles, 101, k)
+        marked = {v: stacked[:, :, k] for k, v in enumerate(variables)}
     return SideCurves(trial, np.array(index, int), np.array(kinetic, bool), np.array(foot_off, float), values, union,
                       marked)
 

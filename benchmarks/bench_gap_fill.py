@@ -3,6 +3,7 @@
     python benchmarks/bench_gap_fill.py [--lengths 0.1 0.3 0.5] [--quick]
     python benchmarks/bench_gap_fill.py --cost
     python benchmarks/bench_gap_fill.py --methods      # each method forced on the same gaps
+                                                       # (rigid_static: the trials with a static)
 
 For every clean Plug-in Gait trial in ../shared/realdata, every marker of (knee, thigh, tibia, ankle,
 heel, toe, ASIS, sacrum/PSIS) on one side, and every gap length, the gap is centred on the middle of
@@ -118,6 +119,7 @@ def methods(lengths) -> None:
     for name, opts in TRIALS.items():
         trial = load_trial(REAL / name)
         ref = process(trial, **opts)
+        static = load_trial(opts["static"]) if "static" in opts else None
         for side in ("Left", "Right"):
             mid, _ = stance_middle(ref, side)
             if mid is None:
@@ -138,11 +140,19 @@ def methods(lengths) -> None:
                             got[method] = out.markers[a:a + g, i]
                     if "rigid" in got and "pca" in got:
                         got["pca, where rigid applies"] = got["pca"]
+                    if static is not None and "rigid" in got:  # the same gaps, the static's shape
+                        out, rec = fill_marker_gaps(gapped, model, max_gap_frames=0, pca=False, static=static)
+                        if rec.filled and rec.filled[0].method == "rigid_static":
+                            got["rigid_static"] = out.markers[a:a + g, i]
+                            got["rigid, where rigid_static applies"] = got["rigid"]
+                            got["pca, where rigid_static applies"] = got["pca"]
                     for method, x in got.items():
                         errs.setdefault((method, length), []).append(1000 * np.sqrt(np.mean(np.sum((x - truth) ** 2, 1))))
     print("| method | gap (s) | gaps | median (mm) | 90th percentile (mm) | max (mm) |")
     print("|---|---|---|---|---|---|")
-    for (method, length), e in sorted(errs.items(), key=lambda kv: (("spline", "rigid", "pca, where rigid applies", "pca").index(kv[0][0]), kv[0][1])):
+    order = ("spline", "rigid", "pca, where rigid applies", "rigid_static", "rigid, where rigid_static applies",
+             "pca, where rigid_static applies", "pca")
+    for (method, length), e in sorted(errs.items(), key=lambda kv: (order.index(kv[0][0]), kv[0][1])):
         e = np.array(e)
         print(f"| {method} | {length:.1f} | {len(e)} | {np.median(e):.1f} | {np.percentile(e, 90):.1f} | {e.max():.1f} |")
 
@@ -199,7 +209,7 @@ def main(argv=None):
                           f"moment {mrms:.4f} N.m/kg  cycles lost {lost}  event shift {shift}  {dt*1000:.0f} ms",
                           flush=True)
     print("\nmethod  gap_s  n  marker_RMS_mm(median,max)  sagittal_moment_RMS_N.m/kg(median,max)  cycles_lost  max_event_shift")
-    for method in ("rigid", "pca", "none"):
+    for method in ("rigid_static", "rigid", "pca", "none"):
         for length in args.lengths:
             sel = [r for r in rows if r[3] == method and r[2] == length]
             if sel:

@@ -74,6 +74,57 @@ def test_limits_and_switches():
     assert rec.filled[0].method == "spline" and np.abs(out.point("LASI") - trial.point("LASI")).max() < 1e-4
 
 
+def test_rigid_fill_from_the_static_shape():
+    """With a static trial the rigid fill carries the marker's static position by the rigid motion of
+    the segment's static shape onto its other markers, frame by frame (checked against scipy's Kabsch
+    fit), and blends out the difference at the gap's ends; method 'rigid_static', named in the
+    warnings. Without the marker in the static: 'rigid' from the trial's frames, as before."""
+    trial = rigid_pelvis()
+    local = trial.markers[0]  # a rest pose: the static stands still in it
+    static = replace(trial, markers=np.repeat(local[None], 50, axis=0))
+    model = load_model("plugin-gait")
+    out, rec = fill_marker_gaps(cut(trial, "LASI", 100, 150), model, static=static)  # rigid: exact
+    assert [(f.label, f.method) for f in rec.filled] == [("LASI", "rigid_static")]
+    np.testing.assert_allclose(out.point("LASI"), trial.point("LASI"), atol=1e-12)
+    assert rec.warnings() == ["marker gaps filled by rigid body (the segment's other markers, their shape in the "
+                              "static trial): LASI frames 101-150 (0.50 s) (the fills table)"]
+    # skin motion: LASI slides 8 mm along lab z relative to the pelvis; the fill follows the static shape
+    t = np.arange(trial.n_frames)
+    moved = trial.markers.copy()
+    moved[:, 0, 2] += 0.008 * np.sin(2 * np.pi * t / 90)
+    out, rec = fill_marker_gaps(cut(replace(trial, markers=moved), "LASI", 100, 150), model, static=static)
+    expect = []
+    for k in range(99, 151):
+        rot, _ = Rotation.align_vectors(moved[k, 1:] - moved[k, 1:].mean(0), local[1:] - local[1:].mean(0))
+        expect.append(rot.apply(local[0] - local[1:].mean(0)) + moved[k, 1:].mean(0))
+    expect = np.array(expect)
+    w = (np.arange(100, 150) - 99)[:, None] / 51
+    expect = expect[1:-1] + (1 - w) * (moved[99, 0] - expect[0]) + w * (moved[150, 0] - expect[-1])
+    np.testing.assert_allclose(out.point("LASI")[100:150], expect, atol=1e-9)
+    old, rec = fill_marker_gaps(cut(replace(trial, markers=moved), "LASI", 100, 150), model)  # no static
+    assert rec.filled[0].method == "rigid" and np.abs(old.point("LASI")[100:150] - expect).max() > 1e-4
+    lacking = replace(static, marker_labels=["XASI", "RASI", "LPSI", "RPSI"])
+    _, rec = fill_marker_gaps(cut(trial, "LASI", 100, 150), model, static=lacking)
+    assert rec.filled[0].method == "rigid"
+    _, rec = fill_marker_gaps(cut(trial, "LASI", 100, 150), model, static=static, rigid=False)
+    assert rec.filled[0].method == "pca"  # fill_rigid=False turns both rigid fills off
+
+
+def test_process_fills_from_the_static():
+    """process(static=...) hands the static to the gap filling: a 0.3 s ASIS gap of a trial with its
+    static is filled by the static's pelvis shape."""
+    trial = load_trial(realdata_path("btkdata/PiG_Motion3_FF.c3d"))
+    static = realdata_path("btkdata/PiG_Calibration3_FF.c3d")
+    i = trial.marker_labels.index("LASI")
+    a = int(np.flatnonzero(np.isfinite(trial.markers[:, i, 0]))[0]) + 40
+    res = process(cut(trial, "LASI", a, a + 30), static=static)
+    assert [(f.label, f.method) for f in res.fills.filled] == [("LASI", "rigid_static")]
+    alone, _ = fill_marker_gaps(cut(trial, "LASI", a, a + 30), load_model("plugin-gait"), static=load_trial(static))
+    np.testing.assert_array_equal(res.trial.point("LASI"), alone.point("LASI"))
+    err = np.linalg.norm(res.trial.point("LASI")[a:a + 30] - trial.point("LASI")[a:a + 30], axis=1)
+    assert err.max() < 0.015  # 10.5 mm: the pelvis turning at the start of the walk, skin motion
+
+
 @pytest.mark.parametrize("value", [-0.1, "0.5", True])
 def test_max_fill_s_validated(value):
     with pytest.raises(SettingsError, match="max_fill_s"):

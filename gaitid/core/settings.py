@@ -9,7 +9,8 @@ The defaults (stated in the README too):
   ``None`` leaves the plates unfiltered, as Plug-in Gait does;
 - marker gaps (:mod:`gaitid.model.gap_fill`, docs/gaps.md): up to ``max_gap_frames`` 10 frames filled
   by cubic spline; longer ones up to ``max_fill_s`` 0.5 s (the issue's figure for a lab's raw archive; at
-  any rate) from the segment's other markers when three are seen (``fill_rigid``, True), else from the
+  any rate) from the segment's other markers when three are seen (``fill_rigid``, True; their shape from
+  the static trial when one is given, else from the frames bounding the gap), else from the
   trial's whole marker set by principal components (``fill_pca``, True; Gloersen & Federolf 2016);
   longer gaps, gaps at the trial's ends and segments with no marker left NaN; every fill recorded
   (``Result.fills``) and named in the warnings; ``max_fill_s = 0`` turns the long fills off;
@@ -119,7 +120,7 @@ class Settings:
     filter_order: int = 4  # zero-lag overall order (a 2nd-order Butterworth run forward and back)
     max_gap_frames: int = 10
     max_fill_s: float = 0.5  # s: a marker gap longer than this stays NaN (rigid-body and PCA fills)
-    fill_rigid: bool = True  # long gaps from the segment's other markers (rigid body)
+    fill_rigid: bool = True  # long gaps from the segment's other markers (rigid body; the static's shape if given)
     fill_pca: bool = True  # long gaps from the whole marker set (principal components)
     frame: str = "distal"
     convention: str = "internal"

@@ -4,6 +4,7 @@
     python benchmarks/bench_gap_fill.py --cost
     python benchmarks/bench_gap_fill.py --methods      # each method forced on the same gaps
                                                        # (rigid_static: the trials with a static)
+    python benchmarks/bench_gap_fill.py --events --lengths 0.05 0.1 0.15 0.2 0.3 0.4 0.5
 
 For every clean Plug-in Gait trial in ../shared/realdata, every marker of (knee, thigh, tibia, ankle,
 heel, toe, ASIS, sacrum/PSIS) on one side, and every gap length, the gap is centred on the middle of
@@ -157,6 +158,61 @@ def methods(lengths) -> None:
         print(f"| {method} | {length:.1f} | {len(e)} | {np.median(e):.1f} | {np.percentile(e, 90):.1f} | {e.max():.1f} |")
 
 
+def events(lengths) -> None:
+    """Kinematic events (Zeni; strikes at the heel impact and at the heel maximum) of the filled trial
+    against the uncut one:
+    every strike of every clean trial with a gap centred on it in that side's heel marker, every foot
+    off with a gap in the toe marker; each method forced (the spline over any length, PCA over any
+    length; the foot has two markers in Plug-in Gait: no rigid fill). Printed per method and gap
+    length: events, median and largest |shift| (frames), events moved more than 1 frame, lost."""
+    from gaitid.core.signal import fill_gaps
+    from gaitid.events import zeni_events
+    from gaitid.model.gait_markers import gait_markers
+    from gaitid.model.gap_fill import fill_marker_gaps
+    from gaitid.model.markerset import load_model
+    from gaitid.pipeline import load_trial
+
+    model = load_model("plugin-gait")
+    shifts = {}
+    for name, refine in ((n, r) for n in TRIALS for r in (True, False)):
+        trial = load_trial(REAL / name)
+        markers = gait_markers(model, trial)
+        ref = zeni_events(trial, markers, refine_strike=refine)
+        for e in ref:
+            if not refine and e.label != "Foot Strike":
+                continue
+            foot = markers.foot(e.context)
+            label = foot.heel if e.label == "Foot Strike" else foot.toe
+            kind = ("strike (heel impact)" if refine else "strike (heel maximum)") if e.label == "Foot Strike" \
+                else "foot off (toe minimum)"
+            if label not in trial.marker_labels:
+                continue
+            i, k = trial.marker_labels.index(label), trial.index_of_time(e.time)
+            for length in lengths:
+                g = int(round(length * trial.point_rate))
+                a = k - g // 2
+                if a < 1 or a + g >= trial.n_frames or not np.isfinite(trial.markers[a - 1:a + g + 1, i]).all():
+                    continue
+                gapped = cut(trial, label, a, a + g)
+                filled = {"spline": replace(gapped, markers=gapped.markers.copy())}
+                filled["spline"].markers[:, i] = fill_gaps(gapped.markers[:, i], 10 ** 6)
+                out, rec = fill_marker_gaps(gapped, model, max_gap_frames=0)
+                if rec.filled:
+                    filled[rec.filled[0].method] = out
+                for method, t in filled.items():
+                    got = [x for x in zeni_events(t, markers, refine_strike=refine)
+                           if x.label == e.label and x.context == e.context]
+                    near = min((abs(x.frame - e.frame) for x in got), default=99)
+                    shifts.setdefault((kind, method, length), []).append(near if near <= 15 else 99)
+    print("| event (marker) | method | gap (s) | events | median shift (frames) | max (frames) | moved > 1 frame | lost |")
+    print("|---|---|---|---|---|---|---|---|")
+    for (what, method, length), s in sorted(shifts.items()):
+        s = np.array(s)
+        kept = s[s < 99]
+        print(f"| {what} | {method} | {length:.2f} | {len(s)} | {np.median(kept) if kept.size else np.nan:.0f} | "
+              f"{kept.max() if kept.size else np.nan:.0f} | {int((kept > 1).sum())} | {int((s == 99).sum())} |")
+
+
 def main(argv=None):
     from gaitid import process
     from gaitid.pipeline import load_trial
@@ -166,7 +222,10 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="two trials, three markers")
     ap.add_argument("--cost", action="store_true", help="only the cost: fill vs process(), ms")
     ap.add_argument("--methods", action="store_true", help="only the marker RMS of every method, forced")
+    ap.add_argument("--events", action="store_true", help="only the kinematic events with gaps over them")
     args = ap.parse_args(argv)
+    if args.events:
+        return events(args.lengths)
     if args.cost:
         return cost()
     if args.methods:

@@ -195,7 +195,7 @@ def process(source: str | os.PathLike | Trial, model: str | None = None, subject
     subj = subject_data(trial, subject, contacts, markers, settings.mass_tolerance,
                         session_calibration(functional, static_trial, settings))
     kinematics = segment_kinematics(trial, model_def, static_trial, subj, settings, segment_parameters)
-    choice = gait_events(trial, contacts, markers, settings.events)
+    choice = gait_events(trial, contacts, markers, settings.events, fills=fills, trusted_s=settings.trusted_spline_s)
     loads = measured_loads(trial, contacts, ownership, choice.events, settings)
     joints = joint_loads(kinematics, loads, settings)
     outputs = output_curves(kinematics, joints, loads, model_def, settings, subj.subject)

@@ -3,6 +3,8 @@
     python benchmarks/bench_gap_fill.py [--lengths 0.1 0.3 0.5] [--quick]
     python benchmarks/bench_gap_fill.py --cost
     python benchmarks/bench_gap_fill.py --methods      # each method forced on the same gaps
+                                                       # (rigid_static: the trials with a static)
+    python benchmarks/bench_gap_fill.py --events --lengths 0.05 0.1 0.15 0.2 0.3 0.4 0.5
 
 For every clean Plug-in Gait trial in ../shared/realdata, every marker of (knee, thigh, tibia, ankle,
 heel, toe, ASIS, sacrum/PSIS) on one side, and every gap length, the gap is centred on the middle of
@@ -118,6 +120,7 @@ def methods(lengths) -> None:
     for name, opts in TRIALS.items():
         trial = load_trial(REAL / name)
         ref = process(trial, **opts)
+        static = load_trial(opts["static"]) if "static" in opts else None
         for side in ("Left", "Right"):
             mid, _ = stance_middle(ref, side)
             if mid is None:
@@ -138,13 +141,76 @@ def methods(lengths) -> None:
                             got[method] = out.markers[a:a + g, i]
                     if "rigid" in got and "pca" in got:
                         got["pca, where rigid applies"] = got["pca"]
+                    if static is not None and "rigid" in got:  # the same gaps, the static's shape
+                        out, rec = fill_marker_gaps(gapped, model, max_gap_frames=0, pca=False, static=static)
+                        if rec.filled and rec.filled[0].method == "rigid_static":
+                            got["rigid_static"] = out.markers[a:a + g, i]
+                            got["rigid, where rigid_static applies"] = got["rigid"]
+                            got["pca, where rigid_static applies"] = got["pca"]
                     for method, x in got.items():
                         errs.setdefault((method, length), []).append(1000 * np.sqrt(np.mean(np.sum((x - truth) ** 2, 1))))
     print("| method | gap (s) | gaps | median (mm) | 90th percentile (mm) | max (mm) |")
     print("|---|---|---|---|---|---|")
-    for (method, length), e in sorted(errs.items(), key=lambda kv: (("spline", "rigid", "pca, where rigid applies", "pca").index(kv[0][0]), kv[0][1])):
+    order = ("spline", "rigid", "pca, where rigid applies", "rigid_static", "rigid, where rigid_static applies",
+             "pca, where rigid_static applies", "pca")
+    for (method, length), e in sorted(errs.items(), key=lambda kv: (order.index(kv[0][0]), kv[0][1])):
         e = np.array(e)
         print(f"| {method} | {length:.1f} | {len(e)} | {np.median(e):.1f} | {np.percentile(e, 90):.1f} | {e.max():.1f} |")
+
+
+def events(lengths) -> None:
+    """Kinematic events (Zeni; strikes at the heel impact and at the heel maximum) of the filled trial
+    against the uncut one:
+    every strike of every clean trial with a gap centred on it in that side's heel marker, every foot
+    off with a gap in the toe marker; each method forced (the spline over any length, PCA over any
+    length; the foot has two markers in Plug-in Gait: no rigid fill). Printed per method and gap
+    length: events, median and largest |shift| (frames), events moved more than 1 frame, lost."""
+    from gaitid.core.signal import fill_gaps
+    from gaitid.events import zeni_events
+    from gaitid.model.gait_markers import gait_markers
+    from gaitid.model.gap_fill import fill_marker_gaps
+    from gaitid.model.markerset import load_model
+    from gaitid.pipeline import load_trial
+
+    model = load_model("plugin-gait")
+    shifts = {}
+    for name, refine in ((n, r) for n in TRIALS for r in (True, False)):
+        trial = load_trial(REAL / name)
+        markers = gait_markers(model, trial)
+        ref = zeni_events(trial, markers, refine_strike=refine)
+        for e in ref:
+            if not refine and e.label != "Foot Strike":
+                continue
+            foot = markers.foot(e.context)
+            label = foot.heel if e.label == "Foot Strike" else foot.toe
+            kind = ("strike (heel impact)" if refine else "strike (heel maximum)") if e.label == "Foot Strike" \
+                else "foot off (toe minimum)"
+            if label not in trial.marker_labels:
+                continue
+            i, k = trial.marker_labels.index(label), trial.index_of_time(e.time)
+            for length in lengths:
+                g = int(round(length * trial.point_rate))
+                a = k - g // 2
+                if a < 1 or a + g >= trial.n_frames or not np.isfinite(trial.markers[a - 1:a + g + 1, i]).all():
+                    continue
+                gapped = cut(trial, label, a, a + g)
+                filled = {"spline": replace(gapped, markers=gapped.markers.copy())}
+                filled["spline"].markers[:, i] = fill_gaps(gapped.markers[:, i], 10 ** 6)
+                out, rec = fill_marker_gaps(gapped, model, max_gap_frames=0)
+                if rec.filled:
+                    filled[rec.filled[0].method] = out
+                for method, t in filled.items():
+                    got = [x for x in zeni_events(t, markers, refine_strike=refine)
+                           if x.label == e.label and x.context == e.context]
+                    near = min((abs(x.frame - e.frame) for x in got), default=99)
+                    shifts.setdefault((kind, method, length), []).append(near if near <= 15 else 99)
+    print("| event (marker) | method | gap (s) | events | median shift (frames) | max (frames) | moved > 1 frame | lost |")
+    print("|---|---|---|---|---|---|---|---|")
+    for (what, method, length), s in sorted(shifts.items()):
+        s = np.array(s)
+        kept = s[s < 99]
+        print(f"| {what} | {method} | {length:.2f} | {len(s)} | {np.median(kept) if kept.size else np.nan:.0f} | "
+              f"{kept.max() if kept.size else np.nan:.0f} | {int((kept > 1).sum())} | {int((s == 99).sum())} |")
 
 
 def main(argv=None):
@@ -156,7 +222,10 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="two trials, three markers")
     ap.add_argument("--cost", action="store_true", help="only the cost: fill vs process(), ms")
     ap.add_argument("--methods", action="store_true", help="only the marker RMS of every method, forced")
+    ap.add_argument("--events", action="store_true", help="only the kinematic events with gaps over them")
     args = ap.parse_args(argv)
+    if args.events:
+        return events(args.lengths)
     if args.cost:
         return cost()
     if args.methods:
@@ -199,7 +268,7 @@ def main(argv=None):
                           f"moment {mrms:.4f} N.m/kg  cycles lost {lost}  event shift {shift}  {dt*1000:.0f} ms",
                           flush=True)
     print("\nmethod  gap_s  n  marker_RMS_mm(median,max)  sagittal_moment_RMS_N.m/kg(median,max)  cycles_lost  max_event_shift")
-    for method in ("rigid", "pca", "none"):
+    for method in ("rigid_static", "rigid", "pca", "none"):
         for length in args.lengths:
             sel = [r for r in rows if r[3] == method and r[2] == length]
             if sel:

@@ -183,7 +183,7 @@ def write_frames(result, path, fmt: str = "csv") -> None:
     schema = pa.schema([("frame", pa.int64()), ("time_s", pa.float64()), ("side", pa.string()),
                         ("variable", pa.string()), ("component", pa.string()), ("value", pa.float64()),
                         ("unit", pa.string()), ("flag", pa.string())])
-    flags = load_flags(result.loads, n, getattr(result, "fills", None))
+    flags = load_flags(result.loads, n, getattr(result, "fills", None), result.outputs)
     columns = []  # (side, variable, component, unit, values (n,), flag codes (n,)) in the table's order
     for side, by_name in result.outputs.curves.items():
         for name, arr in by_name.items():

@@ -74,6 +74,57 @@ def test_limits_and_switches():
     assert rec.filled[0].method == "spline" and np.abs(out.point("LASI") - trial.point("LASI")).max() < 1e-4
 
 
+def test_rigid_fill_from_the_static_shape():
+    """With a static trial the rigid fill carries the marker's static position by the rigid motion of
+    the segment's static shape onto its other markers, frame by frame (checked against scipy's Kabsch
+    fit), and blends out the difference at the gap's ends; method 'rigid_static', named in the
+    warnings. Without the marker in the static: 'rigid' from the trial's frames, as before."""
+    trial = rigid_pelvis()
+    local = trial.markers[0]  # a rest pose: the static stands still in it
+    static = replace(trial, markers=np.repeat(local[None], 50, axis=0))
+    model = load_model("plugin-gait")
+    out, rec = fill_marker_gaps(cut(trial, "LASI", 100, 150), model, static=static)  # rigid: exact
+    assert [(f.label, f.method) for f in rec.filled] == [("LASI", "rigid_static")]
+    np.testing.assert_allclose(out.point("LASI"), trial.point("LASI"), atol=1e-12)
+    assert rec.warnings() == ["marker gaps filled by rigid body (the segment's other markers, their shape in the "
+                              "static trial): LASI frames 101-150 (0.50 s) (the fills table)"]
+    # skin motion: LASI slides 8 mm along lab z relative to the pelvis; the fill follows the static shape
+    t = np.arange(trial.n_frames)
+    moved = trial.markers.copy()
+    moved[:, 0, 2] += 0.008 * np.sin(2 * np.pi * t / 90)
+    out, rec = fill_marker_gaps(cut(replace(trial, markers=moved), "LASI", 100, 150), model, static=static)
+    expect = []
+    for k in range(99, 151):
+        rot, _ = Rotation.align_vectors(moved[k, 1:] - moved[k, 1:].mean(0), local[1:] - local[1:].mean(0))
+        expect.append(rot.apply(local[0] - local[1:].mean(0)) + moved[k, 1:].mean(0))
+    expect = np.array(expect)
+    w = (np.arange(100, 150) - 99)[:, None] / 51
+    expect = expect[1:-1] + (1 - w) * (moved[99, 0] - expect[0]) + w * (moved[150, 0] - expect[-1])
+    np.testing.assert_allclose(out.point("LASI")[100:150], expect, atol=1e-9)
+    old, rec = fill_marker_gaps(cut(replace(trial, markers=moved), "LASI", 100, 150), model)  # no static
+    assert rec.filled[0].method == "rigid" and np.abs(old.point("LASI")[100:150] - expect).max() > 1e-4
+    lacking = replace(static, marker_labels=["XASI", "RASI", "LPSI", "RPSI"])
+    _, rec = fill_marker_gaps(cut(trial, "LASI", 100, 150), model, static=lacking)
+    assert rec.filled[0].method == "rigid"
+    _, rec = fill_marker_gaps(cut(trial, "LASI", 100, 150), model, static=static, rigid=False)
+    assert rec.filled[0].method == "pca"  # fill_rigid=False turns both rigid fills off
+
+
+def test_process_fills_from_the_static():
+    """process(static=...) hands the static to the gap filling: a 0.3 s ASIS gap of a trial with its
+    static is filled by the static's pelvis shape."""
+    trial = load_trial(realdata_path("btkdata/PiG_Motion3_FF.c3d"))
+    static = realdata_path("btkdata/PiG_Calibration3_FF.c3d")
+    i = trial.marker_labels.index("LASI")
+    a = int(np.flatnonzero(np.isfinite(trial.markers[:, i, 0]))[0]) + 40
+    res = process(cut(trial, "LASI", a, a + 30), static=static)
+    assert [(f.label, f.method) for f in res.fills.filled] == [("LASI", "rigid_static")]
+    alone, _ = fill_marker_gaps(cut(trial, "LASI", a, a + 30), load_model("plugin-gait"), static=load_trial(static))
+    np.testing.assert_array_equal(res.trial.point("LASI"), alone.point("LASI"))
+    err = np.linalg.norm(res.trial.point("LASI")[a:a + 30] - trial.point("LASI")[a:a + 30], axis=1)
+    assert err.max() < 0.015  # 10.5 mm: the pelvis turning at the start of the walk, skin motion
+
+
 @pytest.mark.parametrize("value", [-0.1, "0.5", True])
 def test_max_fill_s_validated(value):
     with pytest.raises(SettingsError, match="max_fill_s"):
@@ -149,10 +200,12 @@ def test_fills_table_written_with_every_gap(tmp_path):
          "reason": "longer than max_fill_s 0.5 s"}]
     clean = process(trial)
     assert clean.fills.table().empty and list(clean.fills.table().columns) == list(table.columns)
-    # the per-frame table flags every row of the filled frames (any marker may move any segment)
+    # the per-frame table flags the rows of the filled frames of the curves LKNE moves (the left
+    # thigh's frame and knee centre, so the left hip, knee and ankle; not the pelvis, not the right side)
     frames = pd.read_csv(written["test_small_frames.csv"], keep_default_na=False, dtype={"value": str})
-    filled = frames["frame"].between(f0 + 150, f0 + 179)
-    assert set(frames["flag"][filled]) == {"filled"} and set(frames["flag"][~filled]) == {""}
+    moved = frames["frame"].between(f0 + 150, f0 + 179) & (frames["side"] == "Left") & \
+        ~frames["variable"].isin(["PelvisAngles", "GroundReactionForce"])
+    assert set(frames["flag"][moved]) == {"filled"} and set(frames["flag"][~moved]) == {""}
     assert (res.frames["flag"].astype(str) == frames["flag"]).all()  # the built table says the same
 
 
@@ -166,19 +219,22 @@ def test_report_curves_mark_the_filled_stretches():
     res = process(cut(trial, "LKNE", 150, 180))
     data = gather(res)
     t = res.trial.time
-    for side in ("Left", "Right"):
-        cycles = [c for c in res.cycles if c.side == side]
-        for c, mask in zip(cycles, data.sides[side].filled):
-            pct = np.linspace(0, 100, 101)
-            at = c.start_time + pct / 100 * (c.end_time - c.start_time)
-            inside = (at > t[149]) & (at < t[180])  # between the last seen frame and the next
-            assert (mask == inside).all()
-    covered = [s for s in ("Left", "Right") if data.sides[s].filled.any()]
-    assert covered
+    cycles = [c for c in res.cycles if c.side == "Left"]
+    for c, mask in zip(cycles, data.sides["Left"].filled["KneeAngles"]):
+        pct = np.linspace(0, 100, 101)
+        at = c.start_time + pct / 100 * (c.end_time - c.start_time)
+        inside = (at > t[149]) & (at < t[180])  # between the last seen frame and the next
+        assert (mask == inside).all()
+    assert data.sides["Left"].filled["KneeAngles"].any()
+    assert not data.sides["Left"].filled["PelvisAngles"].any()  # LKNE does not move the pelvis
+    assert data.sides["Right"].filled is None  # nor any right-side curve
     panel = Panel("Knee angles", (0, 0, 100, 100))
     cycle_panel(panel, data, "KneeAngles", "X")
-    assert all(panel.get(f"filled:{s}") for s in covered)
+    assert panel.get("filled:Left") and not panel.get("filled:Right")
     assert ("dotted: from filled marker gaps", "#8a4b00") in panel.notes
+    pelvis = Panel("Pelvis angles", (0, 0, 100, 100))
+    cycle_panel(pelvis, data, "PelvisAngles", "X")
+    assert not pelvis.get("filled:Left") and not pelvis.notes
     clean = gather(process(trial))
     assert clean.sides["Left"].filled is None and clean.sides["Right"].filled is None
 
@@ -205,3 +261,38 @@ def test_cli_max_fill(tmp_path):
     assert [(r["label"], r["method"]) for r in rows[False]] == [("LKNE", "pca")]
     assert [(r["label"], r["method"], r["reason"]) for r in rows[True]] == [
         ("LKNE", "", "longer than max_fill_s 0 s")]
+
+
+KINETIC = [f"{j}{q}" for j in ("Ankle", "Knee", "Hip")
+           for q in ("Force", "Moment", "MomentInertial", "MomentVelocity", "MomentGravity", "MomentExternal", "Power")]
+
+
+@pytest.mark.parametrize("label, moved", [
+    # models/plugin-gait.toml read by hand: LTOE is the point 'toe', which only the left foot's frame
+    # uses (its primary axis); the foot is the first body of the left chain, so every left joint's
+    # kinetics, and the two angles with the foot as a segment (ankle, foot progression)
+    ("LTOE", {"Left": {"AnkleAngles", "FootProgressAngles", *KINETIC}, "Right": set()}),
+    # RTIB: the right ankle centre (chord's wand), so the right shank and foot: knee, ankle and foot
+    # progression angles and every right joint's kinetics (the shank's frame, the foot's origin)
+    ("RTIB", {"Left": set(), "Right": {"KneeAngles", "AnkleAngles", "FootProgressAngles", *KINETIC}}),
+    # LASI: the pelvis frame, hence both hip centres and every segment of both legs: every curve
+    # but the ground reaction, on both sides
+    ("LASI", None),
+])
+def test_a_filled_marker_flags_only_the_curves_it_moves(label, moved):
+    """A filled marker flags (frames table 'filled', the report's dotted stretches) only the curves
+    computed from it: its segment's frames and joint centres and what depends on them."""
+    from gaitid.report.content import gather
+
+    trial = load_trial(realdata_path("python-gaitalytics/test_small.c3d"))
+    res = process(cut(trial, label, 150, 180))
+    assert [f.method for f in res.fills.filled] == ["pca"]
+    if moved is None:
+        moved = {s: set(res.outputs.curves[s]) - {"GroundReactionForce"} for s in ("Left", "Right")}
+    flagged = res.frames[res.frames["flag"].astype(str) == "filled"]
+    got = {s: set(flagged["variable"][flagged["side"] == s].astype(str)) for s in ("Left", "Right")}
+    assert got == moved
+    assert set(flagged["frame"]) == set(trial.first_frame + np.arange(150, 180))
+    data = gather(res)
+    for s in ("Left", "Right"):
+        assert {v for v, m in (data.sides[s].filled or {}).items() if m.any()} == moved[s], s

@@ -38,7 +38,9 @@ from gaitid.subject.layers import SubjectOptions, subject_files
 # or left NaN (<trial>_fills.csv). 10: the session report's input keeps which frames of each foot's
 # load are decomposed (the report marks them); the uncertainty's error model and contributions
 # tables gain the decomposition source.
-OUTPUTS_VERSION = 10
+# 11: a filled marker flags only the curves it moves (frames table,
+# report), a long gap filled from the static's segment shape, no kinematic event on an untrusted fill.
+OUTPUTS_VERSION = 11
 
 
 def _file_stats(paths) -> list:

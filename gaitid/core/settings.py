@@ -9,10 +9,14 @@ The defaults (stated in docs/defaults.md too):
   ``None`` leaves the plates unfiltered, as Plug-in Gait does;
 - marker gaps (:mod:`gaitid.model.gap_fill`, docs/gaps.md): up to ``max_gap_frames`` 10 frames filled
   by cubic spline; longer ones up to ``max_fill_s`` 0.5 s (the issue's figure for a lab's raw archive; at
-  any rate) from the segment's other markers when three are seen (``fill_rigid``, True), else from the
+  any rate) from the segment's other markers when three are seen (``fill_rigid``, True; their shape from
+  the static trial when one is given, else from the frames bounding the gap), else from the
   trial's whole marker set by principal components (``fill_pca``, True; Gloersen & Federolf 2016);
   longer gaps, gaps at the trial's ends and segments with no marker left NaN; every fill recorded
-  (``Result.fills``) and named in the warnings; ``max_fill_s = 0`` turns the long fills off;
+  (``Result.fills``) and named in the warnings; ``max_fill_s = 0`` turns the long fills off; a
+  kinematic event is placed on a filled heel or toe only where the fill is trusted: a rigid or PCA
+  fill, a spline up to ``trusted_spline_s`` 0.15 s (the longest that moved the real trials' Zeni
+  events by at most 2 frames, docs/gaps.md), never for the heel's impact (:mod:`gaitid.events.fill_trust`);
 - moments reported in the distal segment's frame, internal convention
   (the moment the proximal segment's muscles exert on the distal segment;
   'external' is its negative, Plug-in Gait's description);
@@ -119,8 +123,9 @@ class Settings:
     filter_order: int = 4  # zero-lag overall order (a 2nd-order Butterworth run forward and back)
     max_gap_frames: int = 10
     max_fill_s: float = 0.5  # s: a marker gap longer than this stays NaN (rigid-body and PCA fills)
-    fill_rigid: bool = True  # long gaps from the segment's other markers (rigid body)
+    fill_rigid: bool = True  # long gaps from the segment's other markers (rigid body; the static's shape if given)
     fill_pca: bool = True  # long gaps from the whole marker set (principal components)
+    trusted_spline_s: float = 0.15  # s: a longer spline fill of a heel or toe places no kinematic event
     frame: str = "distal"
     convention: str = "internal"
     normalise: str = "mass"
@@ -182,6 +187,9 @@ class Settings:
         mf = self.max_fill_s
         if isinstance(mf, bool) or not isinstance(mf, (int, float)) or not mf >= 0:
             raise bad("max_fill_s", mf, "must be a duration >= 0 s (0: long gaps stay NaN)")
+        ts = self.trusted_spline_s
+        if isinstance(ts, bool) or not isinstance(ts, (int, float)) or not ts >= 0:
+            raise bad("trusted_spline_s", ts, "must be a duration >= 0 s (0: no spline fill places an event)")
         for name in ("fill_rigid", "fill_pca", "decompose_shared_plates"):
             if not isinstance(getattr(self, name), bool):
                 raise bad(name, getattr(self, name), "must be True or False")

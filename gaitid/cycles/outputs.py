@@ -19,7 +19,7 @@ follow ``Settings.normalise`` (:func:`kinetics_scale`).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -39,22 +39,32 @@ FRAME_COLUMNS = ["frame", "time_s", "side", "variable", "component", "value", "u
 FLAGS = ("", "decomposed", "filled", "decomposed; filled")  # the frames table's ``flag`` (code = decomposed + 2 filled)
 
 
-def load_flags(loads: dict | None, n: int, fills=None) -> dict[str, np.ndarray]:
-    """Per side, (n,) codes into :data:`FLAGS`: +1 where the foot's load is its decomposed share of a
-    plate both feet load (:attr:`FootLoad.source`), +2 on a frame where a marker gap was filled
-    (``fills``: :class:`~gaitid.model.gap_fill.MarkerFills`; any marker: it may move any segment)."""
-    filled = 2 * fills.any_filled(n).astype(np.int8) if fills is not None and fills.filled else np.zeros(n, np.int8)
-    out = {"": filled}
+def load_flags(loads: dict | None, n: int, fills=None, outputs: Outputs | None = None) -> dict:
+    """(n,) codes into :data:`FLAGS`: per side, 1 where the foot's load is its decomposed share of a
+    plate both feet load (:attr:`FootLoad.source`); per (side, variable), 2 on the frames where a
+    marker the curve is computed from (:attr:`Outputs.reads`) was filled (``fills``:
+    :class:`~gaitid.model.gap_fill.MarkerFills`); under '' the frames where any marker was filled,
+    for a curve whose markers are not known."""
+    out: dict = {"": np.zeros(n, np.int8)}
+    if fills is not None and fills.filled:
+        out[""] = 2 * fills.any_filled(n).astype(np.int8)
+        masks: dict[frozenset, np.ndarray] = {}  # curves read the same markers: one mask per set
+        for side, by_name in (outputs.reads if outputs is not None else {}).items():
+            for name, labels in by_name.items():
+                if labels not in masks:
+                    masks[labels] = 2 * fills.frames_of(labels, n).astype(np.int8)
+                out[side, name] = masks[labels]
     for side, load in (loads or {}).items():
         src = getattr(load, "source", None)
         out[side] = (np.asarray(src) == "decomposed").astype(np.int8) if src is not None else np.zeros(n, np.int8)
     return out
 
 
-def flag_codes(flags: dict[str, np.ndarray], side: str, variable: str, n: int) -> np.ndarray:
-    """The ``flag`` codes (n,) of one curve's rows: 'filled' on the frames with a filled marker, and
-    for a kinetic variable (one that uses the foot's load) the side's 'decomposed' frames."""
-    filled = flags.get("", np.zeros(n, np.int8))
+def flag_codes(flags: dict, side: str, variable: str, n: int) -> np.ndarray:
+    """The ``flag`` codes (n,) of one curve's rows: 'filled' on the frames where a marker it is
+    computed from was filled, and for a kinetic variable (one that uses the foot's load) the side's
+    'decomposed' frames."""
+    filled = flags.get((side, variable), flags.get("", np.zeros(n, np.int8)))
     if variable.endswith("Angles") or side not in flags:
         return filled
     return flags[side] + filled
@@ -65,10 +75,14 @@ _AXIS = {"x": 0, "y": 1, "z": 2}
 
 @dataclass
 class Outputs:
-    """Per-frame output curves ``{side: {variable: (n,) or (n, 3)}}`` and ``{variable: unit}``."""
+    """Per-frame output curves ``{side: {variable: (n,) or (n, 3)}}`` and ``{variable: unit}``;
+    ``reads`` ``{side: {variable: labels}}``: the trial's markers each curve is computed from (a
+    joint's angles: its two segments; its kinetics: the bodies below it and its proximal segment;
+    the ground reaction: none), empty when not known (:func:`curve_reads`)."""
 
     curves: dict[str, dict[str, np.ndarray]]
     units: dict[str, str]
+    reads: dict[str, dict[str, frozenset[str]]] = field(default_factory=dict)
 
 
 def kinetics_scale(settings: Settings, subject: Subject) -> dict[str, tuple[float, str]]:
@@ -149,7 +163,34 @@ def output_curves(kinematics: ModelKinematics, joint_loads: dict[str, JointLoads
         if side is not None:
             curves[side][label[1:]] = values
             units[label[1:]] = "deg"
-    return Outputs(curves, units)
+    return Outputs(curves, units, curve_reads(curves, kinematics, model))
+
+
+def curve_reads(curves: dict, kinematics: ModelKinematics, model: Model) -> dict[str, dict[str, frozenset[str]]]:
+    """:attr:`Outputs.reads` from :attr:`ModelKinematics.reads`: a joint's angles read its two
+    segments' markers; its forces, moments (and their parts) and power the markers of every body of
+    the chain up to it (the recursive solution starts at the foot) and of its proximal segment
+    (power, proximal frame); the ground reaction none. A curve the kinematics do not say is left out
+    (any marker then marks it)."""
+    reads = kinematics.reads
+    if not reads:
+        return {}
+    prefix = {s: model.sides[s] for s in SIDES}
+    out: dict[str, dict[str, frozenset[str]]] = {}
+    for side, by_name in curves.items():
+        below: frozenset[str] = frozenset()
+        mine: dict[str, frozenset[str]] = {"GroundReactionForce": frozenset()}
+        bodies = [side_path(side, b) for b in model.chain] + ([model.root] if model.root else [])
+        for j, joint in enumerate(JOINTS[: len(model.chain)]):
+            below = below | reads.get(bodies[j], frozenset())
+            used = below | (reads.get(bodies[j + 1], frozenset()) if j + 1 < len(bodies) else frozenset())
+            mine.update({name: used for name in by_name if name.startswith(joint) and not name.endswith("Angles")})
+        for name in by_name:
+            label = prefix[side] + name
+            if label in reads:
+                mine[name] = reads[label]
+        out[side] = {name: labels for name, labels in mine.items() if name in by_name}
+    return out
 
 
 def frames_table(trial: Trial, outputs: Outputs, loads: dict[str, FootLoad] | None = None, fills=None) -> pd.DataFrame:
@@ -159,7 +200,7 @@ def frames_table(trial: Trial, outputs: Outputs, loads: dict[str, FootLoad] | No
     else ''; text columns categorical). Built
     in one piece (one column block per curve component) rather than one DataFrame per curve."""
     n = trial.n_frames
-    flags = load_flags(loads, n, fills)
+    flags = load_flags(loads, n, fills, outputs)
     blocks, keys, codes = [], [], []
     for side, by_name in outputs.curves.items():
         for name, arr in by_name.items():

@@ -23,8 +23,10 @@ from gaitid.core.errors import DataError, SettingsError
 from gaitid.core.trial import Event, Trial
 from gaitid.core.vocabulary import EVENT_SOURCES, FOOT_OFF, FOOT_STRIKE, GAIT_EVENTS, SIDES
 from gaitid.events.file_events import event_at, file_events
+from gaitid.events.fill_trust import trusted_events
 from gaitid.events.zeni import impact_strikes, zeni_events
 from gaitid.model.gait_markers import GaitMarkers
+from gaitid.model.gap_fill import MarkerFills
 
 
 def plate_events(trial: Trial, contacts: list[FootContact]) -> list[Event]:
@@ -217,20 +219,27 @@ def inside_the_data(trial: Trial, events: list[Event]) -> tuple[list[Event], lis
 
 
 def gait_events(trial: Trial, contacts: list[FootContact], markers: GaitMarkers, prefer: str = "file",
-                tolerance: float | dict | None = None) -> EventChoice:
+                tolerance: float | dict | None = None, fills: MarkerFills | None = None,
+                trusted_s: float = 0.15) -> EventChoice:
     """The trial's gait events (the events stage): the file's, checked against detection from
     the assigned plate contacts and from kinematics (Zeni).
 
     When the kinematic detection is impossible (no pelvis or foot markers) but the file
-    or the plates give events, it is skipped and the reason is in ``notes``.
+    or the plates give events, it is skipped and the reason is in ``notes``. ``fills``: the
+    markers' filled gaps; a kinematic event on a fill it cannot trust is not placed
+    (:mod:`gaitid.events.fill_trust`; ``trusted_s``: the longest trusted spline fill, s).
     """
     file, notes = inside_the_data(trial, file_events(trial))
     plate = plate_events(trial, contacts)
     try:
-        raw = zeni_events(trial, markers, refine_strike=False)
+        raw, left_out = trusted_events(trial, zeni_events(trial, markers, refine_strike=False), markers, fills,
+                                       trusted_s)
+        notes += left_out
         strikes = kinematic_from_plate_lead(trial, raw, plate, FOOT_STRIKE)
         if strikes is None:  # no plate strike to learn the lead from: the heel impact
             strikes = impact_strikes(trial, markers, [e for e in raw if e.label == FOOT_STRIKE])
+            strikes, left_out = trusted_events(trial, strikes, markers, fills, trusted_s, impact=True)
+            notes += left_out
         offs = kinematic_from_plate_lead(trial, raw, plate, FOOT_OFF)
         offs = [e for e in raw if e.label == FOOT_OFF] if offs is None else offs
         kin = sorted(strikes + offs, key=lambda e: e.time)

@@ -74,6 +74,10 @@ class ModelKinematics:
     for joint power. parameters: side -> resolved subject parameters (SI, rad).
     cluster_residuals / cluster_flags: technical clusters that rebuilt landmarks ('left.thigh'...):
     per-frame RMS rigid-fit residual (n,) m, and frames above the cluster's ``max_residual``.
+    reads: the trial's marker labels (as the file names them) each output is computed from: per
+    chain body ('left.foot': its frame, joint centres and centre-of-mass endpoints), the root
+    ('pelvis') and each joint's angles ('LKneeAngles': its two segments' frames); a cluster's
+    rebuilt landmark counts as the cluster's markers (which markers move which curve).
     """
 
     model: str
@@ -89,6 +93,7 @@ class ModelKinematics:
     warnings: list[str] = field(default_factory=list)
     cluster_residuals: dict[str, np.ndarray] = field(default_factory=dict)  # 'left.thigh': (n,) m RMS fit
     cluster_flags: dict[str, np.ndarray] = field(default_factory=dict)  # 'left.thigh': (n,) bool, above threshold
+    reads: dict[str, frozenset[str]] = field(default_factory=dict)  # 'left.foot', 'pelvis', 'LKneeAngles' -> labels
 
 
 def cluster_landmarks(trial: Trial, static: Trial, model: Model) -> tuple[Trial, dict, dict, list[str]]:
@@ -181,6 +186,7 @@ def build_segments(
     if subj.mass is None or not subj.mass > 0:
         raise ModelError("body mass unknown for the trial: give subject={...} or a Subject with mass",
                          trial.path)
+    file_labels = dict(zip(apply_aliases(trial, m).marker_labels, trial.marker_labels))  # model's -> file's
     trial = apply_aliases(trial, m)
     residuals, flags = {}, {}
     if static is not None:
@@ -244,4 +250,34 @@ def build_segments(
         omegas_lab[m.root] = omega_lab
     angles, joint_omega = joint_outputs(m, evaluators, frames_out, omegas_lab)
     return ModelKinematics(m.name, rate, chains, motions, root, centres, frames_out, angles, joint_omega,
-                           {s: dict(params[s]) for s in SIDES}, warnings, residuals, flags)
+                           {s: dict(params[s]) for s in SIDES}, warnings, residuals, flags,
+                           output_reads(m, evaluators, file_labels))
+
+
+def output_reads(m: Model, evaluators: dict, file_labels: dict[str, str]) -> dict[str, frozenset[str]]:
+    """:attr:`ModelKinematics.reads` from the evaluators of both sides (after every body, the root and
+    the angles were evaluated); ``file_labels``: the model's label -> the file's (aliases)."""
+    landmarks = {}  # a cluster's landmark -> its markers
+    for spec in m.clusters.values():
+        for side in SIDES:
+            pre = m.sides[side]
+            for lm in spec["landmarks"]:
+                landmarks[lm.replace("{S}", pre)] = [x.replace("{S}", pre) for x in spec["markers"]]
+
+    def labels(read) -> frozenset[str]:
+        out = [y for x in read for y in landmarks.get(x, [x])]
+        return frozenset(file_labels.get(x, x) for x in out)
+
+    reads = {}
+    for side, ev in evaluators.items():
+        for name in m.chain:
+            spec = m.segments[name]
+            used = ev.labels_read("segment", name).union(
+                *(ev.labels_read("point", p) for p in (spec["proximal"], spec["distal"], *spec.get("bsip_endpoints", ()))))
+            reads[side_path(side, name)] = labels(used)
+        for jname, spec in m.joints.items():
+            label = spec.get("label", f"{{S}}{jname}").replace("{S}", m.sides[side])
+            reads[label] = labels(ev.labels_read("segment", spec["proximal"]) | ev.labels_read("segment", spec["distal"]))
+    if m.root is not None:
+        reads[m.root] = labels(evaluators[SIDES[0]].labels_read("segment", m.root))
+    return reads

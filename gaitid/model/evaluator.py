@@ -21,6 +21,8 @@ from gaitid.model.point_methods import point_method
 class PointEvaluator:
     """Lazily evaluates a model's points and segments for one side ('Left'/'Right'), memoising
     results; side-free items (``side = "none"``) are shared between the sides through ``shared``.
+    Each item's trial labels read, directly or through the items it uses, are recorded
+    (:meth:`labels_read`: which markers move which point or segment).
 
     ``points``: trajectories by label (n, 3) m; ``params``: the side's subject parameters (SI)."""
 
@@ -29,6 +31,8 @@ class PointEvaluator:
         self.prefix = model.sides[side]
         self.cache: dict[str, object] = {}
         self.stack: list[str] = []
+        self.reads: dict[str, frozenset[str]] = {}  # 'point:knee' -> the trial labels it read
+        self.open: list[set[str]] = []  # the labels read so far by each item being computed
 
     def sub(self, label: str) -> str:
         return label.replace("{S}", self.prefix)
@@ -48,16 +52,30 @@ class PointEvaluator:
     def _memo(self, kind: str, name: str, compute):
         glob = not self.m.per_side(kind, name)
         cache = self.shared if glob else self.cache
+        reads = self.shared.setdefault("reads", {}) if glob else self.reads
         key = f"{kind}:{name}"
         if key not in cache:
             if key in self.stack:
                 raise self.m.error(f"{kind}s.{name}", f"circular definition ({' -> '.join(self.stack + [key])})")
             self.stack.append(key)
+            self.open.append(set())
             try:
                 cache[key] = compute()
             finally:
                 self.stack.pop()
+                got = self.open.pop()
+            reads[key] = frozenset(got)
+        if self.open:  # the item being computed read this one's labels too
+            self.open[-1].update(reads[key])
         return cache[key]
+
+    def labels_read(self, kind: str, name: str) -> frozenset[str]:
+        """The trial labels (after the model's aliases) the evaluated ``kind`` ('point' or
+        'segment') ``name`` read; for a point that is a trial label, that label."""
+        if kind == "point" and name not in self.m.points:
+            return frozenset({self.sub(name)})
+        reads = self.shared.get("reads", {}) if not self.m.per_side(kind, name) else self.reads
+        return reads.get(f"{kind}:{name}", frozenset())
 
     def point(self, name: str) -> np.ndarray:
         """A model point by name, else a marker / virtual point label (with {S} substituted)."""
@@ -65,6 +83,8 @@ class PointEvaluator:
             return self._memo("point", name, lambda: self._compute_point(name))
         label = self.sub(name)
         if label in self.pts:
+            if self.open:
+                self.open[-1].add(label)
             return self.pts[label]
         raise self.data_error(f"model '{self.m.name}' needs the point '{label}', which the trial lacks")
 

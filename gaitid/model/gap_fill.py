@@ -6,10 +6,15 @@ filled trial), by the first method that applies:
 
 - ``spline``: a gap of at most ``Settings.max_gap_frames`` frames, by the cubic spline through the
   marker's seen frames (:func:`gaitid.core.signal.fill_gaps`, what the kinematics always did);
-- ``rigid``: a longer gap of a marker whose segment (the model's ``[segment_markers]``) keeps at
-  least three other markers seen from the frame before the gap to the frame after it: the
-  least-squares rigid motion of those markers (SVD, Soderkvist & Wedin 1993) from each of those two
-  frames carries the marker along; the two predictions blend linearly across the gap;
+- ``rigid_static``: with a static trial, a longer gap of a marker whose segment (the model's
+  ``[segment_markers]``) keeps at least three other markers seen from the frame before the gap to
+  the frame after it, all in the static: the least-squares rigid motion (SVD, Soderkvist & Wedin
+  1993) of the segment's static shape (mean static positions) onto those markers carries the
+  marker's static position along, frame by frame; the difference to the measured marker at the
+  gap's two ends is blended out linearly;
+- ``rigid``: the same gap without a static (or without the marker in it): the rigid motion of those
+  markers from each of the two frames bounding the gap carries the marker along; the two
+  predictions blend linearly across the gap;
 - ``pca``: otherwise, from the trial's own low-rank multi-marker structure (Gloersen & Federolf
   2016, PLoS ONE 11(3):e0152616; Federolf 2013, PLoS ONE 8(10):e78689): the marker and every marker
   seen across the gap, centred and weighted by their distance to it (a Gaussian of width twice the
@@ -40,8 +45,10 @@ from gaitid.model.clusters import rigid_fit
 from gaitid.model.markerset import Model
 from gaitid.model.trial_markers import apply_aliases, needed_labels
 
-METHODS = ("spline", "rigid", "pca")
-METHOD_WORDS = {"spline": "cubic spline", "rigid": "rigid body (the segment's other markers)",
+METHODS = ("spline", "rigid_static", "rigid", "pca")
+METHOD_WORDS = {"spline": "cubic spline",
+                "rigid_static": "rigid body (the segment's other markers, their shape in the static trial)",
+                "rigid": "rigid body (the segment's other markers)",
                 "pca": "low-rank reconstruction from the other markers (Gloersen & Federolf 2016)"}
 PCA_VARIANCE = 0.999999  # the kept components' share of the weighted variance (0.999 doubled the errors)
 PCA_MIN_FRAMES = 20  # frames with every marker seen needed to estimate the components
@@ -80,6 +87,23 @@ class MarkerFills:
             if f.label == label and (method is None or f.method == method):
                 out[f.start:f.stop] = True
         return out
+
+    def frames_of(self, labels, n_frames: int) -> np.ndarray:
+        """(n_frames,) bool: the frames where one of ``labels`` (the file's marker labels) was filled."""
+        out = np.zeros(n_frames, bool)
+        for f in self.filled:
+            if f.label in labels:
+                out[f.start:f.stop] = True
+        return out
+
+    def curve_frames(self, reads: dict, names: list[str], n_frames: int) -> np.ndarray:
+        """(n_frames, len(names)) bool: per curve, the frames where a marker it reads (``reads``:
+        name -> the file's labels, :attr:`gaitid.cycles.outputs.Outputs.reads`) was filled; any
+        marker for a curve ``reads`` does not name."""
+        masks = {None: self.any_filled(n_frames)}
+        for labels in {reads.get(x) for x in names} - {None}:
+            masks[labels] = self.frames_of(labels, n_frames)
+        return np.stack([masks[reads.get(x)] for x in names], axis=1) if names else np.zeros((n_frames, 0), bool)
 
     def any_filled(self, n_frames: int) -> np.ndarray:
         """(n_frames,) bool: frames where some marker was filled."""
@@ -133,9 +157,10 @@ def segment_groups(model: Model, labels: list[str]) -> dict[str, list[str]]:
 
 
 def fill_marker_gaps(trial: Trial, model: Model, *, max_gap_frames: int = 10, max_fill_s: float = 0.5,
-                     rigid: bool = True, pca: bool = True) -> tuple[Trial, MarkerFills]:
+                     rigid: bool = True, pca: bool = True, static: Trial | None = None) -> tuple[Trial, MarkerFills]:
     """The trial with the interior gaps of the markers ``model`` reads filled (see the module
-    docstring), and the record of every gap. A trial without such gaps is returned as is."""
+    docstring), and the record of every gap. A trial without such gaps is returned as is. With a
+    ``static`` trial, a rigid fill takes the segment's shape from it (``rigid_static``)."""
     aliased = apply_aliases(trial, model)
     labels, _ = needed_labels(model, aliased)
     groups = segment_groups(model, aliased.marker_labels)
@@ -168,6 +193,12 @@ def fill_marker_gaps(trial: Trial, model: Model, *, max_gap_frames: int = 10, ma
             continue
         around = seen[a - 1:b + 1]  # the gap and the frame on each side
         donors = [x for x in mates if around[:, index[x]].all()]
+        shape = static_shape(static, model, [lab, *donors]) if rigid and static is not None else None
+        if shape is not None and len(donors) >= 3:
+            out[a:b, i] = static_rigid_fill(shape[1:], shape[0], P[a - 1:b + 1, [index[x] for x in donors]],
+                                            P[a - 1, i], P[b, i])
+            filled.append(Fill(name, a, b, "rigid_static"))
+            continue
         if rigid and len(donors) >= 3:
             out[a:b, i] = rigid_fill(P[:, [index[x] for x in donors]], P[:, i], a, b)
             filled.append(Fill(name, a, b, "rigid"))
@@ -201,6 +232,31 @@ def rigid_fill(donors: np.ndarray, target: np.ndarray, a: int, b: int) -> np.nda
         preds.append(np.einsum("gij,j->gi", R, target[ref]) + d)
     w = ((np.arange(a, b) - (a - 1)) / (b - (a - 1)))[:, None]
     return (1 - w) * preds[0] + w * preds[1]
+
+
+def static_shape(static: Trial, model: Model, labels: list[str]) -> np.ndarray | None:
+    """(k, 3) m: the mean static positions of ``labels`` (the model's labels) over the static frames
+    where all are seen (the subject stands still: the segment's shape); None when the static lacks
+    one of them or never sees them together."""
+    aliased = apply_aliases(static, model)
+    if not all(x in aliased.marker_labels for x in labels):
+        return None
+    X = aliased.markers[:, [aliased.marker_labels.index(x) for x in labels]]
+    seen = np.isfinite(X).all(axis=(1, 2))
+    return X[seen].mean(axis=0) if seen.any() else None
+
+
+def static_rigid_fill(ref_donors: np.ndarray, ref_target: np.ndarray, donors: np.ndarray,
+                      before: np.ndarray, after: np.ndarray) -> np.ndarray:
+    """(g, 3) m: a marker over a gap of g frames carried by the least-squares rigid motion
+    (:func:`gaitid.model.clusters.rigid_fit`) of the segment's static shape (``ref_donors`` (q, 3),
+    q >= 3, the marker at ``ref_target`` (3,)) onto the ``donors`` measured (g + 2, q, 3: the frame
+    before the gap, the gap, the frame after); the difference to the measured marker ``before`` and
+    ``after`` (3,) the gap is blended out linearly (skin motion moves the markers off the static shape)."""
+    R, d, _ = rigid_fit(ref_donors, donors)
+    pred = np.einsum("gij,j->gi", R, ref_target) + d  # (g + 2, 3)
+    t = (np.arange(1, len(pred) - 1) / (len(pred) - 1))[:, None]
+    return pred[1:-1] + (1 - t) * (before - pred[0]) + t * (after - pred[-1])
 
 
 def pca_fill(P: np.ndarray, seen: np.ndarray, i: int, others: list[int], a: int, b: int,

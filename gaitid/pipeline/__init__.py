@@ -87,11 +87,13 @@ def load_trial(source: str | os.PathLike | Trial, *, cop_threshold: float = COP_
     return read_c3d(path, cop_threshold=cop_threshold)
 
 
-def marker_gaps(trial: Trial, model: Model, settings: Settings) -> tuple[Trial, MarkerFills]:
+def marker_gaps(trial: Trial, model: Model, settings: Settings, static: Trial | None = None
+                ) -> tuple[Trial, MarkerFills]:
     """The gap-filling stage (:mod:`gaitid.model.gap_fill`): the trial with its markers' interior gaps
-    filled by spline, rigid body or principal components as ``settings`` allow, and the record of every gap."""
+    filled by spline, rigid body (the segment's shape from the ``static`` trial when there is one) or
+    principal components as ``settings`` allow, and the record of every gap."""
     return fill_marker_gaps(trial, model, max_gap_frames=settings.max_gap_frames, max_fill_s=settings.max_fill_s,
-                            rigid=settings.fill_rigid, pca=settings.fill_pca)
+                            rigid=settings.fill_rigid, pca=settings.fill_pca, static=static)
 
 
 def foot_contacts(trial: Trial, markers: GaitMarkers, settings: Settings
@@ -187,13 +189,13 @@ def process(source: str | os.PathLike | Trial, model: str | None = None, subject
     trial = load_trial(source, cop_threshold=settings.cop_threshold_n)
     static_trial = load_trial(static, cop_threshold=settings.cop_threshold_n) if static is not None else None
     model_def = require_markers(trial, load_model(settings.model), static_trial)
-    trial, fills = marker_gaps(trial, model_def, settings)
+    trial, fills = marker_gaps(trial, model_def, settings, static_trial)
     markers = gait_markers(model_def, trial)
     trial, contacts, ownership = foot_contacts(trial, markers, settings)
     subj = subject_data(trial, subject, contacts, markers, settings.mass_tolerance,
                         session_calibration(functional, static_trial, settings))
     kinematics = segment_kinematics(trial, model_def, static_trial, subj, settings, segment_parameters)
-    choice = gait_events(trial, contacts, markers, settings.events)
+    choice = gait_events(trial, contacts, markers, settings.events, fills=fills, trusted_s=settings.trusted_spline_s)
     loads = measured_loads(trial, contacts, ownership, choice.events, settings)
     joints = joint_loads(kinematics, loads, settings)
     outputs = output_curves(kinematics, joints, loads, model_def, settings, subj.subject)

@@ -38,9 +38,11 @@ class SideCurves:
     """One side's cycles pooled over the report's trials: ``values`` (n_cycles, 101, k) for the
     output ``columns`` {(variable, component): index} (component '' for a scalar), NaN where a
     trial lacks the variable; per cycle its trial, index, kinetic flag and foot off (% cycle);
-    ``filled`` (n_cycles, 101) bool: points within a marker gap the gap filling filled
-    (:mod:`gaitid.model.gap_fill`), None when nothing was filled; ``decomposed`` likewise, the points
-    drawn from a decomposed foot load (:mod:`gaitid.contacts.decompose`)."""
+    ``filled`` {variable: (n_cycles, 101) bool}: points within a gap the gap filling filled
+    (:mod:`gaitid.model.gap_fill`) in a marker the variable is computed from
+    (:attr:`gaitid.cycles.outputs.Outputs.reads`), None when nothing was filled; ``decomposed``
+    (n_cycles, 101) bool: the points drawn from a decomposed foot load
+    (:mod:`gaitid.contacts.decompose`), None when none is."""
 
     trial: list[str]
     cycle: np.ndarray
@@ -48,7 +50,7 @@ class SideCurves:
     foot_off_pct: np.ndarray
     values: np.ndarray
     columns: dict[tuple[str, str], int]
-    filled: np.ndarray | None = None
+    filled: dict[str, np.ndarray] | None = None
     decomposed: np.ndarray | None = None
 
 
@@ -110,12 +112,12 @@ class ReportData:
         return s.values[rows, :, k]
 
     def filled_rows(self, side: str, variable: str) -> np.ndarray | None:
-        """(n_cycles, 101) bool for the rows of :meth:`cycle_matrix`: points within a filled marker
-        gap; None when no marker of the report's trials was filled."""
+        """(n_cycles, 101) bool for the rows of :meth:`cycle_matrix`: points within a filled gap of a
+        marker the variable is computed from; None when no marker of the report's trials was filled."""
         s = self.sides.get(side)
-        if s is None or s.filled is None:
+        if s is None or s.filled is None or variable not in s.filled:
             return None
-        return s.filled[np.ones(len(s.cycle), bool) if is_kinematic(variable) else s.kinetic]
+        return s.filled[variable][np.ones(len(s.cycle), bool) if is_kinematic(variable) else s.kinetic]
 
     def mean_sd(self, side: str, variable: str, component: str):
         """(percent, mean, sd, n) arrays over those cycles (sample SD; NaN-skipping, like
@@ -183,30 +185,35 @@ def side_curves(results: list, names: list[str], side: str) -> SideCurves:
         for c in cols:
             union.setdefault(c, len(union))
         per_result.append((cols, np.hstack(blocks) if blocks else np.empty((r.trial.n_frames, 0))))
+    variables = list(dict.fromkeys(v for v, _ in union))
     trial, index, kinetic, foot_off, rows, filled, decomposed = [], [], [], [], [], [], []
     for r, name, (cols, block) in zip(results, names, per_result):
         where = [union[c] for c in cols]
         fills = getattr(r, "fills", None)
-        mask = fills.any_filled(r.trial.n_frames).astype(float) if fills is not None else np.zeros(r.trial.n_frames)
-        dec = r.loads[side].decomposed.astype(float) if side in (r.loads or {}) else np.zeros(r.trial.n_frames)
+        masks = fills.curve_frames(r.outputs.reads.get(side, {}), variables, r.trial.n_frames) \
+            if fills is not None and fills.filled else np.zeros((r.trial.n_frames, len(variables)), bool)
+        dec = r.loads[side].decomposed if side in (r.loads or {}) else np.zeros(r.trial.n_frames, bool)
+        marks = np.column_stack([dec, masks]).astype(float)  # (n, 1 + k): decomposed, then one per variable
         for c in r.cycles:
             if c.side != side:
                 continue
             row = np.full((CYCLE_POINTS, len(union)), np.nan)
             if where:
                 row[:, where] = time_normalise(block, r.trial.time, c.start_time, c.end_time)
-            filled.append(time_normalise(mask, r.trial.time, c.start_time, c.end_time) > 0)
-            decomposed.append(time_normalise(dec, r.trial.time, c.start_time, c.end_time) > 0)
+            m = time_normalise(marks, r.trial.time, c.start_time, c.end_time) > 0
+            decomposed.append(m[:, 0])
+            filled.append(m[:, 1:])
             rows.append(row)
             trial.append(name)
             index.append(c.index)
             kinetic.append(bool(c.kinetic))
             foot_off.append(c.foot_off_pct)
     values = np.stack(rows) if rows else np.empty((0, CYCLE_POINTS, len(union)))
-    marked, shared = (np.stack(m) if m and np.any(m) else None for m in (filled, decomposed))
+    stacked = np.stack(filled) if filled and np.any(filled) else None  # (n_cycles, 101, k)
+    marked = {v: stacked[:, :, k] for k, v in enumerate(variables)} if stacked is not None else None
+    shared = np.stack(decomposed) if decomposed and np.any(decomposed) else None
     return SideCurves(trial, np.array(index, int), np.array(kinetic, bool), np.array(foot_off, float), values, union,
                       marked, shared)
-
 
 
 def progression_axes(result) -> np.ndarray | None:
@@ -253,34 +260,6 @@ def cycles_table(result, trial: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=CYCLE_COLUMNS)
 
 
-def event_lines(choice, most: int = 3) -> list[str]:
-    """The events that disagree, one line each, or one line per side and event kind when there
-    are more than ``most`` of a kind (the range of the differences; every one is in
-    ``Result.event_comparison``), then the events stage's notes."""
-    c = choice.comparison
-    if c is None or c.empty or "disagree" not in c.columns:
-        return list(choice.notes)
-    bad = c[c["disagree"].astype(bool)]
-    out = []
-    for (context, label), g in bad.groupby(["context", "label"], sort=False):
-        if len(g) <= most:
-            out += [line for line in choice.describe() if line.startswith(f"{context} {label}:")]
-            continue
-        paired = g[g["status"] == "paired"]
-        what = f"{context} {label}: {len(g)} events"
-        if len(paired):
-            lo, hi = paired["frame_difference"].min(), paired["frame_difference"].max()
-            source = ", ".join(sorted(set(paired["source"])))
-            span = f"{lo:+.0f}" if lo == hi else f"{lo:+.0f} to {hi:+.0f}"
-            what += (f", {source} {span} frames from the file's "
-                     f"({paired['reference_time_s'].min():.2f}\u2013{paired['reference_time_s'].max():.2f} s)")
-        unpaired = len(g) - len(paired)
-        if unpaired:
-            what += f"; {unpaired} found by one side only"
-        out.append(what)
-    return out + list(choice.notes)
-
-
 def _time(t: float, otherwise: str) -> str:
     return f"{t:.2f} s" if np.isfinite(t) else otherwise
 
@@ -305,7 +284,7 @@ def notices(result) -> dict[str, list[str]]:
                       f"the trial's _contacts.csv")
     choice = result.event_choice
     events = [w for w in result.warnings if w.startswith(f"{choice.disagreements} detected event(s)")]
-    events += event_lines(choice)
+    events += choice.summary()
     subject = list(result.subject.notes)
     s, src = result.subject.subject, result.subject.sources
     subject += [f"body {name} unknown" for name in ("mass", "height") if not getattr(s, name)]

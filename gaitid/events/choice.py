@@ -122,6 +122,33 @@ class EventChoice:
                 out.append(f"{what}: {r.source} {r.detected_time_s:.3f} s, not in the file")
         return out + list(self.notes)
 
+    def summary(self, most: int = 3) -> list[str]:
+        """The events that disagree, one line each, or one line per side and event kind when there
+        are more than ``most`` of a kind (the range of the differences; every one is in
+        :attr:`comparison`), then the notes."""
+        c = self.comparison
+        if c is None or c.empty or "disagree" not in c.columns:
+            return list(self.notes)
+        bad = c[c["disagree"].astype(bool)]
+        out = []
+        for (context, label), g in bad.groupby(["context", "label"], sort=False):
+            if len(g) <= most:
+                out += [line for line in self.describe() if line.startswith(f"{context} {label}:")]
+                continue
+            paired = g[g["status"] == "paired"]
+            what = f"{context} {label}: {len(g)} events"
+            if len(paired):
+                lo, hi = paired["frame_difference"].min(), paired["frame_difference"].max()
+                source = ", ".join(sorted(set(paired["source"])))
+                span = f"{lo:+.0f}" if lo == hi else f"{lo:+.0f} to {hi:+.0f}"
+                what += (f", {source} {span} frames from the file's "
+                         f"({paired['reference_time_s'].min():.2f}\u2013{paired['reference_time_s'].max():.2f} s)")
+            unpaired = len(g) - len(paired)
+            if unpaired:
+                what += f"; {unpaired} found by one side only"
+            out.append(what)
+        return out + list(self.notes)
+
 
 def kinematic_from_plate_lead(trial: Trial, raw: list[Event], plate: list[Event], label: str,
                               window: float = 0.15) -> list[Event] | None:

@@ -587,8 +587,8 @@ def test_the_decomposition_error_figures_and_streams():
     from gaitid.uncertainty.errormodel import NOISE_STREAM, STREAMS
 
     d = load_error_model().decomposition
-    np.testing.assert_allclose(d.force_sd, [0.042, 0.042, 0.032])
-    assert d.cop_sd == pytest.approx(0.019) and "bench_shared_plates" in d.source
+    np.testing.assert_allclose(d.force_sd, [0.024, 0.024, 0.014])
+    assert d.cop_sd == pytest.approx(0.009) and "bench_shared_plates" in d.source
     assert SOURCES[:4] == ("joint_centres", "bsip", "plates", "markers") and SOURCES[-1] == "decomposition"
     assert [STREAMS[s] for s in SOURCES[:4]] == [0, 1, 2, 3] and NOISE_STREAM == 4
     assert len({*STREAMS.values(), NOISE_STREAM}) == len(STREAMS) + 1
@@ -635,7 +635,7 @@ def test_a_batch_column_of_the_decomposition_is_the_processing_of_the_moved_load
 def test_the_band_widens_on_decomposed_frames_only(single_belt):
     """With the decomposition's errors the SD of the vertical ground reaction grows on every
     decomposed frame and is the same on every other; the sagittal moments' grows on the decomposed
-    frames (median x 2 at least) and is the same, to 0.5 %, beyond the force filter's reach
+    frames (median x 1.3 at least) and is the same, to 0.5 %, beyond the force filter's reach
     (15 frames, 0.15 s at 6 Hz) of any decomposed frame; it is a source of the contributions table."""
     from scipy.ndimage import distance_transform_edt
 
@@ -658,5 +658,5 @@ def test_the_band_widens_on_decomposed_frames_only(single_belt):
                 assert np.all(a[on & ok] > b[on & ok])
                 np.testing.assert_array_equal(a[off & ok], b[off & ok])
             else:
-                assert np.median(a[on & ok] / b[on & ok]) > 2.0
+                assert np.median(a[on & ok] / b[on & ok]) > 1.3
                 np.testing.assert_allclose(a[off & ok], b[off & ok], rtol=5e-3)

@@ -4,6 +4,7 @@ synthetic calibration trials, and their way into process(), the subject table an
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 
 import numpy as np
@@ -14,6 +15,8 @@ from gaitid.core.resources import sample_data_dir
 from gaitid.core.subject_record import Subject
 from gaitid.io.c3d import read_c3d
 from gaitid.model.centre_fits import (
+    axis_spread,
+    centre_spread,
     circle_axis,
     relative_ranges,
     sara,
@@ -371,3 +374,73 @@ def test_a_functional_knee_axis_turns_the_thigh_frame_onto_it(static, turn_deg):
             # turned: within the fit's error; not: off by the turn give or take 1.9 deg (the synthetic
             # static's thigh is turned that much from its pelvis, whose y axis the truth starts from)
             assert angle == pytest.approx(expected, abs=0.5 if expected == 0.0 else 2.5)
+
+
+def test_the_markers_own_centres_agree_on_a_rigid_thigh_and_part_by_their_centres_offset():
+    """centre_spread: exact for noise-free arcs: 0 when both markers turn about one centre, the
+    offset between the centres when one marker turns about a point 20 mm away."""
+    t = np.linspace(0, 2 * np.pi, 400)
+    rot = Rotation.from_rotvec(np.stack([0.4 * np.sin(t), 0.5 * np.sin(1.6 * t + 1), 0.1 * np.sin(0.7 * t)], 1))
+    thi, kne = rot.apply([0.05, 0.10, -0.20]), rot.apply([0.03, 0.09, -0.42])
+    spread, pair = centre_spread([thi, kne])
+    assert spread < 1e-9 and pair == (0, 1)
+    shifted = rot.apply([0.03, 0.09, -0.42]) + np.array([0.0, 0.02, 0.0])
+    assert centre_spread([thi, shifted])[0] == pytest.approx(0.02, abs=1e-9)
+    axes = Rotation.from_rotvec(np.outer(np.linspace(0, 1.2, 300), [0.0, 1.0, 0.0]))
+    tilted = Rotation.from_rotvec(np.outer(np.linspace(0, 1.2, 300), [np.sin(0.1), np.cos(0.1), 0.0]))
+    spread, _ = axis_spread([axes.apply([0.0, 0.05, -0.1]), tilted.apply([0.0, 0.05, -0.3])])
+    assert spread == pytest.approx(np.degrees(0.1), abs=1e-6)
+
+
+@pytest.mark.parametrize("range_deg", [45, 60])
+def test_a_10_mm_artefact_on_two_thigh_markers_warns_by_their_disagreement_not_noise(static, range_deg):
+    # the sphere fit's residual stays under its 10 mm threshold with a 10 mm artefact: only the
+    # disagreement of THI's and KNE's own centres (>= 15 mm here, noise alone <= 1 mm) tells
+    fits = {}
+    for sta in (0.0, 10.0):
+        hip, truth = functional_trial(static, "hip", range_deg=range_deg, noise_mm=1.0, sta_mm=sta, seed=1,
+                                      path="h.c3d")
+        knee, _ = functional_trial(static, "knee", range_deg=2 * range_deg, noise_mm=1.0, sta_mm=sta, seed=101,
+                                   path="k.c3d")
+        fits[sta] = functional_calibration([hip, knee], static=static)
+    for side in ("Left", "Right"):
+        clean, bad = fits[0.0].fits[("hip", side)], fits[10.0].fits[("hip", side)]
+        assert clean.status == "ok" and clean.spread < 1.0
+        assert bad.residual_mm < 10.0 and bad.spread > 10.0
+        assert np.linalg.norm(bad.centre - truth.hip_centres[side]) > 0.004  # what the warning is about
+        assert bad.status == "warned" and bad.spread_markers == (f"{side[0]}THI", f"{side[0]}KNE")
+        assert (f"the centres {side[0]}THI and {side[0]}KNE give one by one disagree by {bad.spread:.1f} mm, over 10 mm "
+                "(Settings.functional_max_spread_mm)") in bad.reason
+        k_clean, k_bad = fits[0.0].fits[("knee", side)], fits[10.0].fits[("knee", side)]
+        assert k_clean.status == "ok" and k_clean.spread < 0.3
+        assert k_bad.status == "warned" and k_bad.spread > 1.0 and "Settings.functional_max_spread_deg" in k_bad.reason
+    assert any("functional left hip: the centres LTHI and LKNE" in w for w in fits[10.0].warnings)
+
+
+def test_a_knee_axis_laid_along_the_shank_by_noise_is_refused(static):
+    # 30 deg of knee flexion, 2 mm noise: the two shank markers' arcs are flatter than the thigh
+    # pose's noise and the circle fit turns the axis 80-90 deg, along the shank
+    hip, _ = functional_trial(static, "hip", range_deg=45, noise_mm=2.0, sta_mm=0.0, seed=0, path="h.c3d")
+    knee, truth = functional_trial(static, "knee", range_deg=30, noise_mm=2.0, sta_mm=0.0, seed=100, path="k.c3d")
+    cal = functional_calibration([hip, knee], static=static)
+    assert ("knee", "Left") not in cal.fits and ("knee", "Right") not in cal.fits
+    refused = [f for f in cal.tried if f.joint == "knee" and f.trial == "k.c3d"]
+    assert all(f.status == "refused" and f.turn_deg > 45 for f in refused)
+    assert any("functional left knee refused: the axis lies" in w and "Settings.functional_max_knee_turn_deg" in w
+               for w in cal.warnings)
+    ok = functional_calibration([hip, knee], static=static, max_knee_turn_deg=math.inf)  # the old behaviour
+    cos = ok.fits[("knee", "Left")].axis_lab @ truth.knee_axes["Left"]
+    assert np.degrees(np.arccos(min(abs(cos), 1.0))) > 45
+
+
+def test_the_settings_carry_the_functional_spread_limits(static):
+    from gaitid.core.errors import SettingsError
+    from gaitid.core.settings import Settings
+
+    hip, _ = functional_trial(static, "hip", range_deg=45, noise_mm=1.0, sta_mm=10.0, seed=1, path="h.c3d")
+    assert session_calibration([hip], static, Settings()).fits[("hip", "Left")].status == "warned"
+    loose = Settings(functional_max_spread_mm=math.inf)
+    assert session_calibration([hip], static, loose).fits[("hip", "Left")].status == "ok"
+    for name in ("functional_max_spread_mm", "functional_max_spread_deg", "functional_max_knee_turn_deg"):
+        with pytest.raises(SettingsError, match=name):
+            Settings(**{name: 0})

@@ -37,6 +37,12 @@ centre free along the axis; the knee in one), and warned when the residual excee
 forward, y from RASI to LASI, z up), m; knee axes are unit vectors in the lab at the static
 pose (``lab_static``), pointing left: the static calibration turns Plug-in Gait's thigh onto
 them (:func:`gaitid.model.calibration.functional_thigh_rotation`).
+
+Each fit's quality: its residual, its range, and how far its markers' own fits disagree (the part
+of a soft-tissue artefact that deforms the segment, which the residual of Plug-in Gait's two
+markers barely shows; :func:`judged`). Length: the fits, their judgement and the session's choice
+among them share :class:`JointFit` and the segments' poses; the fits themselves are in
+:mod:`gaitid.model.centre_fits`.
 """
 
 from __future__ import annotations

@@ -444,3 +444,24 @@ def test_the_settings_carry_the_functional_spread_limits(static):
     for name in ("functional_max_spread_mm", "functional_max_spread_deg", "functional_max_knee_turn_deg"):
         with pytest.raises(SettingsError, match=name):
             Settings(**{name: 0})
+
+
+def test_a_hip_centre_far_from_harringtons_warns_with_the_gap(static):
+    # the synthetic truth is Harrington's centre: a clean fit lies on it; a hip 40 mm off it (a
+    # rigid artefact's error, or an atypical hip) is used, with a warning naming the gap
+    from gaitid.validation.synthetic.functional_trials import truth_of
+
+    base = truth_of(static)
+    hip, _ = functional_trial(static, "hip", noise_mm=0.5, sta_mm=0.0, path="h.c3d")
+    fit = functional_calibration([hip], static=static).fits[("hip", "Left")]
+    assert fit.status == "ok" and fit.gap_mm < 1.0
+    moved = dataclasses.replace(base, hip_centres={**base.hip_centres,
+                                                   "Left": base.hip_centres["Left"] + np.array([-0.032, 0.0, -0.024])})
+    hip, _ = functional_trial(static, "hip", noise_mm=0.5, sta_mm=0.0, truth=moved, path="h.c3d")
+    cal = functional_calibration([hip], static=static)
+    left, right = cal.fits[("hip", "Left")], cal.fits[("hip", "Right")]
+    assert left.gap_mm == pytest.approx(40.0, abs=1.0) and left.status == "warned"
+    assert "the centre lies 40 mm from Harrington's regression centre, over 30 mm" in left.reason
+    assert "Settings.functional_max_regression_gap_mm" in left.reason
+    assert right.status == "ok" and right.gap_mm < 1.0
+    assert any(w.startswith("functional left hip: the centre lies 40 mm") for w in cal.warnings)

@@ -68,12 +68,14 @@ from gaitid.model.centre_fits import (
     sphere_centre,
 )
 from gaitid.model.frames import pelvis_frame
+from gaitid.model.joint_centres import harrington_hip_centre
 
 MIN_RANGE_DEG = 20.0  # Ehrig et al. 2006: SCoRE's error grows fast below ~20 deg of motion
 MAX_RESIDUAL_MM = 10.0  # docs/functional.md: SCoRE on clusters with 5 mm of soft-tissue artefact stays under 8 mm
 MAX_SPREAD_MM = 10.0  # docs/functional.md: the thigh markers' own centres, noise alone <= 5.2 mm, 10 mm artefact >= 11.6
 MAX_SPREAD_DEG = 1.0  # docs/functional.md: two shank markers' own axes, noise alone <= 0.4 deg, 10 mm artefact >= 1.2
 MAX_KNEE_TURN_DEG = 45.0  # a knee axis this far off the pelvis's left-right axis at the static is not a knee's
+MAX_REGRESSION_GAP_MM = 30.0  # Harrington's centre errs by 12.3 +- 5.9 mm (Mantovani et al. 2016, CT): mean + 3 SD
 
 THIGH = ("{S}THI", "{S}KNE", "{S}THAP", "{S}THAD")  # Plug-in Gait, and CGM2's extra thigh markers
 SHANK = ("{S}TIB", "{S}ANK", "{S}TIAP", "{S}TIAD")  # Plug-in Gait, and CGM2's extra shank markers
@@ -90,7 +92,8 @@ class JointFit:
     disagree (:func:`~gaitid.model.centre_fits.centre_spread`, mm between the thigh markers'
     centres for a hip; :func:`~gaitid.model.centre_fits.axis_spread`, deg between the two shank
     markers' axes for a circle fit; NaN when not measured), between ``spread_markers``;
-    ``turn_deg``: a knee axis's angle off the pelvis's left-right axis at the static pose."""
+    ``turn_deg``: a knee axis's angle off the pelvis's left-right axis at the static pose;
+    ``gap_mm``: a hip centre's distance from Harrington's regression centre of the same pelvis."""
 
     joint: str
     side: str
@@ -108,6 +111,7 @@ class JointFit:
     spread: float = math.nan
     spread_markers: tuple[str, ...] = ()
     turn_deg: float = math.nan
+    gap_mm: float = math.nan
 
     @property
     def used_range(self) -> float:
@@ -284,8 +288,8 @@ def judged(fit: JointFit, min_range_deg: float, max_residual_mm: float, max_spre
 
 def functional_calibration(trials, static: Trial | None = None, min_range_deg: float = MIN_RANGE_DEG,
                            max_residual_mm: float = MAX_RESIDUAL_MM, sides=None, max_spread_mm: float = MAX_SPREAD_MM,
-                           max_spread_deg: float = MAX_SPREAD_DEG, max_knee_turn_deg: float = MAX_KNEE_TURN_DEG
-                           ) -> FunctionalCalibration:
+                           max_spread_deg: float = MAX_SPREAD_DEG, max_knee_turn_deg: float = MAX_KNEE_TURN_DEG,
+                           max_regression_gap_mm: float = MAX_REGRESSION_GAP_MM) -> FunctionalCalibration:
     """The hip centres and knee axes from functional trials (Trials or C3D paths, any order).
 
     Each trial is told by its motion: a hip trial moves the thigh in the pelvis in two
@@ -293,7 +297,9 @@ def functional_calibration(trials, static: Trial | None = None, min_range_deg: f
     side, the fit of the trial with the largest range is used when not refused. Knee axes are
     turned into the lab at the ``static`` pose (else the knee trial's first complete frame),
     pointing left, and refused when over ``max_knee_turn_deg`` off the pelvis's left-right axis
-    there (two markers' arcs too flat for their noise lay the fitted axis along the shank).
+    there (two markers' arcs too flat for their noise lay the fitted axis along the shank). A hip
+    centre further than ``max_regression_gap_mm`` from Harrington's regression centre of the
+    static's pelvis (else the hip trial's) is used with a warning (:func:`regression_gap`).
     ``sides``: {'Left': 'L', 'Right': 'R'} prefixes (Plug-in Gait's by default); the thresholds:
     :func:`judged`."""
     from dataclasses import replace
@@ -308,7 +314,9 @@ def functional_calibration(trials, static: Trial | None = None, min_range_deg: f
     limits = (min_range_deg, max_residual_mm, max_spread_mm, max_spread_deg)
     hips = {id(t): {s: judged(hip_fit(t, s, sides[s], cache), *limits) for s in SIDES} for t in loaded}
     kinds, warnings = {}, []
-    best_hip = _best(hips, loaded)
+    by_name = {(Path(t.path).name if t.path else "trial"): t for t in loaded}
+    best_hip = {s: regression_gap(f, static if static is not None else by_name[f.trial], max_regression_gap_mm)
+                for s, f in _best(hips, loaded).items()}
     centres = {s: f.centre for s, f in best_hip.items() if f.status != "refused"}
     tried = [f for t in loaded for f in hips[id(t)].values()]
     fits = {("hip", s): f for s, f in best_hip.items() if f.status != "refused"}
@@ -352,6 +360,30 @@ def functional_calibration(trials, static: Trial | None = None, min_range_deg: f
             why = max(seen, key=lambda f: f.used_range).reason if seen else "no trial"
             warnings.append(f"functional {s.lower()} {joint} refused: {why}; the model's other method is needed")
     return FunctionalCalibration(fits, tuple(tried), kinds, tuple(warnings))
+
+
+def regression_gap(fit: JointFit, pelvis: Trial, max_gap_mm: float = MAX_REGRESSION_GAP_MM) -> JointFit:
+    """A hip ``fit`` with ``gap_mm``, its distance from Harrington et al.'s (2007) regression
+    centre of ``pelvis``'s mean pose (its ASIS width and depth to the sacrum or mid-PSIS), and
+    warned past ``max_gap_mm``: further than regression errs in adults (12.3 +- 5.9 mm, Mantovani
+    et al. 2016, CT), a gap is either the fit's error (a soft-tissue artefact moving rigidly with
+    the joint, which neither the residual nor the markers' spread shows) or an atypical hip."""
+    from dataclasses import replace
+
+    if fit.status == "refused":
+        return fit
+    names = set(pelvis.marker_labels) | set(pelvis.virtual_labels)
+    sacrum = pelvis.point("SACR") if "SACR" in names else (pelvis.point("LPSI") + pelvis.point("RPSI")) / 2
+    lasi, rasi = pelvis.point("LASI"), pelvis.point("RASI")
+    width = np.nanmean(np.linalg.norm(lasi - rasi, axis=1))
+    depth = np.nanmean(np.linalg.norm((lasi + rasi) / 2 - sacrum, axis=1))
+    gap = float(np.linalg.norm(fit.centre - harrington_hip_centre(width, depth, fit.side)) * 1e3)
+    if not gap > max_gap_mm:
+        return replace(fit, gap_mm=gap)
+    why = (f"the centre lies {gap:.0f} mm from Harrington's regression centre, over {max_gap_mm:g} mm "
+           "(Settings.functional_max_regression_gap_mm; the regression errs by 12 +- 6 mm in adults): the markers "
+           "moving with the joint on the skin, or an atypical hip (a child, dysplasia): check the trial")
+    return replace(fit, gap_mm=gap, status="warned", reason="; ".join(x for x in (fit.reason, why) if x))
 
 
 def _best(by_trial: dict, trials) -> dict[str, JointFit]:
@@ -401,7 +433,8 @@ def session_calibration(functional, static: Trial | None = None, settings=None) 
                                           "max_residual_mm": settings.functional_max_residual_mm,
                                           "max_spread_mm": settings.functional_max_spread_mm,
                                           "max_spread_deg": settings.functional_max_spread_deg,
-                                          "max_knee_turn_deg": settings.functional_max_knee_turn_deg}
+                                          "max_knee_turn_deg": settings.functional_max_knee_turn_deg,
+                                          "max_regression_gap_mm": settings.functional_max_regression_gap_mm}
     return functional_calibration(trials, static, **limits)
 
 

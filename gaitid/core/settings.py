@@ -60,8 +60,8 @@ The defaults (stated in the README too):
   further apart than this is used with a warning (the markers deform on the skin: noise alone
   gives at most 5.2 mm, a 10 mm soft-tissue artefact 11.6-104 mm, where the centre errs by 5-49
   mm; the sphere fit's residual barely grows with the artefact); ``functional_max_spread_deg`` 1:
-  the same for the axes of a knee's two shank markers (noise alone at most 0.4 deg from 60 deg of
-  flexion, a 10 mm artefact 1.2-46 deg); ``functional_max_knee_turn_deg`` 45: a knee axis further
+  the same for the axes of a knee's two shank markers (1 mm of noise alone at most 0.36 deg from
+  60 deg of flexion, 2 mm 0.42 deg from 90; a 10 mm artefact 1.2-46 deg); ``functional_max_knee_turn_deg`` 45: a knee axis further
   than this off the pelvis's left-right axis at the static is refused (not a knee's: two
   markers' arcs too flat for their noise lay it along the shank, 55-90 deg off);
   ``functional_max_regression_gap_mm`` 30: a functional hip centre further than this from

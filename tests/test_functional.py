@@ -465,3 +465,18 @@ def test_a_hip_centre_far_from_harringtons_warns_with_the_gap(static):
     assert "Settings.functional_max_regression_gap_mm" in left.reason
     assert right.status == "ok" and right.gap_mm < 1.0
     assert any(w.startswith("functional left hip: the centre lies 40 mm") for w in cal.warnings)
+
+
+@pytest.mark.parametrize("clusters", [False, True])
+def test_the_knee_axis_point_lies_on_the_true_axis_at_the_static(static, clusters):
+    # knee_axis_point_<side>_x/_y/_z (lab at the static pose): the fit's point on the axis, on the
+    # synthetic truth's axis line (57 mm medial to KNE) within 1 mm
+    st = with_clusters(static) if clusters else static
+    hip, truth = functional_trial(st, "hip", range_deg=45, noise_mm=0.5, sta_mm=0.0, seed=4, path="h.c3d")
+    knee, _ = functional_trial(st, "knee", range_deg=90, noise_mm=0.5, sta_mm=0.0, seed=5, path="k.c3d")
+    values, sources = functional_calibration([hip, knee], static=st).subject_values()
+    for side in ("Left", "Right"):
+        p = np.array([values[f"knee_axis_point_{side.lower()}_{a}"] for a in "xyz"])
+        d = p - truth.knee_points[side]
+        assert np.linalg.norm(d - (d @ truth.knee_axes[side]) * truth.knee_axes[side]) < 0.001
+        assert sources[f"knee_axis_point_{side.lower()}_x"].startswith("SARA" if clusters else "circle fit")

@@ -107,6 +107,7 @@ class JointFit:
     status: str = "ok"
     reason: str = ""
     axis_lab: np.ndarray | None = None  # knee: unit axis in the lab at the static pose, pointing left
+    point_lab: np.ndarray | None = None  # knee: a point on the axis (m) in the lab at the static pose
     reference: np.ndarray | None = None  # knee: the thigh's technical markers (k, 3) m in its frame
     spread: float = math.nan
     spread_markers: tuple[str, ...] = ()
@@ -150,8 +151,9 @@ class FunctionalCalibration:
 
     def subject_values(self) -> tuple[dict[str, float], dict[str, str]]:
         """({name: value}, {name: source}) for the subject record (``Subject.extra``): the hip
-        centres ``hip_centre_left_x``... (m, Plug-in Gait pelvis frame) and knee axes
-        ``knee_axis_left_x``... (unit, lab at the static pose), each fit's residual
+        centres ``hip_centre_left_x``... (m, Plug-in Gait pelvis frame), knee axes
+        ``knee_axis_left_x``... (unit, lab at the static pose) and a point on each
+        ``knee_axis_point_left_x``... (m, lab at the static pose), each fit's residual
         ``hip_centre_left_residual``... (m)."""
         values, sources = {}, {}
         for (joint, side), fit in self.fits.items():
@@ -162,6 +164,10 @@ class FunctionalCalibration:
             for a, v in zip("xyz", vec):
                 values[f"{stem}_{a}"], sources[f"{stem}_{a}"] = float(v), fit.describe()
             values[f"{stem}_residual"], sources[f"{stem}_residual"] = fit.residual_mm / 1e3, fit.describe()
+            if joint == "knee" and fit.point_lab is not None:
+                for a, v in zip("xyz", fit.point_lab):
+                    values[f"knee_axis_point_{side.lower()}_{a}"] = float(v)
+                    sources[f"knee_axis_point_{side.lower()}_{a}"] = fit.describe()
         return values, sources
 
 
@@ -340,14 +346,14 @@ def functional_calibration(trials, static: Trial | None = None, min_range_deg: f
     best_knee = _best(knees, [t for t in loaded if kinds[Path(t.path).name if t.path else "trial"] == "knee"])
     for s, f in best_knee.items():
         if f.status != "refused":
-            axis, turn = _axis_in_static(f, static, loaded, sides[s], centres.get(s))
+            axis, turn, point = _axis_in_static(f, static, loaded, sides[s], centres.get(s))
             if not turn <= max_knee_turn_deg:  # refused: the most-ranged fit's reason is the one reported
                 tried = [x for x in tried if x is not f] + [replace(
                     f, status="refused", turn_deg=turn, reason=f"the axis lies {turn:.0f} deg off the pelvis's left-right "
                     f"axis at the static, over {max_knee_turn_deg:g} deg (Settings.functional_max_knee_turn_deg): not a "
                     "knee flexion axis; the shank markers' arcs are too flat for their noise: bend the knee further")]
                 continue
-            fits[("knee", s)] = replace(f, axis_lab=axis, turn_deg=turn)
+            fits[("knee", s)] = replace(f, axis_lab=axis, turn_deg=turn, point_lab=point)
     for joint in ("hip", "knee"):
         if not any(k == joint for k in kinds.values()):
             continue
@@ -395,10 +401,11 @@ def _best(by_trial: dict, trials) -> dict[str, JointFit]:
     return out
 
 
-def _axis_in_static(fit: JointFit, static: Trial | None, trials, prefix: str, hip_centre) -> tuple[np.ndarray, float]:
+def _axis_in_static(fit: JointFit, static: Trial | None, trials, prefix: str, hip_centre
+                    ) -> tuple[np.ndarray, float, np.ndarray]:
     """The knee axis (thigh technical frame) in the lab at the static pose (mean of its frames),
-    else at the knee trial's first complete frame; pointing left (from RASI towards LASI); and its
-    angle (deg) off the pelvis's left-right axis there."""
+    else at the knee trial's first complete frame; pointing left (from RASI towards LASI); its
+    angle (deg) off the pelvis's left-right axis there; and the fit's point on it there (m)."""
     knee_trial = next(t for t in trials if (Path(t.path).name if t.path else "trial") == fit.trial)
     source = static if static is not None else knee_trial
     used, have = _labels(knee_trial, THIGH, prefix), _labels(source, THIGH, prefix)
@@ -406,7 +413,7 @@ def _axis_in_static(fit: JointFit, static: Trial | None, trials, prefix: str, hi
         raise DataError(f"{fit.side.lower()} knee axis: the static has thigh markers {', '.join(have) or 'none'}, the "
                         f"knee trial {fit.trial} {', '.join(used)}: the axis is carried to the static pose by the "
                         "same markers", source.path)
-    R, _, _ = thigh_pose(source, prefix, hip_centre, fit.side, fit.reference)
+    R, t, _ = thigh_pose(source, prefix, hip_centre, fit.side, fit.reference)
     Rp, _ = pelvis_pose(source)
     ok = np.isfinite(R).all(axis=(1, 2)) & np.isfinite(Rp).all(axis=(1, 2))
     if not ok.any():
@@ -416,7 +423,8 @@ def _axis_in_static(fit: JointFit, static: Trial | None, trials, prefix: str, hi
     left = Rp[frame][:, :, 1].mean(axis=0)
     axis /= np.linalg.norm(axis)
     axis = axis if axis @ left >= 0 else -axis
-    return axis, float(np.degrees(np.arccos(np.clip(axis @ left / np.linalg.norm(left), -1.0, 1.0))))
+    point = (np.einsum("nij,j->ni", R[frame], fit.centre) + t[frame]).mean(axis=0)
+    return axis, float(np.degrees(np.arccos(np.clip(axis @ left / np.linalg.norm(left), -1.0, 1.0)))), point
 
 
 def session_calibration(functional, static: Trial | None = None, settings=None) -> FunctionalCalibration | None:

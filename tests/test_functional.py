@@ -4,6 +4,7 @@ synthetic calibration trials, and their way into process(), the subject table an
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 
 import numpy as np
@@ -14,6 +15,8 @@ from gaitid.core.resources import sample_data_dir
 from gaitid.core.subject_record import Subject
 from gaitid.io.c3d import read_c3d
 from gaitid.model.centre_fits import (
+    axis_spread,
+    centre_spread,
     circle_axis,
     relative_ranges,
     sara,
@@ -371,3 +374,156 @@ def test_a_functional_knee_axis_turns_the_thigh_frame_onto_it(static, turn_deg):
             # turned: within the fit's error; not: off by the turn give or take 1.9 deg (the synthetic
             # static's thigh is turned that much from its pelvis, whose y axis the truth starts from)
             assert angle == pytest.approx(expected, abs=0.5 if expected == 0.0 else 2.5)
+
+
+def test_the_markers_own_centres_agree_on_a_rigid_thigh_and_part_by_their_centres_offset():
+    """centre_spread: exact for noise-free arcs: 0 when both markers turn about one centre, the
+    offset between the centres when one marker turns about a point 20 mm away."""
+    t = np.linspace(0, 2 * np.pi, 400)
+    rot = Rotation.from_rotvec(np.stack([0.4 * np.sin(t), 0.5 * np.sin(1.6 * t + 1), 0.1 * np.sin(0.7 * t)], 1))
+    thi, kne = rot.apply([0.05, 0.10, -0.20]), rot.apply([0.03, 0.09, -0.42])
+    spread, pair = centre_spread([thi, kne])
+    assert spread < 1e-9 and pair == (0, 1)
+    shifted = rot.apply([0.03, 0.09, -0.42]) + np.array([0.0, 0.02, 0.0])
+    assert centre_spread([thi, shifted])[0] == pytest.approx(0.02, abs=1e-9)
+    axes = Rotation.from_rotvec(np.outer(np.linspace(0, 1.2, 300), [0.0, 1.0, 0.0]))
+    tilted = Rotation.from_rotvec(np.outer(np.linspace(0, 1.2, 300), [np.sin(0.1), np.cos(0.1), 0.0]))
+    spread, _ = axis_spread([axes.apply([0.0, 0.05, -0.1]), tilted.apply([0.0, 0.05, -0.3])])
+    assert spread == pytest.approx(np.degrees(0.1), abs=1e-6)
+
+
+@pytest.mark.parametrize("range_deg", [45, 60])
+def test_a_10_mm_artefact_on_two_thigh_markers_warns_by_their_disagreement_not_noise(static, range_deg):
+    # the sphere fit's residual stays under its 10 mm threshold with a 10 mm artefact: only the
+    # disagreement of THI's and KNE's own centres (>= 15 mm here, noise alone <= 1 mm) tells
+    fits = {}
+    for sta in (0.0, 10.0):
+        hip, truth = functional_trial(static, "hip", range_deg=range_deg, noise_mm=1.0, sta_mm=sta, seed=1,
+                                      path="h.c3d")
+        knee, _ = functional_trial(static, "knee", range_deg=2 * range_deg, noise_mm=1.0, sta_mm=sta, seed=101,
+                                   path="k.c3d")
+        fits[sta] = functional_calibration([hip, knee], static=static)
+    for side in ("Left", "Right"):
+        clean, bad = fits[0.0].fits[("hip", side)], fits[10.0].fits[("hip", side)]
+        assert clean.status == "ok" and clean.spread < 1.0
+        assert bad.residual_mm < 10.0 and bad.spread > 10.0
+        assert np.linalg.norm(bad.centre - truth.hip_centres[side]) > 0.004  # what the warning is about
+        assert bad.status == "warned" and bad.spread_markers == (f"{side[0]}THI", f"{side[0]}KNE")
+        assert (f"the centres {side[0]}THI and {side[0]}KNE give one by one disagree by {bad.spread:.1f} mm, over 10 mm "
+                "(Settings.functional_max_spread_mm)") in bad.reason
+        k_clean, k_bad = fits[0.0].fits[("knee", side)], fits[10.0].fits[("knee", side)]
+        assert k_clean.status == "ok" and k_clean.spread < 0.3
+        assert k_bad.status == "warned" and k_bad.spread > 1.0 and "Settings.functional_max_spread_deg" in k_bad.reason
+    assert any("functional left hip: the centres LTHI and LKNE" in w for w in fits[10.0].warnings)
+
+
+def test_a_knee_axis_laid_along_the_shank_by_noise_is_refused(static):
+    # 30 deg of knee flexion, 2 mm noise: the two shank markers' arcs are flatter than the thigh
+    # pose's noise and the circle fit turns the axis 80-90 deg, along the shank
+    hip, _ = functional_trial(static, "hip", range_deg=45, noise_mm=2.0, sta_mm=0.0, seed=0, path="h.c3d")
+    knee, truth = functional_trial(static, "knee", range_deg=30, noise_mm=2.0, sta_mm=0.0, seed=100, path="k.c3d")
+    cal = functional_calibration([hip, knee], static=static)
+    assert ("knee", "Left") not in cal.fits and ("knee", "Right") not in cal.fits
+    refused = [f for f in cal.tried if f.joint == "knee" and f.trial == "k.c3d"]
+    assert all(f.status == "refused" and f.turn_deg > 45 for f in refused)
+    assert any("functional left knee refused: the axis lies" in w and "Settings.functional_max_knee_turn_deg" in w
+               for w in cal.warnings)
+    ok = functional_calibration([hip, knee], static=static, max_knee_turn_deg=math.inf)  # the old behaviour
+    cos = ok.fits[("knee", "Left")].axis_lab @ truth.knee_axes["Left"]
+    assert np.degrees(np.arccos(min(abs(cos), 1.0))) > 45
+
+
+def test_the_settings_carry_the_functional_spread_limits(static):
+    from gaitid.core.errors import SettingsError
+    from gaitid.core.settings import Settings
+
+    hip, _ = functional_trial(static, "hip", range_deg=45, noise_mm=1.0, sta_mm=10.0, seed=1, path="h.c3d")
+    assert session_calibration([hip], static, Settings()).fits[("hip", "Left")].status == "warned"
+    loose = Settings(functional_max_spread_mm=math.inf)
+    assert session_calibration([hip], static, loose).fits[("hip", "Left")].status == "ok"
+    for name in ("functional_max_spread_mm", "functional_max_spread_deg", "functional_max_knee_turn_deg"):
+        with pytest.raises(SettingsError, match=name):
+            Settings(**{name: 0})
+
+
+def test_a_hip_centre_far_from_harringtons_warns_with_the_gap(static):
+    # the synthetic truth is Harrington's centre: a clean fit lies on it; a hip 40 mm off it (a
+    # rigid artefact's error, or an atypical hip) is used, with a warning naming the gap
+    from gaitid.validation.synthetic.functional_trials import truth_of
+
+    base = truth_of(static)
+    hip, _ = functional_trial(static, "hip", noise_mm=0.5, sta_mm=0.0, path="h.c3d")
+    fit = functional_calibration([hip], static=static).fits[("hip", "Left")]
+    assert fit.status == "ok" and fit.gap_mm < 1.0
+    moved = dataclasses.replace(base, hip_centres={**base.hip_centres,
+                                                   "Left": base.hip_centres["Left"] + np.array([-0.032, 0.0, -0.024])})
+    hip, _ = functional_trial(static, "hip", noise_mm=0.5, sta_mm=0.0, truth=moved, path="h.c3d")
+    cal = functional_calibration([hip], static=static)
+    left, right = cal.fits[("hip", "Left")], cal.fits[("hip", "Right")]
+    assert left.gap_mm == pytest.approx(40.0, abs=1.0) and left.status == "warned"
+    assert "the centre lies 40 mm from Harrington's regression centre, over 30 mm" in left.reason
+    assert "Settings.functional_max_regression_gap_mm" in left.reason
+    assert right.status == "ok" and right.gap_mm < 1.0
+    assert any(w.startswith("functional left hip: the centre lies 40 mm") for w in cal.warnings)
+
+
+@pytest.mark.parametrize("clusters", [False, True])
+def test_the_knee_axis_point_lies_on_the_true_axis_at_the_static(static, clusters):
+    # knee_axis_point_<side>_x/_y/_z (lab at the static pose): the fit's point on the axis, on the
+    # synthetic truth's axis line (57 mm medial to KNE) within 1 mm
+    st = with_clusters(static) if clusters else static
+    hip, truth = functional_trial(st, "hip", range_deg=45, noise_mm=0.5, sta_mm=0.0, seed=4, path="h.c3d")
+    knee, _ = functional_trial(st, "knee", range_deg=90, noise_mm=0.5, sta_mm=0.0, seed=5, path="k.c3d")
+    values, sources = functional_calibration([hip, knee], static=st).subject_values()
+    for side in ("Left", "Right"):
+        p = np.array([values[f"knee_axis_point_{side.lower()}_{a}"] for a in "xyz"])
+        d = p - truth.knee_points[side]
+        assert np.linalg.norm(d - (d @ truth.knee_axes[side]) * truth.knee_axes[side]) < 0.001
+        assert sources[f"knee_axis_point_{side.lower()}_x"].startswith("SARA" if clusters else "circle fit")
+
+
+def test_plugin_gait_sara_puts_the_knee_centre_on_the_functional_axis(static):
+    """plugin-gait-sara (CGM2.6): the static calibration moves the chord's knee centre onto the
+    functional axis and turns the thigh onto it. The synthetic truth's axis turned 10 deg about the
+    vertical and moved 12 mm back, 5 mm up: Plug-in Gait's ThighRotation aligns the thigh with it
+    but leaves its knee centre 4-22 mm off the axis; plugin-gait-sara puts it within 1 mm."""
+    from gaitid.model.calibration import calibrate_static, measure_defaults, resolve_parameters
+    from gaitid.model.evaluator import PointEvaluator
+    from gaitid.model.markerset import load_model
+    from gaitid.model.point_methods import centre_methods
+    from gaitid.model.trial_markers import needed_labels, prepare_points
+    from gaitid.pipeline import process
+    from gaitid.validation.synthetic.functional_trials import truth_of
+
+    base = truth_of(static)
+    turn = Rotation.from_rotvec([0.0, 0.0, np.radians(10.0)]).as_matrix()
+    truth = dataclasses.replace(base, knee_axes={s: turn @ a for s, a in base.knee_axes.items()},
+                                knee_points={s: p + [-0.012, 0.0, 0.005] for s, p in base.knee_points.items()})
+    hip, _ = functional_trial(static, "hip", noise_mm=0.5, sta_mm=0.0, truth=truth, path="h.c3d")
+    knee, _ = functional_trial(static, "knee", range_deg=90, noise_mm=0.5, sta_mm=0.0, truth=truth, path="k.c3d")
+    values, _ = session_calibration([hip, knee], static).subject_values()
+    subject = dataclasses.replace(static.subject, extra={**static.subject.extra, **values})
+    off = {}
+    for name in ("plugin-gait", "plugin-gait-sara"):
+        model = load_model(name)
+        pts = prepare_points(static, needed_labels(model, static)[0], None, 10, 4)
+        out = calibrate_static(static, model, subject)
+        params = resolve_parameters(model, subject, None, static)
+        measure_defaults(params, pts, model, static)
+        for side in ("Left", "Right"):
+            ev = PointEvaluator(model, pts, {**params[side], **out[side]}, side, {}, static)
+            R = np.nanmean(ev.segment("thigh")[0], axis=0)
+            a = truth.knee_axes[side]
+            along = a - R[:, 2] * (a @ R[:, 2])
+            assert np.degrees(np.arccos(min(1.0, R[:, 1] @ along / np.linalg.norm(along)))) < 0.5  # both aligned
+            d = np.nanmean(ev.point("knee"), axis=0) - truth.knee_points[side]
+            off[(name, side)] = np.linalg.norm(d - (d @ a) * a)
+    assert off[("plugin-gait", "Left")] > 0.015 and off[("plugin-gait", "Right")] > 0.003
+    assert off[("plugin-gait-sara", "Left")] < 0.001 and off[("plugin-gait-sara", "Right")] < 0.001
+    walk = sample_data_dir() / "walk_synthetic.c3d"
+    plain, sara = process(walk, static=static), process(walk, static=static, model="plugin-gait-sara")
+    np.testing.assert_array_equal(plain.kinematics.joint_centres["left.knee"], sara.kinematics.joint_centres["left.knee"])
+    moved = process(walk, static=static, model="plugin-gait-sara", functional=[hip, knee])
+    assert isinstance(moved.kinematics.parameters["Left"]["knee_axis_offset"], np.ndarray)
+    methods = centre_methods(load_model("plugin-gait-sara"), moved.kinematics.parameters, moved.trial.subject.sources)
+    assert "moved onto the functional axis and the thigh turned onto it (CGM2.6): circle fit" in methods["knee"]["Left"]

@@ -30,7 +30,7 @@ def test_the_registry_holds_each_method_once_with_its_keys():
     assert sorted(POINT_METHODS) == KNOWN
     assert all(name == entry.name for name, entry in POINT_METHODS.items())
     assert POINT_METHODS["chord"].required == {"wand", "proximal", "marker", "width"}
-    assert POINT_METHODS["chord"].optional == {"wand_rotation", "angle_offset"}
+    assert POINT_METHODS["chord"].optional == {"wand_rotation", "angle_offset", "axis_offset"}
     assert POINT_METHODS["harrington"].required == {"segment", "lasi", "rasi", "sacrum"}
     assert [n for n, e in POINT_METHODS.items() if e.landmarks is not None] == ["midpoint", "chord"]
 

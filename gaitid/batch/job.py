@@ -40,7 +40,9 @@ from gaitid.subject.layers import SubjectOptions, subject_files
 # tables gain the decomposition source.
 # 11: a filled marker flags only the curves it moves (frames table,
 # report), a long gap filled from the static's segment shape, no kinematic event on an untrusted fill.
-OUTPUTS_VERSION = 11
+# 12: a functional calibration's fits judged by their markers' spread, the knee axis's turn and the gap
+# to Harrington's centre (warnings), the knee axes' points in the subject table.
+OUTPUTS_VERSION = 12
 
 
 def _file_stats(paths) -> list:

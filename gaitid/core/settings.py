@@ -59,7 +59,19 @@ The defaults (stated in docs/defaults.md too):
   about 20 deg; on the synthetic trials a 10-degree star arc errs by up to 30 mm);
   ``functional_max_residual_mm`` 10: a fit whose residual exceeds it is used with a warning (SCoRE
   on four-marker clusters: 1.8 mm without soft-tissue artefact, 7.8 mm with 5 mm, 13-14 mm with
-  10 mm, where the centre errs by 22-49 mm; docs/functional.md).
+  10 mm, where the centre errs by 22-49 mm; docs/functional.md);
+  ``functional_max_spread_mm`` 10: a hip fit whose thigh markers, each fitted alone, give centres
+  further apart than this is used with a warning (the markers deform on the skin: noise alone
+  gives at most 5.2 mm, a 10 mm soft-tissue artefact 11.6-104 mm, where the centre errs by 5-49
+  mm; the sphere fit's residual barely grows with the artefact); ``functional_max_spread_deg`` 1:
+  the same for the axes of a knee's two shank markers (1 mm of noise alone at most 0.36 deg from
+  60 deg of flexion, 2 mm 0.42 deg from 90; a 10 mm artefact 1.2-46 deg); ``functional_max_knee_turn_deg`` 45: a knee axis further
+  than this off the pelvis's left-right axis at the static is refused (not a knee's: two
+  markers' arcs too flat for their noise lay it along the shank, 55-90 deg off);
+  ``functional_max_regression_gap_mm`` 30: a functional hip centre further than this from
+  Harrington's regression centre is used with a warning (Harrington errs by 12.3 +- 5.9 mm in
+  adults, Mantovani et al. 2016, CT: mean + 3 SD; catches a large artefact that moves the thigh's
+  markers rigidly with the joint, which no residual or spread shows).
 - Force-plate checks (docs/checks.md, "Force plates"; thresholds against the clean real and
   synthetic trials' worst figures there): ``plate_corner_tolerance_m`` 0.005, the plate corners'
   departure from a flat rectangle (clean: <= 1.3 mm); ``plate_origin_offset_m`` 0.02 and
@@ -152,6 +164,10 @@ class Settings:
     cop_min_travel: float = 0.25  # fraction of heel-toe the COP travels along the foot on a step, else a warning
     functional_min_range_deg: float = 20.0  # functional calibration: less motion than this refuses a centre / axis
     functional_max_residual_mm: float = 10.0  # functional calibration: a fit's residual above this warns
+    functional_max_spread_mm: float = 10.0  # functional hip: the thigh markers' own centres further apart warn
+    functional_max_spread_deg: float = 1.0  # functional knee: two shank markers' own axes further apart warn
+    functional_max_knee_turn_deg: float = 45.0  # functional knee: an axis further off left-right is refused
+    functional_max_regression_gap_mm: float = 30.0  # functional hip: further from Harrington's centre warns
     flat_foot: bool | None = None  # static foot calibration: None = the files' choice, else off; True/False force it
     emg_channels: dict[str, str] = field(default_factory=dict)  # channel label -> 'Left Rectus femoris' or 'off'
     emg_highpass_hz: float | None = 20.0  # band-pass: high-pass corner (None: no high-pass)
@@ -204,8 +220,10 @@ class Settings:
              "must be a fraction of body weight > 0 (0.25 = 25 %; math.inf: no warning)"),
             (("plate_corner_tolerance_m", "plate_origin_offset_m", "plate_origin_depth_m", "plate_cop_outside_m",
               "cop_foot_margin_m"), "must be a length in m > 0 (math.inf: no warning)"),
-            (("functional_min_range_deg", "functional_max_residual_mm"),
-             "must be a number > 0 (degrees of motion; mm of residual, math.inf: no warning)"),
+            (("functional_min_range_deg", "functional_max_residual_mm", "functional_max_spread_mm",
+              "functional_max_spread_deg", "functional_max_knee_turn_deg", "functional_max_regression_gap_mm"),
+             "must be a number > 0 (degrees of motion; mm of residual or spread, deg of spread or turn; math.inf: "
+             "no warning)"),
         ):
             for name in names:
                 v = getattr(self, name)

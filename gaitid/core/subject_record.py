@@ -142,7 +142,7 @@ def vicon_unit(name: str, quantity: str | None = None) -> tuple[str, float] | No
     return None
 
 
-FUNCTIONAL_VALUE = re.compile(r"(hip_centre|knee_axis)_(left|right)_(x|y|z|residual)")  # gaitid.model.functional
+FUNCTIONAL_VALUE = re.compile(r"(hip_centre|knee_axis|knee_axis_point)_(left|right)_(x|y|z|residual)")  # functional
 
 
 def extra_unit(name: str) -> str:

@@ -191,6 +191,11 @@ def calibrate_static(
                 params[s][name] = 0.0  # calibrate from the uncorrected frames
     common, per_side = split_sides(overrides)
     for side in SIDES:
+        on_axis = knee_on_axis(m, pts, params[side], side, subj, static)
+        if on_axis is not None:  # the model places its knee on the functional axis (CGM2.6)
+            for name, value in on_axis.items():
+                params[side][name] = out[side][name] = value
+            continue
         turn = functional_thigh_rotation(m, pts, params[side], side, subj, static)
         if turn is not None and turn[0] not in common and turn[0] not in per_side[side]:
             params[side][turn[0]] = out[side][turn[0]] = turn[1]
@@ -251,6 +256,47 @@ def functional_thigh_rotation(m: Model, pts: dict, side_params: dict, side: str,
     if not np.isfinite(t1):
         raise DataError(f"{side.lower()} functional knee axis: the thigh frame cannot be turned onto it", static.path)
     return name, float(t1)
+
+
+def knee_on_axis(m: Model, pts: dict, side_params: dict, side: str, subject: Subject, static: Trial
+                 ) -> dict[str, object] | None:
+    """The knee centre on the subject's functional knee axis, as CGM2.6 places it (pyCGM2's SARA
+    knee calibration), for a model whose chord knee names ``axis_offset`` and whose thigh turns
+    about its z axis by a parameter (``rotate``): {axis_offset: the shift (3,) m, in the chord's
+    frame (:func:`gaitid.model.point_methods.chord_frame`), from the chord's centre to the
+    axis's nearest point; the turn's parameter: the angle (rad) about the thigh's long axis that
+    lays its y axis along the functional axis (both projected normal to the long axis)}, averaged
+    over the static's frames. The axis: ``knee_axis_<side>_x/_y/_z`` through
+    ``knee_axis_point_<side>_x/_y/_z`` (lab at the static pose; :mod:`gaitid.model.functional`).
+    None when the model does not ask or the subject lacks either."""
+    from gaitid.model.point_methods import chord_frame
+
+    spec, extra = m.points.get("knee", {}), lower_keys(subject.extra)
+    name = spec.get("axis_offset")
+    axis = [subject_value(subject, f"knee_axis_{side_key(side)}_{a}", extra) for a in "xyz"]
+    point = [subject_value(subject, f"knee_axis_point_{side_key(side)}_{a}", extra) for a in "xyz"]
+    if spec.get("method") != "chord" or not name or None in axis or None in point:
+        return None
+    thigh = next((n for n, seg in m.segments.items() if seg.get("distal") == "knee"), None)
+    turn = next((r["param"] for r in m.segments.get(thigh, {}).get("rotate", []) if r.get("axis") == "z"), None)
+    if turn is None:
+        raise ModelError(f"points.knee.axis_offset: the thigh ('{thigh}') needs a rotate about z by a parameter, "
+                         "to lay its y axis along the functional knee axis", m.path)
+    base = {k: v for k, v in side_params.items() if k != name} | {turn: 0.0}
+    ev = PointEvaluator(m, pts, base, side, {}, static)
+    centre = ev.point("knee")
+    a = np.asarray(axis, float) / np.linalg.norm(np.asarray(axis, float))
+    nearest = np.asarray(point, float) + ((centre - np.asarray(point, float)) @ a)[:, None] * a
+    R = chord_frame(centre, ev.point(spec["proximal"]), ev.point(spec["marker"]))
+    shift = np.nanmean(np.einsum("nji,nj->ni", R, nearest - centre), axis=0)
+    R, _ = PointEvaluator(m, pts, {**base, name: shift}, side, {}, static).segment(thigh)
+    R = np.nanmean(R, axis=0)
+    z, y = R[:, 2] / np.linalg.norm(R[:, 2]), R[:, 1]
+    along = a - z * (a @ z)
+    angle = float(np.arctan2(z @ np.cross(y, along), y @ along))
+    if not (np.isfinite(shift).all() and math.isfinite(angle)):
+        raise DataError(f"{side.lower()} functional knee axis: no static frame shows the knee's chord", static.path)
+    return {name: shift, turn: angle}
 
 
 def static_parameters(m: Model, params: dict, static: Trial | None, subject, subj: Subject,

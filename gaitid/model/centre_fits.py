@@ -9,6 +9,8 @@
 - :func:`pose`: a cluster's pose by :func:`gaitid.model.clusters.rigid_fit` (Soderkvist & Wedin
   1993) to its mean shape (Taylor et al. 2005's optimal common shape, one refit).
 - :func:`relative_ranges`, :func:`direction_ranges`: the range of motion a fit used.
+- :func:`centre_spread`, :func:`axis_spread`: how far the centres (axes) the markers give one by
+  one disagree: the part of a soft-tissue artefact that deforms the segment's markers.
 
 Positions in m (any frame the caller says), rotations segment -> that frame, (n, 3, 3).
 scipy (the rotation vectors, the geometric refinement) is imported when a fit runs: a plain
@@ -168,3 +170,25 @@ def circle_axis(points: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, float
         centres.append(basis @ c2 + axis * float(np.mean(p @ axis)))
     e = np.concatenate(errs)
     return np.mean(centres, axis=0), axis, float(np.sqrt(np.mean(e**2))), sum(len(p) for p in pts)
+
+
+def centre_spread(points: list[np.ndarray]) -> tuple[float, tuple[int, int]]:
+    """The largest distance (m) between the centres of the spheres each marker (each (n, 3), in
+    one frame) moves on, fitted one by one (:func:`sphere_centre`), and which two markers (their
+    indices) give it. A rigid segment's markers share one centre: the spread is the part of the
+    markers' motion on the skin that deforms the segment (NaN with fewer than two fits)."""
+    return _largest([sphere_centre([p])[0] for p in points], lambda a, b: float(np.linalg.norm(a - b)))
+
+
+def axis_spread(points: list[np.ndarray]) -> tuple[float, tuple[int, int]]:
+    """The largest angle (deg) between the axes of the circles each marker (each (n, 3), in one
+    frame) moves on, fitted one by one (:func:`circle_axis`), and which two markers give it
+    (NaN with fewer than two fits)."""
+    return _largest([circle_axis([p])[1] for p in points],
+                    lambda a, b: float(np.degrees(np.arccos(min(1.0, abs(float(a @ b)))))))
+
+
+def _largest(values: list[np.ndarray], distance) -> tuple[float, tuple[int, int]]:
+    pairs = [(distance(values[i], values[j]), (i, j)) for i in range(len(values)) for j in range(i + 1, len(values))
+             if np.isfinite(values[i]).all() and np.isfinite(values[j]).all()]
+    return max(pairs) if pairs else (math.nan, (-1, -1))

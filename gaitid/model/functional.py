@@ -37,6 +37,12 @@ centre free along the axis; the knee in one), and warned when the residual excee
 forward, y from RASI to LASI, z up), m; knee axes are unit vectors in the lab at the static
 pose (``lab_static``), pointing left: the static calibration turns Plug-in Gait's thigh onto
 them (:func:`gaitid.model.calibration.functional_thigh_rotation`).
+
+Each fit's quality: its residual, its range, and how far its markers' own fits disagree (the part
+of a soft-tissue artefact that deforms the segment, which the residual of Plug-in Gait's two
+markers barely shows; :func:`judged`). Length: the fits, their judgement and the session's choice
+among them share :class:`JointFit` and the segments' poses; the fits themselves are in
+:mod:`gaitid.model.centre_fits`.
 """
 
 from __future__ import annotations
@@ -51,6 +57,8 @@ from gaitid.core.errors import DataError
 from gaitid.core.trial import Trial
 from gaitid.core.vocabulary import SIDES
 from gaitid.model.centre_fits import (
+    axis_spread,
+    centre_spread,
     circle_axis,
     direction_ranges,
     pose,
@@ -60,9 +68,14 @@ from gaitid.model.centre_fits import (
     sphere_centre,
 )
 from gaitid.model.frames import pelvis_frame
+from gaitid.model.joint_centres import harrington_hip_centre
 
 MIN_RANGE_DEG = 20.0  # Ehrig et al. 2006: SCoRE's error grows fast below ~20 deg of motion
 MAX_RESIDUAL_MM = 10.0  # docs/functional.md: SCoRE on clusters with 5 mm of soft-tissue artefact stays under 8 mm
+MAX_SPREAD_MM = 10.0  # docs/functional.md: the thigh markers' own centres, noise alone <= 5.2 mm, 10 mm artefact >= 11.6
+MAX_SPREAD_DEG = 1.0  # docs/functional.md: two shank markers' own axes, noise alone <= 0.4 deg, 10 mm artefact >= 1.2
+MAX_KNEE_TURN_DEG = 45.0  # a knee axis this far off the pelvis's left-right axis at the static is not a knee's
+MAX_REGRESSION_GAP_MM = 30.0  # Harrington's centre errs by 12.3 +- 5.9 mm (Mantovani et al. 2016, CT): mean + 3 SD
 
 THIGH = ("{S}THI", "{S}KNE", "{S}THAP", "{S}THAD")  # Plug-in Gait, and CGM2's extra thigh markers
 SHANK = ("{S}TIB", "{S}ANK", "{S}TIAP", "{S}TIAD")  # Plug-in Gait, and CGM2's extra shank markers
@@ -75,7 +88,12 @@ class JointFit:
     axis in the thigh's technical frame; ``axis`` (3,) the knee axis (unit) in the thigh's
     technical frame (None for a hip); ``residual_mm``; ``range_deg``: the principal ranges of
     motion used, largest first; ``frames``: frames used; ``status``: 'ok', 'warned' or 'refused'
-    with ``reason``; ``trial``: the file's name."""
+    with ``reason``; ``trial``: the file's name. ``spread``: how far the markers' own fits
+    disagree (:func:`~gaitid.model.centre_fits.centre_spread`, mm between the thigh markers'
+    centres for a hip; :func:`~gaitid.model.centre_fits.axis_spread`, deg between the two shank
+    markers' axes for a circle fit; NaN when not measured), between ``spread_markers``;
+    ``turn_deg``: a knee axis's angle off the pelvis's left-right axis at the static pose;
+    ``gap_mm``: a hip centre's distance from Harrington's regression centre of the same pelvis."""
 
     joint: str
     side: str
@@ -89,7 +107,12 @@ class JointFit:
     status: str = "ok"
     reason: str = ""
     axis_lab: np.ndarray | None = None  # knee: unit axis in the lab at the static pose, pointing left
+    point_lab: np.ndarray | None = None  # knee: a point on the axis (m) in the lab at the static pose
     reference: np.ndarray | None = None  # knee: the thigh's technical markers (k, 3) m in its frame
+    spread: float = math.nan
+    spread_markers: tuple[str, ...] = ()
+    turn_deg: float = math.nan
+    gap_mm: float = math.nan
 
     @property
     def used_range(self) -> float:
@@ -99,8 +122,11 @@ class JointFit:
     def describe(self) -> str:
         """``SCoRE on the hip trial HIP.c3d (residual 3.1 mm, range 62/41 deg, 2000 frames)``."""
         ranges = "/".join(f"{r:.0f}" for r in self.range_deg[:2])
-        return (f"{self.method} on the {self.joint} trial {self.trial} (residual {self.residual_mm:.1f} mm, range "
-                f"{ranges} deg, {self.frames} frames{'; ' + self.reason if self.reason else ''})")
+        spread = "" if not math.isfinite(self.spread) else (
+            f", markers' centres within {self.spread:.1f} mm" if self.joint == "hip"
+            else f", markers' axes within {self.spread:.1f} deg")
+        return (f"{self.method} on the {self.joint} trial {self.trial} (residual {self.residual_mm:.1f} mm{spread}, "
+                f"range {ranges} deg, {self.frames} frames{'; ' + self.reason if self.reason else ''})")
 
 
 @dataclass(frozen=True)
@@ -125,8 +151,9 @@ class FunctionalCalibration:
 
     def subject_values(self) -> tuple[dict[str, float], dict[str, str]]:
         """({name: value}, {name: source}) for the subject record (``Subject.extra``): the hip
-        centres ``hip_centre_left_x``... (m, Plug-in Gait pelvis frame) and knee axes
-        ``knee_axis_left_x``... (unit, lab at the static pose), each fit's residual
+        centres ``hip_centre_left_x``... (m, Plug-in Gait pelvis frame), knee axes
+        ``knee_axis_left_x``... (unit, lab at the static pose) and a point on each
+        ``knee_axis_point_left_x``... (m, lab at the static pose), each fit's residual
         ``hip_centre_left_residual``... (m)."""
         values, sources = {}, {}
         for (joint, side), fit in self.fits.items():
@@ -137,6 +164,10 @@ class FunctionalCalibration:
             for a, v in zip("xyz", vec):
                 values[f"{stem}_{a}"], sources[f"{stem}_{a}"] = float(v), fit.describe()
             values[f"{stem}_residual"], sources[f"{stem}_residual"] = fit.residual_mm / 1e3, fit.describe()
+            if joint == "knee" and fit.point_lab is not None:
+                for a, v in zip("xyz", fit.point_lab):
+                    values[f"knee_axis_point_{side.lower()}_{a}"] = float(v)
+                    sources[f"knee_axis_point_{side.lower()}_{a}"] = fit.describe()
         return values, sources
 
 
@@ -174,17 +205,19 @@ def hip_fit(trial: Trial, side: str, prefix: str, cache: dict | None = None) -> 
     Rp, tp = pelvis_pose(trial)
     thigh = _labels(trial, THIGH, prefix)
     name = Path(trial.path).name if trial.path else "trial"
-    if len(thigh) >= 3:
-        Rt, tt, _ = _cluster(trial, thigh, cache)
-        c_p, _, res, n = score(Rp, tp, Rt, tt)
-        return JointFit("hip", side, "SCoRE", c_p, None, res * 1e3, relative_ranges(Rp, Rt), n, name)
     if len(thigh) < 2:
         raise DataError(f"{side.lower()} hip: a functional centre needs two or more thigh markers of "
                         f"{', '.join(x.replace('{S}', prefix) for x in THIGH)}", trial.path)
-    local = [np.einsum("nji,nj->ni", Rp, trial.point(x) - tp) for x in thigh]
+    local = [np.einsum("nji,nj->ni", Rp, trial.point(x) - tp) for x in thigh]  # pelvis frame, m
+    spread, pair = centre_spread(local)
+    agree = {"spread": spread * 1e3, "spread_markers": tuple(thigh[i] for i in pair if i >= 0)}
+    if len(thigh) >= 3:
+        Rt, tt, _ = _cluster(trial, thigh, cache)
+        c_p, _, res, n = score(Rp, tp, Rt, tt)
+        return JointFit("hip", side, "SCoRE", c_p, None, res * 1e3, relative_ranges(Rp, Rt), n, name, **agree)
     c, res, n = sphere_centre(local)
     return JointFit("hip", side, "sphere fit", c, None, res * 1e3, direction_ranges(local[1] - local[0]),
-                    n // len(local), name)
+                    n // len(local), name, **agree)
 
 
 def knee_fit(trial: Trial, side: str, prefix: str, hip_centre: np.ndarray | None, cache: dict | None = None
@@ -205,8 +238,10 @@ def knee_fit(trial: Trial, side: str, prefix: str, hip_centre: np.ndarray | None
                         f"{', '.join(x.replace('{S}', prefix) for x in SHANK)}", trial.path)
     local = [np.einsum("nji,nj->ni", Rt, trial.point(x) - tt) for x in shank]
     point, axis, res, n = circle_axis(local)
+    spread, pair = axis_spread(local)
     return JointFit("knee", side, "circle fit", point, axis, res * 1e3, direction_ranges(local[1] - local[0]),
-                    n // len(local), name, reference=ref)
+                    n // len(local), name, reference=ref, spread=spread,
+                    spread_markers=tuple(shank[i] for i in pair if i >= 0))
 
 
 def thigh_pose(trial: Trial, prefix: str, hip_centre: np.ndarray | None, side: str,
@@ -229,10 +264,12 @@ def thigh_pose(trial: Trial, prefix: str, hip_centre: np.ndarray | None, side: s
         raise DataError(f"{side.lower()} thigh: no frame shows {', '.join(thigh)} and the pelvis", trial.path) from None
 
 
-def judged(fit: JointFit, min_range_deg: float, max_residual_mm: float) -> JointFit:
+def judged(fit: JointFit, min_range_deg: float, max_residual_mm: float, max_spread_mm: float = MAX_SPREAD_MM,
+           max_spread_deg: float = MAX_SPREAD_DEG) -> JointFit:
     """``fit`` with its status: refused when its range (two directions for a hip, one for a
     knee) is under ``min_range_deg`` or it has no finite result; warned when its residual is over
-    ``max_residual_mm``."""
+    ``max_residual_mm`` or its markers' own fits disagree (:attr:`JointFit.spread`) by more than
+    ``max_spread_mm`` (hip) or ``max_spread_deg`` (knee)."""
     from dataclasses import replace
 
     need = "in two directions " if fit.joint == "hip" else ""
@@ -241,21 +278,36 @@ def judged(fit: JointFit, min_range_deg: float, max_residual_mm: float) -> Joint
     if not fit.used_range >= min_range_deg:
         return replace(fit, status="refused", reason=f"range of motion {fit.used_range:.1f} deg {need}under "
                        f"{min_range_deg:g} deg (Settings.functional_min_range_deg): too little motion for a centre")
+    why = []
     if not fit.residual_mm <= max_residual_mm:
-        return replace(fit, status="warned", reason=f"residual {fit.residual_mm:.1f} mm over {max_residual_mm:g} mm "
-                       "(Settings.functional_max_residual_mm): markers moving on the skin or a loose cluster")
-    return fit
+        why.append(f"residual {fit.residual_mm:.1f} mm over {max_residual_mm:g} mm (Settings.functional_max_residual_mm)"
+                   ": markers moving on the skin or a loose cluster")
+    limit, unit, what = ((max_spread_mm, "mm", "centres") if fit.joint == "hip" else (max_spread_deg, "deg", "axes"))
+    if math.isfinite(fit.spread) and not fit.spread <= limit:
+        setting = "functional_max_spread_mm" if fit.joint == "hip" else "functional_max_spread_deg"
+        why.append(f"the {what} {' and '.join(fit.spread_markers)} give one by one disagree by {fit.spread:.1f} {unit}, "
+                   f"over {limit:g} {unit} (Settings.{setting}): the markers move on the skin (soft-tissue artefact) "
+                   f"and the {'centre' if fit.joint == 'hip' else 'axis'} may be off by as much; a larger range of "
+                   "motion or a rigid cluster reduces it")
+    return replace(fit, status="warned", reason="; ".join(why)) if why else fit
 
 
 def functional_calibration(trials, static: Trial | None = None, min_range_deg: float = MIN_RANGE_DEG,
-                           max_residual_mm: float = MAX_RESIDUAL_MM, sides=None) -> FunctionalCalibration:
+                           max_residual_mm: float = MAX_RESIDUAL_MM, sides=None, max_spread_mm: float = MAX_SPREAD_MM,
+                           max_spread_deg: float = MAX_SPREAD_DEG, max_knee_turn_deg: float = MAX_KNEE_TURN_DEG,
+                           max_regression_gap_mm: float = MAX_REGRESSION_GAP_MM) -> FunctionalCalibration:
     """The hip centres and knee axes from functional trials (Trials or C3D paths, any order).
 
     Each trial is told by its motion: a hip trial moves the thigh in the pelvis in two
     directions more than the shank in the thigh in one, a knee trial the other way. Per joint and
     side, the fit of the trial with the largest range is used when not refused. Knee axes are
     turned into the lab at the ``static`` pose (else the knee trial's first complete frame),
-    pointing left. ``sides``: {'Left': 'L', 'Right': 'R'} prefixes (Plug-in Gait's by default)."""
+    pointing left, and refused when over ``max_knee_turn_deg`` off the pelvis's left-right axis
+    there (two markers' arcs too flat for their noise lay the fitted axis along the shank). A hip
+    centre further than ``max_regression_gap_mm`` from Harrington's regression centre of the
+    static's pelvis (else the hip trial's) is used with a warning (:func:`regression_gap`).
+    ``sides``: {'Left': 'L', 'Right': 'R'} prefixes (Plug-in Gait's by default); the thresholds:
+    :func:`judged`."""
     from dataclasses import replace
 
     from gaitid.io.c3d import read_c3d
@@ -265,10 +317,12 @@ def functional_calibration(trials, static: Trial | None = None, min_range_deg: f
     if not loaded:
         raise DataError("no functional trial given")
     cache: dict = {}
-    hips = {id(t): {s: judged(hip_fit(t, s, sides[s], cache), min_range_deg, max_residual_mm) for s in SIDES}
-            for t in loaded}
+    limits = (min_range_deg, max_residual_mm, max_spread_mm, max_spread_deg)
+    hips = {id(t): {s: judged(hip_fit(t, s, sides[s], cache), *limits) for s in SIDES} for t in loaded}
     kinds, warnings = {}, []
-    best_hip = _best(hips, loaded)
+    by_name = {(Path(t.path).name if t.path else "trial"): t for t in loaded}
+    best_hip = {s: regression_gap(f, static if static is not None else by_name[f.trial], max_regression_gap_mm)
+                for s, f in _best(hips, loaded).items()}
     centres = {s: f.centre for s, f in best_hip.items() if f.status != "refused"}
     tried = [f for t in loaded for f in hips[id(t)].values()]
     fits = {("hip", s): f for s, f in best_hip.items() if f.status != "refused"}
@@ -278,7 +332,7 @@ def functional_calibration(trials, static: Trial | None = None, min_range_deg: f
         knee = {}
         for s in SIDES:
             try:
-                knee[s] = judged(knee_fit(t, s, sides[s], centres.get(s), cache), min_range_deg, max_residual_mm)
+                knee[s] = judged(knee_fit(t, s, sides[s], centres.get(s), cache), *limits)
             except DataError as exc:
                 if hip_score >= min_range_deg:
                     continue  # a hip trial: its knee is not asked for
@@ -292,7 +346,14 @@ def functional_calibration(trials, static: Trial | None = None, min_range_deg: f
     best_knee = _best(knees, [t for t in loaded if kinds[Path(t.path).name if t.path else "trial"] == "knee"])
     for s, f in best_knee.items():
         if f.status != "refused":
-            fits[("knee", s)] = replace(f, axis_lab=_axis_in_static(f, static, loaded, sides[s], centres.get(s)))
+            axis, turn, point = _axis_in_static(f, static, loaded, sides[s], centres.get(s))
+            if not turn <= max_knee_turn_deg:  # refused: the most-ranged fit's reason is the one reported
+                tried = [x for x in tried if x is not f] + [replace(
+                    f, status="refused", turn_deg=turn, reason=f"the axis lies {turn:.0f} deg off the pelvis's left-right "
+                    f"axis at the static, over {max_knee_turn_deg:g} deg (Settings.functional_max_knee_turn_deg): not a "
+                    "knee flexion axis; the shank markers' arcs are too flat for their noise: bend the knee further")]
+                continue
+            fits[("knee", s)] = replace(f, axis_lab=axis, turn_deg=turn, point_lab=point)
     for joint in ("hip", "knee"):
         if not any(k == joint for k in kinds.values()):
             continue
@@ -307,6 +368,30 @@ def functional_calibration(trials, static: Trial | None = None, min_range_deg: f
     return FunctionalCalibration(fits, tuple(tried), kinds, tuple(warnings))
 
 
+def regression_gap(fit: JointFit, pelvis: Trial, max_gap_mm: float = MAX_REGRESSION_GAP_MM) -> JointFit:
+    """A hip ``fit`` with ``gap_mm``, its distance from Harrington et al.'s (2007) regression
+    centre of ``pelvis``'s mean pose (its ASIS width and depth to the sacrum or mid-PSIS), and
+    warned past ``max_gap_mm``: further than regression errs in adults (12.3 +- 5.9 mm, Mantovani
+    et al. 2016, CT), a gap is either the fit's error (a soft-tissue artefact moving rigidly with
+    the joint, which neither the residual nor the markers' spread shows) or an atypical hip."""
+    from dataclasses import replace
+
+    if fit.status == "refused":
+        return fit
+    names = set(pelvis.marker_labels) | set(pelvis.virtual_labels)
+    sacrum = pelvis.point("SACR") if "SACR" in names else (pelvis.point("LPSI") + pelvis.point("RPSI")) / 2
+    lasi, rasi = pelvis.point("LASI"), pelvis.point("RASI")
+    width = np.nanmean(np.linalg.norm(lasi - rasi, axis=1))
+    depth = np.nanmean(np.linalg.norm((lasi + rasi) / 2 - sacrum, axis=1))
+    gap = float(np.linalg.norm(fit.centre - harrington_hip_centre(width, depth, fit.side)) * 1e3)
+    if not gap > max_gap_mm:
+        return replace(fit, gap_mm=gap)
+    why = (f"the centre lies {gap:.0f} mm from Harrington's regression centre, over {max_gap_mm:g} mm "
+           "(Settings.functional_max_regression_gap_mm; the regression errs by 12 +- 6 mm in adults): the markers "
+           "moving with the joint on the skin, or an atypical hip (a child, dysplasia): check the trial")
+    return replace(fit, gap_mm=gap, status="warned", reason="; ".join(x for x in (fit.reason, why) if x))
+
+
 def _best(by_trial: dict, trials) -> dict[str, JointFit]:
     out = {}
     for t in trials:
@@ -316,9 +401,11 @@ def _best(by_trial: dict, trials) -> dict[str, JointFit]:
     return out
 
 
-def _axis_in_static(fit: JointFit, static: Trial | None, trials, prefix: str, hip_centre) -> np.ndarray:
+def _axis_in_static(fit: JointFit, static: Trial | None, trials, prefix: str, hip_centre
+                    ) -> tuple[np.ndarray, float, np.ndarray]:
     """The knee axis (thigh technical frame) in the lab at the static pose (mean of its frames),
-    else at the knee trial's first complete frame; pointing left (from RASI towards LASI)."""
+    else at the knee trial's first complete frame; pointing left (from RASI towards LASI); its
+    angle (deg) off the pelvis's left-right axis there; and the fit's point on it there (m)."""
     knee_trial = next(t for t in trials if (Path(t.path).name if t.path else "trial") == fit.trial)
     source = static if static is not None else knee_trial
     used, have = _labels(knee_trial, THIGH, prefix), _labels(source, THIGH, prefix)
@@ -326,7 +413,7 @@ def _axis_in_static(fit: JointFit, static: Trial | None, trials, prefix: str, hi
         raise DataError(f"{fit.side.lower()} knee axis: the static has thigh markers {', '.join(have) or 'none'}, the "
                         f"knee trial {fit.trial} {', '.join(used)}: the axis is carried to the static pose by the "
                         "same markers", source.path)
-    R, _, _ = thigh_pose(source, prefix, hip_centre, fit.side, fit.reference)
+    R, t, _ = thigh_pose(source, prefix, hip_centre, fit.side, fit.reference)
     Rp, _ = pelvis_pose(source)
     ok = np.isfinite(R).all(axis=(1, 2)) & np.isfinite(Rp).all(axis=(1, 2))
     if not ok.any():
@@ -335,7 +422,9 @@ def _axis_in_static(fit: JointFit, static: Trial | None, trials, prefix: str, hi
     axis = np.einsum("nij,j->ni", R[frame], fit.axis).mean(axis=0)
     left = Rp[frame][:, :, 1].mean(axis=0)
     axis /= np.linalg.norm(axis)
-    return axis if axis @ left >= 0 else -axis
+    axis = axis if axis @ left >= 0 else -axis
+    point = (np.einsum("nij,j->ni", R[frame], fit.centre) + t[frame]).mean(axis=0)
+    return axis, float(np.degrees(np.arccos(np.clip(axis @ left / np.linalg.norm(left), -1.0, 1.0)))), point
 
 
 def session_calibration(functional, static: Trial | None = None, settings=None) -> FunctionalCalibration | None:
@@ -349,7 +438,11 @@ def session_calibration(functional, static: Trial | None = None, settings=None) 
     if not trials:
         return None
     limits = {} if settings is None else {"min_range_deg": settings.functional_min_range_deg,
-                                          "max_residual_mm": settings.functional_max_residual_mm}
+                                          "max_residual_mm": settings.functional_max_residual_mm,
+                                          "max_spread_mm": settings.functional_max_spread_mm,
+                                          "max_spread_deg": settings.functional_max_spread_deg,
+                                          "max_knee_turn_deg": settings.functional_max_knee_turn_deg,
+                                          "max_regression_gap_mm": settings.functional_max_regression_gap_mm}
     return functional_calibration(trials, static, **limits)
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from gaitid.core.errors import ModelError
+from gaitid.model.frames import frame_from_vectors
 from gaitid.model.joint_centres import chord_joint_centre, davis_hip_centre, harrington_hip_centre
 
 AXES = ("x", "y", "z", "-x", "-y", "-z")
@@ -91,12 +92,25 @@ def _davis(ev, spec: dict, key: str) -> np.ndarray:
 
 
 def _chord(ev, spec: dict, key: str) -> np.ndarray:
-    """Plug-in Gait's chord function: offset = width / 2 + marker radius from the lateral marker."""
+    """Plug-in Gait's chord function: offset = width / 2 + marker radius from the lateral marker.
+    With ``axis_offset`` naming a side's parameter (3,) m that the static calibration set (the
+    functional knee axis, :func:`gaitid.model.calibration.knee_on_axis`), the centre moves by it
+    in the frame of the chord's centre, ``proximal`` and ``marker`` (z to proximal, y towards the
+    marker): onto the functional axis, as CGM2.6 places its knee centre."""
     offset = ev.param(spec["width"], key) / 2 + ev.param("marker_radius", key)
     rot = ev.param(spec["wand_rotation"], key) if "wand_rotation" in spec else 0.0
     opening = ev.param(spec["angle_offset"], key) if "angle_offset" in spec else 0.0
     wand, proximal, marker = (ev.point(spec[k]) for k in ("wand", "proximal", "marker"))
-    return chord_joint_centre(wand, proximal, marker, offset, rot, angle_offset=opening)
+    centre = chord_joint_centre(wand, proximal, marker, offset, rot, angle_offset=opening)
+    shift = ev.params.get(spec.get("axis_offset", ""))
+    if isinstance(shift, np.ndarray):
+        centre = centre + chord_frame(centre, proximal, marker) @ shift
+    return centre
+
+
+def chord_frame(centre: np.ndarray, proximal: np.ndarray, marker: np.ndarray) -> np.ndarray:
+    """R (n, 3, 3), lab <- frame: z from ``centre`` to ``proximal``, y towards ``marker`` (all (n, 3) m)."""
+    return frame_from_vectors(proximal - centre, marker - centre, "zy")
 
 
 def _chord_check(model, where: str, spec: dict) -> None:
@@ -174,7 +188,7 @@ POINT_METHODS: dict[str, PointMethod] = _entries(
     PointMethod("midpoint", frozenset({"of"}), _midpoint, error="midpoint", landmarks=_midpoint_landmarks),
     PointMethod("davis", frozenset({"segment"}), _davis, error="davis"),
     PointMethod("chord", frozenset({"wand", "proximal", "marker", "width"}), _chord, error="chord",
-                optional=frozenset({"wand_rotation", "angle_offset"}), check=_chord_check,
+                optional=frozenset({"wand_rotation", "angle_offset", "axis_offset"}), check=_chord_check,
                 landmarks=_chord_landmarks),
     PointMethod("in_segment", frozenset({"segment", "offset"}), _in_segment, error="in_segment"),
     PointMethod("harrington", frozenset({"segment", "lasi", "rasi", "sacrum"}), _harrington, error="harrington"),
@@ -228,7 +242,10 @@ def centre_methods(model, parameters: dict | None, sources: dict) -> dict[str, d
             axis = sources.get(f"{joint}_axis_{side.lower()}_x")
             wand = spec.get("wand_rotation")
             rotation = wand.get("param") if isinstance(wand, dict) else None
-            if axis and rotation:
+            shift = spec.get("axis_offset")
+            if axis and shift and (parameters is None or isinstance(parameters.get(side, {}).get(shift), np.ndarray)):
+                out[joint][side] += f", moved onto the functional axis and the thigh turned onto it (CGM2.6): {axis}"
+            elif axis and rotation:
                 out[joint][side] += f", the thigh turned onto the functional axis ({rotation}): {axis}"
     return out
 

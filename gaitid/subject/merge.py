@@ -155,7 +155,8 @@ def subject_table(subject: Subject):
             rows.append({"parameter": k, "value": _shown(v), "unit": unit, "source": subject.sources.get(k, "")})
     if any(r["parameter"].startswith("knee_axis_") for r in rows):  # the frame of the functional knee axes
         rows.append({"parameter": "knee_axis_frame", "value": "lab_static", "unit": "",
-                     "source": "unit axes in the lab at the static pose, pointing left"})
+                     "source": "unit axes in the lab at the static pose, pointing left (knee_axis_point_: "
+                               "a point on each, m)"})
     return pd.DataFrame(rows, columns=["parameter", "value", "unit", "source"])
 
 

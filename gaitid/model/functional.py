@@ -25,9 +25,10 @@ The fits, each a linear least-squares problem over every frame at once (no per-f
 
 A segment with three or more markers is posed by the rigid least-squares fit of
 :func:`gaitid.model.clusters.rigid_fit` (Soderkvist & Wedin 1993) to its mean shape in its own
-frame, refitted once to that mean (the optimal common shape of Taylor et al. 2005, J Biomech
-38:2257, which reduces the markers' deformation to an average shape). The Plug-in Gait thigh
-frame for the knee trial is posed from THI, KNE and the hip centre already found.
+frame, refitted once to that mean (the optimal common shape of Taylor et al. 2005, J Orthop
+Res 23:726, as Vicon Nexus implements it citing Taylor et al. 2010, Gait Posture 32:231: it
+reduces the markers' deformation to an average shape). The Plug-in Gait thigh frame for the
+knee trial is posed from THI, KNE and the hip centre already found.
 
 Every fit says the range of motion it used: the relative rotation's spread along its principal
 directions (deg, the 2.5-97.5 percentile span, largest first), and is refused when that range is

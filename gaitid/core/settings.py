@@ -45,7 +45,11 @@ The defaults (stated in docs/defaults.md too):
   moving less than 0.1 mm a frame for 0.2 s while every other marker moves more than
   ``segment_length_tolerance_m`` relative to it (clean: none); ``marker_side_margin_m`` 0.1: a
   left marker more than 0.1 m to the right of its right partner, along the line between the hip
-  centres (clean: at most 58 mm, the heels of btkdata/PlugInC3D.c3d).
+  centres (clean: at most 58 mm, the heels of btkdata/PlugInC3D.c3d); ``marker_knock_m`` 0.01: a
+  marker knocked or re-placed, its distances to the rest of its segment, averaged over a stride,
+  stepping by more than this (root sum square) between the stride before a frame and the stride
+  after it (:mod:`gaitid.model.marker_knocks`; clean real and synthetic trials: at most 6 mm, a
+  knee marker knocked 5 cm: 12-93 mm).
 - ``residual_tolerance`` 0.25 and ``residual_mean_tolerance`` 0.10: the whole body's residual
   force (its mass times its centre of mass's acceleration minus the feet's measured loads and its
   weight, :mod:`gaitid.contacts.consistency`), over the frames where every loaded foot is on a
@@ -154,6 +158,7 @@ class Settings:
     stuck_marker_s: float = 0.2  # s: a marker still this long while the others move is stuck
     stuck_marker_m: float = 1e-4  # m per frame: "still"
     marker_side_margin_m: float = 0.1  # m: a left marker this far right of its right partner is swapped
+    marker_knock_m: float = 0.01  # m: a marker's stride-mean distances to its segment stepping this much: knocked
     residual_tolerance: float = 0.25  # fraction of body weight: vertical RMS residual force before a warning
     residual_mean_tolerance: float = 0.10  # fraction of body weight: mean vertical residual force before a warning
     plate_corner_tolerance_m: float = 0.005  # plate corners: off a flat rectangle before a warning
@@ -215,7 +220,7 @@ class Settings:
         for names, why in (  # thresholds of the data checks: positive numbers, math.inf turns a warning off
             (("mass_tolerance",), "must be a fraction > 0 (0.15 = 15 %; math.inf: no warning)"),
             (("segment_length_tolerance_m", "segment_asymmetry_tolerance", "stuck_marker_s", "stuck_marker_m",
-              "marker_side_margin_m"), "must be a number > 0 (math.inf: that marker check off)"),
+              "marker_side_margin_m", "marker_knock_m"), "must be a number > 0 (math.inf: that marker check off)"),
             (("residual_tolerance", "residual_mean_tolerance"),
              "must be a fraction of body weight > 0 (0.25 = 25 %; math.inf: no warning)"),
             (("plate_corner_tolerance_m", "plate_origin_offset_m", "plate_origin_depth_m", "plate_cop_outside_m",

@@ -19,6 +19,9 @@ and raw markers and returns a :class:`~gaitid.core.checks.Check`:
   direction (from the right to the left hip centre, lab frame): the left marker more than
   ``side_margin_m`` to the right of its right partner is on the wrong side; the warning names
   the pair and the first frame of that crossing.
+- **knocked markers** (:mod:`gaitid.model.marker_knocks`): a marker whose distances to the rest of
+  its segment, averaged over a stride, step by more than ``knock_m`` between the stride before a
+  frame and the stride after it; the warning names the marker, the frame and the size.
 
 All per-frame work is vectorised over frames (cost linear in the trial length); thresholds are
 :class:`~gaitid.core.settings.Settings` fields (``math.inf`` turns a part off).
@@ -34,6 +37,7 @@ from gaitid.core.checks import Check
 from gaitid.core.signal import runs
 from gaitid.core.trial import Trial
 from gaitid.core.vocabulary import SIDES, side_path
+from gaitid.model.marker_knocks import knock_findings
 from gaitid.model.markerset import Model
 from gaitid.model.trial_markers import apply_aliases, strings
 
@@ -204,7 +208,7 @@ def _side_findings(trial, model, kinematics, labels, X, margin):
 
 def marker_fault_check(trial: Trial, model: Model, kinematics, *, length_tolerance_m: float = 0.05,
                        asymmetry_tolerance: float = 0.35, stuck_s: float = 0.2, stuck_m: float = 1e-4,
-                       side_margin_m: float = 0.1) -> Check:
+                       side_margin_m: float = 0.1, knock_m: float = 0.01) -> Check:
     """The markers' check of one trial (module docstring): PASSED with the worst figures, WARNED
     naming each fault (segment or marker(s), frames and times, likely cause, the setting), or
     NOT_RUN when no segment length is known."""
@@ -222,6 +226,9 @@ def marker_fault_check(trial: Trial, model: Model, kinematics, *, length_toleran
     warnings += _stuck_findings(trial, labels, X, stuck_s, stuck_m, length_tolerance_m)
     side_warnings, crossing = _side_findings(trial, model, kinematics, labels, X, side_margin_m)
     warnings += side_warnings
+    knock_warnings, knock_detail, _ = knock_findings(
+        trial, model, kinematics, knock_m, lambda point, prefix: _point_markers(model, point, prefix, present))
+    warnings += knock_warnings
     detail = (f"segment lengths within {1000 * worst[0]:.0f} mm of their medians ({worst[1]}; tolerance "
               f"{1000 * length_tolerance_m:g} mm), left/right within {100 * worst_asym[0]:.0f} % "
               f"({asymmetry_tolerance * 100:g} %)")
@@ -231,4 +238,4 @@ def marker_fault_check(trial: Trial, model: Model, kinematics, *, length_toleran
         how = (f"crossed by at most {1000 * crossing[0]:.0f} mm" if crossing[0] > 0
                else f"each on its side by at least {-1000 * crossing[0]:.0f} mm")
         detail += f", left/right pairs {how} ({crossing[1]}; tolerance {1000 * side_margin_m:g} mm)"
-    return Check.outcome(NAME, detail, warnings)
+    return Check.outcome(NAME, f"{detail}; {knock_detail}", warnings)

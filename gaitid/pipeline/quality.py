@@ -46,6 +46,7 @@ def quality_checks(trial: Trial, model: Model, markers: GaitMarkers, subject: Su
         marker_fault_check(trial, model, kinematics, length_tolerance_m=settings.segment_length_tolerance_m,
                            asymmetry_tolerance=settings.segment_asymmetry_tolerance,
                            stuck_s=settings.stuck_marker_s, stuck_m=settings.stuck_marker_m,
-                           side_margin_m=settings.marker_side_margin_m),
+                           side_margin_m=settings.marker_side_margin_m,
+                           knock_m=settings.marker_knock_m),
         consistency_check(kinematics, loads, subject.subject.mass, trial, settings),
     ]

@@ -119,7 +119,7 @@ def test_knee_markers_swapped_from_mid_trial_are_named_with_the_first_frame(tmp_
     assert all(w in result.warnings for w in check.warnings)  # Result.warnings carries them
     # a check turned off does not warn
     off = process(mutant(source, tmp_path, swap("LKNE", "RKNE", half)), segment_length_tolerance_m=math.inf,
-                  marker_side_margin_m=math.inf, segment_asymmetry_tolerance=math.inf)
+                  marker_side_margin_m=math.inf, segment_asymmetry_tolerance=math.inf, marker_knock_m=math.inf)
     assert markers_check(off).status == PASSED
 
 
@@ -162,9 +162,10 @@ def test_a_knee_marker_knocked_forward_shows_in_the_shank(tmp_path):
         xyz[0, labels.index("LKNE"), half:] += 50.0  # mm, lab X (forward in the synthetic walk)
 
     warnings = markers_check(process(mutant(WALK, tmp_path, knock))).warnings
-    assert len(warnings) == 1 and warnings[0].startswith("markers: the left shank (knee to ankle)")
+    assert len(warnings) == 2 and warnings[0].startswith("markers: the left shank (knee to ankle)")
     first = int(warnings[0].split("frame(s), frame(s) ")[1].split("-")[0])
     assert first >= trial.first_frame + half  # only after the knock
+    assert warnings[1].startswith("markers: LKNE moves by ")  # the marker itself (tests/test_marker_knocks.py)
 
 
 def test_the_check_never_changes_its_inputs_and_says_when_it_cannot_run():
@@ -183,7 +184,7 @@ def test_the_check_never_changes_its_inputs_and_says_when_it_cannot_run():
 
 
 @pytest.mark.parametrize("name", ["segment_length_tolerance_m", "segment_asymmetry_tolerance", "stuck_marker_s",
-                                  "stuck_marker_m", "marker_side_margin_m"])
+                                  "stuck_marker_m", "marker_side_margin_m", "marker_knock_m"])
 def test_marker_thresholds_are_validated(name):
     for bad in (0, -1.0, float("nan"), True, "0.1"):
         with pytest.raises(SettingsError, match=name):

@@ -17,10 +17,10 @@ marker steps each of its distances, each other point only the one it shares with
 frame (within a stride: a knock that shows in part of the stride only, e.g. a knee marker knocked
 forward, which shows when the knee bends, gives a broad maximum) and the size, when it exceeds
 ``knock_m``. The stride is the lag of the largest
-autocorrelation of the leg's length (hip to ankle centre) between 0.6 and 2 s; a trial of 1.8 to
+autocorrelation of the legs' lengths (hip to ankle centre) between 0.6 and 2 s; a trial of 1.8 to
 2 strides has windows of half its length (the stride's periodic part then cancels to within a
 tenth); a shorter trial, or one without a stride, is not checked, nor a window with a frame unseen. Cost
-linear in the frames: cumulative sums, one FFT per leg.
+linear in the frames: cumulative sums, one FFT of the legs.
 """
 
 from __future__ import annotations
@@ -44,20 +44,24 @@ MIN_WINDOW = 0.9  # strides: the shortest window (a trial of 1.8-2 strides: half
 LISTED = 3  # distances quoted per warning
 
 
-def stride_frames(leg: np.ndarray, rate: float) -> int | None:
+def stride_frames(legs: np.ndarray, rate: float) -> int | None:
     """Frames in one stride: the first lag (0.6-2 s, at most two thirds of the trial) where the
-    autocorrelation (unbiased) of ``leg`` (n,), the leg's length per frame (NaN where unknown),
-    peaks within ``FIRST_PEAK`` of its highest peak; None without a peak of at least
-    ``MIN_CORRELATION`` of the variance (too short, or no repetition)."""
-    if not np.isfinite(leg).any() or not np.nanstd(leg) > STILL_M:
-        return None
-    x = np.nan_to_num(leg - np.nanmean(leg))  # frames unseen count as the mean
-    n = x.size
+    autocorrelation (unbiased, summed over the legs) of ``legs`` (n,) or (n, k), each leg's length
+    per frame (NaN where unknown), peaks within ``FIRST_PEAK`` of its highest peak; None without
+    a peak of at least ``MIN_CORRELATION`` of the variance (too short, or no repetition)."""
+    x = legs.reshape(legs.shape[0], -1)
+    ok = np.isfinite(x)
+    n = x.shape[0]
     lo, hi = math.ceil(MIN_STRIDE_S * rate), min(int(MAX_STRIDE_S * rate), 2 * n // 3)
-    if hi <= lo:
+    if hi <= lo or ok.sum() < 2:
         return None
-    f = np.fft.rfft(x, 2 * n)
-    ac = np.fft.irfft(f * np.conj(f), 2 * n)[:hi + 1] / (n - np.arange(hi + 1))  # unbiased: per overlapping pair
+    mean = np.where(ok, x, 0.0).sum(axis=0) / np.maximum(ok.sum(axis=0), 1)
+    x = np.where(ok, x - mean, 0.0)  # frames unseen count as the mean
+    if not np.sqrt((x ** 2).sum() / ok.sum()) > STILL_M:
+        return None
+    size = 1 << (2 * n - 1).bit_length()  # zero-padded to a power of two >= 2n: no wrap-around, a fast FFT
+    f = np.fft.rfft(x, size, axis=0)
+    ac = np.fft.irfft((f * np.conj(f)).sum(axis=1), size)[:hi + 1] / (n - np.arange(hi + 1))  # per overlapping pair
     peak = np.flatnonzero((ac[lo:hi] > ac[lo - 1:hi - 1]) & (ac[lo:hi] >= ac[lo + 1:hi + 1])) + lo  # local maxima
     peak = peak[ac[peak] >= MIN_CORRELATION * ac[0]]
     if not peak.size:
@@ -113,14 +117,17 @@ def _groups(trial: Trial, model: Model, kinematics, built_from: Callable[[str, s
 def _steps(dist: np.ndarray, w: int) -> np.ndarray:
     """(n - 2w + 1, k): for t = w..n-w, the mean of ``dist`` (n, k) over frames t..t+w-1 minus that
     over t-w..t-1; 0 where either window misses a frame."""
+    n = dist.shape[0]
     ok = np.isfinite(dist)
-    c = np.concatenate([np.zeros((1, dist.shape[1])), np.cumsum(np.where(ok, dist, 0.0), axis=0)])
-    m = np.concatenate([np.zeros((1, dist.shape[1])), np.cumsum(ok, axis=0)])
-    t = np.arange(w, dist.shape[0] - w + 1)
-    nb, na = m[t] - m[t - w], m[t + w] - m[t]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        step = (c[t + w] - c[t]) / na - (c[t] - c[t - w]) / nb
-    return np.where((nb == w) & (na == w), step, 0.0)
+    c = np.zeros((n + 1, dist.shape[1]))
+    np.cumsum(np.where(ok, dist, 0.0), axis=0, out=c[1:])
+    step = (c[2 * w:] - 2.0 * c[w:n - w + 1] + c[:n - 2 * w + 1]) / w
+    if ok.all():
+        return step
+    m = np.zeros((n + 1, dist.shape[1]), int)
+    np.cumsum(ok, axis=0, out=m[1:])
+    full = (m[w:n - w + 1] - m[:n - 2 * w + 1] == w) & (m[2 * w:] - m[w:n - w + 1] == w)
+    return np.where(full, step, 0.0)
 
 
 def knock_findings(trial: Trial, model: Model, kinematics, knock_m: float,
@@ -132,32 +139,34 @@ def knock_findings(trial: Trial, model: Model, kinematics, knock_m: float,
     ``built_from(point, prefix)``: the markers a model point of a side is computed from."""
     if not math.isfinite(knock_m):
         return [], "marker knocks not checked (Settings.marker_knock_m is inf)", math.nan
-    legs = {side: np.linalg.norm(kinematics.motion[side][-1].proximal_lab - kinematics.motion[side][0].proximal_lab,
-                                 axis=1) for side in SIDES if side in kinematics.motion and kinematics.motion[side]}
-    strides = {side: stride_frames(leg, trial.point_rate) for side, leg in legs.items()}
-    known = [w for w in strides.values() if w]
-    if not known:
+    legs = [np.linalg.norm(kinematics.motion[side][-1].proximal_lab - kinematics.motion[side][0].proximal_lab, axis=1)
+            for side in SIDES if kinematics.motion.get(side)]  # hip to ankle centre, (n,) m
+    stride = stride_frames(np.column_stack(legs), trial.point_rate) if legs else None
+    if stride is None:
         return [], "marker knocks not checked (no stride in the legs' lengths, or fewer than two)", math.nan
     n = trial.n_frames
     warnings, worst, measured = [], (0.0, ""), False
     frames, time = trial.frames, trial.time
     groups, centres = _groups(trial, model, kinematics, built_from)
     for group, points, sets in groups:
-        w = strides.get(group) or min(known)
+        w = stride
         if n < 2 * w:  # a trial of less than two strides: windows of half the trial, when not much shorter
             if n // 2 < MIN_WINDOW * w:
                 continue
             w = n // 2
         names = list(points)
-        pairs = sorted({tuple(sorted((a, b), key=names.index)) for s in sets for a, b in itertools.combinations(s, 2)},
-                       key=lambda p: (names.index(p[0]), names.index(p[1])))
+        pos = {x: i for i, x in enumerate(names)}
+        pairs = sorted({tuple(sorted((pos[a], pos[b]))) for s in sets for a, b in itertools.combinations(s, 2)})
         if not pairs:
             continue
         measured = True
-        a = np.stack([points[p] for p, _ in pairs], axis=1)
-        b = np.stack([points[q] for _, q in pairs], axis=1)
-        step = _steps(np.linalg.norm(a - b, axis=2), w)  # (T, k) m
-        incidence = np.array([[x in p for x in names] for p in pairs], float)  # (k, points)
+        xyz = np.stack(list(points.values()))  # (points, n, 3) m lab: each point's frames contiguous
+        ia, ib = np.array(pairs).T
+        d = xyz[ia] - xyz[ib]
+        step = _steps(np.ascontiguousarray(np.sqrt(np.einsum("kij,kij->ki", d, d)).T), w)  # (T, k) m
+        incidence = np.zeros((len(pairs), len(names)))  # (k, points): 1 where the pair has the point
+        incidence[np.arange(len(pairs)), ia] = incidence[np.arange(len(pairs)), ib] = 1.0
+        pairs = [(names[a], names[b]) for a, b in pairs]
         score = np.sqrt(step ** 2 @ incidence)  # (T, points) m
         t, j = np.unravel_index(int(np.argmax(score)), score.shape)
         size = float(score[t, j])

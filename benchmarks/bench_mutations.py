@@ -164,11 +164,12 @@ def _markers(kind: str):
             k = int(rate)
             start = max(n // 2 - k // 2, 0)
             points[:3, a, start:start + k] = points[:3, a, start:start + 1]
-        elif kind == "LKNE knocked 5 cm":
-            a = idx.get("LKNE")
+        elif kind in KNOCKS:
+            label, offset_mm = KNOCKS[kind]
+            a = idx.get(label)
             if a is None:
                 return False
-            points[0, a, n // 2:] += 50.0
+            points[:3, a, n // 2:] += np.asarray(offset_mm, float)[:, None]  # lab axes, mm in every trial used
         return True
     return edit
 
@@ -184,7 +185,13 @@ PARAMETER_CASES = {
     "moment units Nmm->Nm": units("moment", b"Nm"), "force units N->kN": units("force", b"kN"),
     "POINT:UNITS mm->m": point_units(b"m"), "events +2 s": events_shift(2.0), "events -1 s": events_shift(-1.0),
 }
-MARKER_CASES = ["knee swap from mid-trial", "ankle swap", "RTIB<->RANK swap", "RTOE stuck 1 s", "LKNE knocked 5 cm"]
+KNOCKS = {  # a marker moved from mid-trial to the end: (label, lab offset in mm)
+    "LKNE knocked 5 cm": ("LKNE", (50.0, 0.0, 0.0)), "LKNE knocked 5 cm along lab Y": ("LKNE", (0.0, 50.0, 0.0)),
+    "LKNE knocked 5 cm up": ("LKNE", (0.0, 0.0, 50.0)), "LKNE knocked 3 cm": ("LKNE", (30.0, 0.0, 0.0)),
+    "LANK knocked 5 cm": ("LANK", (50.0, 0.0, 0.0)), "LTIB knocked 5 cm": ("LTIB", (50.0, 0.0, 0.0)),
+    "LTHI knocked 5 cm": ("LTHI", (50.0, 0.0, 0.0)), "RASI knocked 5 cm up": ("RASI", (0.0, 0.0, 50.0)),
+}
+MARKER_CASES = ["knee swap from mid-trial", "ankle swap", "RTIB<->RANK swap", "RTOE stuck 1 s", *KNOCKS]
 
 
 def _resolve(name: str) -> Path:

@@ -86,7 +86,7 @@ def test_a_knee_marker_knocked_forward_mid_trial_is_named_with_its_frame(tmp_pat
     assert check.status == WARNED
     found = knocks(check)
     assert [f[0] for f in found] == ["LKNE"], check.warnings
-    name, size, frame = found[0]
+    _, size, frame = found[0]
     # within a stride (about 1 s) of the knock: a knock forward shows only when the knee bends
     assert size >= 12 and abs(frame - (trial.first_frame + half)) <= trial.point_rate
     warning = next(w for w in check.warnings if w.startswith("markers: LKNE moves by"))

@@ -42,7 +42,9 @@ from gaitid.subject.layers import SubjectOptions, subject_files
 # report), a long gap filled from the static's segment shape, no kinematic event on an untrusted fill.
 # 12: a functional calibration's fits judged by their markers' spread, the knee axis's turn and the gap
 # to Harrington's centre (warnings), the knee axes' points in the subject table.
-OUTPUTS_VERSION = 12
+# 13: the markers check names a knocked marker (a warning and the check's detail in the run
+# record and batch_summary.csv).
+OUTPUTS_VERSION = 13
 
 
 def _file_stats(paths) -> list:

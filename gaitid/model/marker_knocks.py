@@ -16,11 +16,11 @@ minus mean over the stride before ``t``). The point with the largest figure is n
 marker steps each of its distances, each other point only the one it shares with it), with the
 frame (within a stride: a knock that shows in part of the stride only, e.g. a knee marker knocked
 forward, which shows when the knee bends, gives a broad maximum) and the size, when it exceeds
-``knock_m``. The stride is the lag of the largest
-autocorrelation of the legs' lengths (hip to ankle centre) between 0.6 and 2 s; a trial of 1.8 to
-2 strides has windows of half its length (the stride's periodic part then cancels to within a
-tenth); a shorter trial, or one without a stride, is not checked, nor a window with a frame unseen. Cost
-linear in the frames: cumulative sums, one FFT of the legs.
+``knock_m``. The stride is the first peak of the autocorrelation of the legs' lengths (hip to
+ankle centre) between 0.6 and 2 s (:func:`stride_frames`); a trial of 1.8 to 2 strides has
+windows of half its length (the stride's periodic part then cancels to within a tenth); a shorter
+trial, or one without a stride, is not checked, nor a window with a frame unseen. Cost linear in
+the frames: cumulative sums, one FFT of the legs.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from gaitid.model.trial_markers import strings
 MIN_STRIDE_S, MAX_STRIDE_S = 0.6, 2.0  # s: the lags searched for a stride
 MIN_CORRELATION = 0.3  # the leg length's autocorrelation at the stride (else: no stride, not checked)
 FIRST_PEAK = 0.8  # the stride is the first autocorrelation peak this close to the highest
-STILL_M = 1e-4  # m: a leg whose length varies less (SD) has no stride
+STILL_M = 1e-4  # m: legs whose lengths vary less (RMS about their means) have no stride
 MIN_WINDOW = 0.9  # strides: the shortest window (a trial of 1.8-2 strides: half the trial)
 LISTED = 3  # distances quoted per warning
 
@@ -145,7 +145,7 @@ def knock_findings(trial: Trial, model: Model, kinematics, knock_m: float,
     if stride is None:
         return [], "marker knocks not checked (no stride in the legs' lengths, or fewer than two)", math.nan
     n = trial.n_frames
-    warnings, worst, measured = [], (0.0, ""), False
+    warnings, worst, measured = [], (-1.0, ""), False
     frames, time = trial.frames, trial.time
     groups, centres = _groups(trial, model, kinematics, built_from)
     for group, points, sets in groups:

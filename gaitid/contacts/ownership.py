@@ -74,6 +74,8 @@ WHY = {
 }
 BELOW = 0.02  # m: a marker this far below a plate's surface cannot stand on it
 NEAR = 0.05  # m: a low foot this close to a plate's outline may be loading it
+#: m/s: a foot whose heel and toe both move faster than this over a plate's surface is swinging, not on it
+SWING_SPEED = 2.0
 
 
 @dataclass
@@ -229,7 +231,7 @@ def _edge_owner(owner: np.ndarray, light: np.ndarray, reach: int = 3) -> np.ndar
 def plate_ownership(trial: Trial, markers: GaitMarkers, threshold: float = CONTACT_THRESHOLD_N,
                     cop_tolerance: float = COP_TOLERANCE_M, cop_min_force: float = COP_MIN_FORCE_N,
                     plate_tolerance: float = PLATE_TOLERANCE_M, ground_clearance: float = GROUND_CLEARANCE_M,
-                    ground_speed: float = GROUND_SPEED_M_S,
+                    ground_speed: float = GROUND_SPEED_M_S, swing_speed: float = SWING_SPEED,
                     sole_half_width: float = 0.03) -> PlateOwnership:
     """Who loads each plate on every point frame (see the module docstring for the rules)."""
     n, rate = trial.n_frames, trial.point_rate
@@ -323,10 +325,13 @@ def plate_ownership(trial: Trial, markers: GaitMarkers, threshold: float = CONTA
                 nr |= level & (d >= -NEAR)
                 ov |= level & (d >= -plate_tolerance)
                 lo |= at_surface & (d >= -plate_tolerance)
-        touches[side] = _close_gaps(t & loaded) & loaded
+        # swinging over the plate: heel and toe both fast relative to its surface (fmin: NaN only if both are)
+        fast = np.fmin(*(np.linalg.norm(geo[side, k]["vel"][:, None, :] - vel[None, :, :], axis=2)
+                         for k in ("heel", "toe"))) > swing_speed
+        touches[side] = _close_gaps(t & loaded & ~fast) & loaded & ~fast
         near[side] = nr
         overp[side] = ov
-        level_over[side] = lo & loaded
+        level_over[side] = lo & loaded & ~fast
     # a foot that touched a loaded plate keeps touching it while a marker (or its sole sides) stays at
     # the plate's surface over it: a trailing foot rolling off its toe is too fast to count as grounded
     # and its COP is mixed with the leading foot's, yet it still pushes (22-484 N on real walks whose

@@ -7,7 +7,8 @@
    (X) and frontal (Y) ankle, knee and hip moments (N.m/kg) from the original's kinematics with
    the decomposed loads in place of the measured ones.
 2. The synthetic treadmills (exact truth): split belt with 3 crossing steps in 10 strides, split
-   belt with the right foot across the line on every step, single belt; force RMS against the
+   belt with the right foot across the line on every step, with both feet across it on every
+   step, single belt; force RMS against the
    truth, kinetic cycles with and without the decomposition, and how often the truth lies in the
    first-order 95 % band of the ground reaction on the decomposed frames, with and without the
    decomposition's error source (docs/uncertainty.md).
@@ -110,6 +111,7 @@ def merged_errors(name: str) -> dict | None:
 TREADMILLS = {  # name: write_treadmill keywords (12 s: 11 cycles per side)
     "split belt, 3 crossing steps in 10 strides": {},
     "split belt, right foot across the line every step": {"crossings": (("R", 0),), "crossing_period": 1},
+    "split belt, both feet across the line every step": {"crossings": (("R", 0), ("L", 0)), "crossing_period": 1},
     "single belt": {"layout": "single"},
 }
 

@@ -100,9 +100,9 @@ def _stance_rms(r0, r1, variable: str, plane: int = 0) -> float:
 def test_a_merged_plate_is_decomposed_close_to_the_originals(name):
     """Two real plates merged into one: every frame the plate carries both feet is decomposed, the
     two feet add up to the plate exactly, each foot's force is within the measured one's by RMS
-    5 % of body weight per axis (at most 4.0 % measured; docs/contacts.md), the sagittal ankle, knee
+    5 % of body weight per axis (at most 3.8 % measured; docs/contacts.md), the sagittal ankle, knee
     and hip moments over the stances holding decomposed frames within 0.05 N.m/kg RMS of the
-    original's (0.011-0.031, 0.013-0.029, 0.022-0.048; PlugInC3D's ankle 0.056 and hip 0.072), and
+    original's (0.011-0.031, 0.011-0.030, 0.013-0.050; PlugInC3D's ankle 0.057 and hip 0.074), and
     every kinetic cycle of the original stays kinetic. (The decomposition before the rolling heel
     COP and the carried lines of force: ankle up to 0.089, hip up to 0.112.)"""
     from gaitid import process
@@ -130,14 +130,15 @@ def test_a_merged_plate_is_decomposed_close_to_the_originals(name):
         ok = (ld.source == "decomposed") & (truth.state == "plate")
         errors.append((ld.force_lab[ok] - truth.force_lab[ok]) / bw)
         # a measured frame of the merged trial is the original's (plus the other plate's light load,
-        # below the contact threshold, that the merged plate holds); but for one frame in two of these
-        # trials: a foot's last (30 N) or first (63 N) instant on the plate that its markers cannot
-        # place (docs/contacts.md)
+        # below the contact threshold, that the merged plate holds); but for one frame of PlugInC3D (60 Hz):
+        # the leading foot's first 63 N, on a frame its markers cannot tell from the one before landing
+        # (docs/contacts.md). (MH0222_BP06's trailing foot's last 30 N, given to the leading foot before
+        # the frame after a foot's hold on a plate counted as shared, no longer.)
         meas = (ld.source == "measured") & (ld.state == "plate") & (truth.state == "plate")
         off = np.abs(ld.force_lab[meas] - truth.force_lab[meas]).max(axis=1) > 20.0
         wrong += int(off.sum())
         assert np.all(np.abs(ld.force_lab[meas] - truth.force_lab[meas])[off] < 65.0)
-    assert wrong <= 2  # the same frame for both feet
+    assert wrong == (2 if name == "btkdata/PlugInC3D.c3d" else 0)  # the same frame for both feet
     assert dec >= 0.95 * shared and shared > 0
     assert not np.any(load_imbalance(merged, r1.loads) > 1e-6)
     err = np.concatenate(errors)
@@ -271,11 +272,16 @@ def test_a_leading_foot_cop_rolls_from_its_heel_when_it_lands_heel_first(realdat
 TREADMILLS = {  # the synthetic treadmills where both feet load one plate in every double support
     "single belt": {"layout": "single"},
     "split belt, right foot across the line": {"crossings": (("R", 0),), "crossing_period": 1},
+    # feet 5-7 cm apart: the swinging foot passes low beside the stance foot, on the other belt
+    "split belt, both feet across the line": {"crossings": (("R", 0), ("L", 0)), "crossing_period": 1},
 }
 #: RMS limits (% body weight, per lab axis X, Y, Z) over the decomposed frames; measured 2026-11-27:
-#: single belt 1.1 / 0.1 / 1.0, crossing split belt 0.7 / 0.1 / 1.0 (docs/contacts.md; the decomposition
-#: before its rolling COP and carried lines of force gave 2.2 / 0.2 / 1.9 and 1.6 / 0.1 / 1.7)
-TREADMILL_RMS_BW = {"single belt": (0.015, 0.005, 0.015), "split belt, right foot across the line": (0.012, 0.005, 0.015)}
+#: single belt 1.1 / 0.1 / 1.0, crossing split belt 0.7 / 0.1 / 1.0, both feet crossing 1.0 / 0.1 / 1.0
+#: (docs/contacts.md; the decomposition before its rolling COP and carried lines of force gave 2.2 / 0.2 /
+#: 1.9 and 1.6 / 0.1 / 1.7; with both feet crossing, before a swinging foot was told from a stance foot by
+#: its speed, no cycle was kinetic)
+TREADMILL_RMS_BW = {"single belt": (0.015, 0.005, 0.015), "split belt, right foot across the line": (0.012, 0.005, 0.015),
+                    "split belt, both feet across the line": (0.015, 0.005, 0.015)}
 
 
 @pytest.fixture(scope="module", params=sorted(TREADMILLS))

@@ -16,14 +16,20 @@ frame and per plate, batch-first over frames (one pass per plate and marker, no 
    marker (or that marker's sole sides) over it, or a low foot (``2 * ground_clearance``)
    whose heel-toe-ankle triangle holds the plate's centre of pressure (within
    ``cop_tolerance`` = 6 cm, where Fz >= ``cop_min_force`` = 50 N: the loading foot at
-   heel strike, before its heel is slow).
+   heel strike, before its heel is slow). Never a *swinging* foot: one whose heel and toe both
+   move faster than ``swing_speed`` (2 m/s) over the plate's surface (on the real walks the
+   slower of the two moves at most 1.8 m/s while the foot carries 20 N or more, and at 2.4-4.0
+   m/s as it swings past the other ankle), however low and near the stance foot it passes.
 3. *Owner.* One foot touches: that foot owns it. Both touch: both feet are on it (neither
    foot's load is known). A foot that touched the plate counts as still on it, for this rule only,
    while a marker of it (or its sole sides) stays within ``ground_clearance`` of the plate's surface
    over it: a trailing foot rolling off its toe is too fast to be grounded and its centre of
    pressure is mixed with the leading foot's, yet it still pushes, so a plate both feet load is
-   never given to the leading foot alone (its contact and events still end where it stops touching). None: below ``cop_min_force`` the nearest low foot within 5 cm of
-   the outline owns it (the edges of a contact), else the plate is loaded under neither foot.
+   never given to the leading foot alone (its contact and events still end where it stops touching);
+   and on the frame after that while the foot is over the plate within ``2 * ground_clearance`` and
+   not swinging (the toe marker rises as the foot rolls over its toe tip). None: below
+   ``cop_min_force`` the nearest low foot within 5 cm of the outline owns it (the edges of a
+   contact), else the plate is loaded under neither foot.
 4. *A foot's load is measured* on a frame when every plate it touches is owned by it alone,
    none of them has a missing (NaN) sample, no loaded plate under neither foot is within 5 cm
    of its low sole, and none of its grounded markers stands on the floor outside every plate
@@ -74,6 +80,8 @@ WHY = {
 }
 BELOW = 0.02  # m: a marker this far below a plate's surface cannot stand on it
 NEAR = 0.05  # m: a low foot this close to a plate's outline may be loading it
+#: m/s: a foot whose heel and toe both move faster than this over a plate's surface is swinging, not on it
+SWING_SPEED = 2.0
 
 
 @dataclass
@@ -229,7 +237,7 @@ def _edge_owner(owner: np.ndarray, light: np.ndarray, reach: int = 3) -> np.ndar
 def plate_ownership(trial: Trial, markers: GaitMarkers, threshold: float = CONTACT_THRESHOLD_N,
                     cop_tolerance: float = COP_TOLERANCE_M, cop_min_force: float = COP_MIN_FORCE_N,
                     plate_tolerance: float = PLATE_TOLERANCE_M, ground_clearance: float = GROUND_CLEARANCE_M,
-                    ground_speed: float = GROUND_SPEED_M_S,
+                    ground_speed: float = GROUND_SPEED_M_S, swing_speed: float = SWING_SPEED,
                     sole_half_width: float = 0.03) -> PlateOwnership:
     """Who loads each plate on every point frame (see the module docstring for the rules)."""
     n, rate = trial.n_frames, trial.point_rate
@@ -286,7 +294,7 @@ def plate_ownership(trial: Trial, markers: GaitMarkers, threshold: float = CONTA
         v = v[np.all(np.isfinite(v), axis=1)]
         if v.shape[0] >= 5:
             vel[j] = np.median(v, axis=0)
-    touches, low, near, overp, level_over = {}, {}, {}, {}, {}
+    touches, low, near, overp, level_over, fast = {}, {}, {}, {}, {}, {}
     for side, pts in feet.items():
         low_any = np.fmin(geo[side, "heel"]["height"], geo[side, "toe"]["height"])  # (fmin: NaN only if both are)
         low[side] = low_any <= ground_clearance
@@ -323,7 +331,10 @@ def plate_ownership(trial: Trial, markers: GaitMarkers, threshold: float = CONTA
                 nr |= level & (d >= -NEAR)
                 ov |= level & (d >= -plate_tolerance)
                 lo |= at_surface & (d >= -plate_tolerance)
-        touches[side] = _close_gaps(t & loaded) & loaded
+        # swinging over the plate: heel and toe both fast relative to its surface (fmin: NaN only if both are)
+        fast[side] = np.fmin(*(np.linalg.norm(geo[side, k]["vel"][:, None, :] - vel[None, :, :], axis=2)
+                               for k in ("heel", "toe"))) > swing_speed
+        touches[side] = _close_gaps(t & loaded & ~fast[side]) & loaded & ~fast[side]
         near[side] = nr
         overp[side] = ov
         level_over[side] = lo & loaded
@@ -332,6 +343,9 @@ def plate_ownership(trial: Trial, markers: GaitMarkers, threshold: float = CONTA
     # and its COP is mixed with the leading foot's, yet it still pushes (22-484 N on real walks whose
     # two plates are merged into one); the plate is then shared, never given to the leading foot alone
     held = {side: _held(touches[side], level_over[side]) for side in touches}
+    for side, h in held.items():  # and the frame after, while over the plate and not swinging: the toe
+        # marker rises as the foot rolls over its toe tip, before the toe stops pushing (30 N on a merged walk)
+        h[1:] |= h[:-1] & ~h[1:] & overp[side][1:] & loaded[1:] & ~fast[side][1:]
 
     owner = np.zeros((n, m), np.int8)
     tl = touches.get(SIDES[0], np.zeros((n, m), bool))

@@ -85,18 +85,22 @@ def ground_points(trial: Trial, side: str, markers: GaitMarkers, clearance: floa
                   max_speed: float = GROUND_SPEED_M_S) -> list[np.ndarray]:
     """Heel and toe trajectories (n, 3), NaN except where the marker is on the ground: within
     ``clearance`` of its lowest height (2nd percentile) and moving slower than ``max_speed``
-    horizontally (a swinging toe passes low but fast)."""
+    horizontally (a swinging toe passes low but fast). Both markers in one pass (numpy calls,
+    not frames, are the cost here)."""
     foot = markers.foot(side)
-    out = []
-    for lab in (foot.heel, foot.toe):
-        x = trial.point(lab).copy()
-        z = x[:, 2]
-        if np.isfinite(z).any() and x.shape[0] > 1:
-            ref = np.percentile(z[~np.isnan(z)], 2)  # (nanpercentile's value, without its overhead)
-            speed = np.linalg.norm(np.gradient(x[:, :2], axis=0), axis=1) * trial.point_rate
-            x[~((z <= ref + clearance) & (speed <= max_speed))] = np.nan
-        out.append(x)
-    return out
+    x = np.stack([trial.point(foot.heel), trial.point(foot.toe)], axis=1)  # (n, 2, 3), a copy
+    z = x[..., 2]
+    if x.shape[0] > 1:
+        seen = ~np.isnan(z)
+        if seen.all():  # the 2nd percentile of each column (as nanpercentile, without its overhead)
+            ref = np.percentile(z, 2, axis=0)
+        else:
+            ref = np.array([np.percentile(z[seen[:, j], j], 2) if seen[:, j].any() else np.nan for j in range(2)])
+        speed = np.linalg.norm(np.gradient(x[..., :2], axis=0), axis=2) * trial.point_rate
+        ground = (z <= ref + clearance) & (speed <= max_speed)
+        ground |= ~seen.any(axis=0)  # a marker never seen stays as it is (NaN)
+        x[~ground] = np.nan
+    return [x[:, 0], x[:, 1]]
 
 
 def _outside_fraction(points: list[np.ndarray], frames: np.ndarray, plates: list[np.ndarray],

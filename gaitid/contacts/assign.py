@@ -85,22 +85,39 @@ def ground_points(trial: Trial, side: str, markers: GaitMarkers, clearance: floa
                   max_speed: float = GROUND_SPEED_M_S) -> list[np.ndarray]:
     """Heel and toe trajectories (n, 3), NaN except where the marker is on the ground: within
     ``clearance`` of its lowest height (2nd percentile) and moving slower than ``max_speed``
-    horizontally (a swinging toe passes low but fast). Both markers in one pass (numpy calls,
-    not frames, are the cost here)."""
+    horizontally (a swinging toe passes low but fast)."""
     foot = markers.foot(side)
-    x = np.stack([trial.point(foot.heel), trial.point(foot.toe)], axis=1)  # (n, 2, 3), a copy
+    return _on_ground(trial, [foot.heel, foot.toe], clearance, max_speed)
+
+
+def feet_ground_points(trial: Trial, markers: GaitMarkers, clearance: float = GROUND_CLEARANCE_M,
+                       max_speed: float = GROUND_SPEED_M_S) -> dict[str, list[np.ndarray]]:
+    """{side: :func:`ground_points`} of each foot whose heel and toe the trial has, in one pass."""
+    sides = [s for s in SIDES if trial.has_points(markers.foot(s).heel, markers.foot(s).toe)]
+    points = _on_ground(trial, [lab for s in sides for lab in (markers.foot(s).heel, markers.foot(s).toe)],
+                        clearance, max_speed)
+    return {s: points[2 * i:2 * i + 2] for i, s in enumerate(sides)}
+
+
+def _on_ground(trial: Trial, labels: list[str], clearance: float, max_speed: float) -> list[np.ndarray]:
+    """The points ``labels`` (n, 3 each), NaN except where on the ground (:func:`ground_points`): all
+    in one pass, as numpy calls, not frames, are the cost here."""
+    if not labels:
+        return []
+    x = np.stack([trial.point(lab) for lab in labels], axis=1)  # (n, k, 3), a copy
     z = x[..., 2]
     if x.shape[0] > 1:
         seen = ~np.isnan(z)
-        if seen.all():  # the 2nd percentile of each column (as nanpercentile, without its overhead)
+        if seen.all():  # each column's 2nd percentile (as nanpercentile, without its overhead)
             ref = np.percentile(z, 2, axis=0)
         else:
-            ref = np.array([np.percentile(z[seen[:, j], j], 2) if seen[:, j].any() else np.nan for j in range(2)])
+            ref = np.array([np.percentile(z[seen[:, j], j], 2) if seen[:, j].any() else np.nan
+                            for j in range(len(labels))])
         speed = np.linalg.norm(np.gradient(x[..., :2], axis=0), axis=2) * trial.point_rate
         ground = (z <= ref + clearance) & (speed <= max_speed)
-        ground |= ~seen.any(axis=0)  # a marker never seen stays as it is (NaN)
+        ground |= ~seen.any(axis=0)  # a point never seen stays as it is (NaN)
         x[~ground] = np.nan
-    return [x[:, 0], x[:, 1]]
+    return [x[:, j] for j in range(len(labels))]
 
 
 def _outside_fraction(points: list[np.ndarray], frames: np.ndarray, plates: list[np.ndarray],
@@ -228,8 +245,7 @@ def assign_contacts(trial: Trial, markers: GaitMarkers, overrides: dict | None =
             continue
         outlines = [plates[p].corners for p in pl]
         if lows is None:  # the feet's ground points over the whole trial: once, not per contact
-            lows = {s: ground_points(trial, s, markers, ground_clearance, ground_speed) for s in SIDES
-                    if trial.has_points(markers.foot(s).heel, markers.foot(s).toe)}
+            lows = feet_ground_points(trial, markers, ground_clearance, ground_speed)
         pct = ", ".join(f"{s.lower()} {100 * under[s]:.0f} %" for s in SIDES if np.isfinite(under[s]))
         if n_eval == 0:
             reason = f"{names}: force never reaches {cop_min_force:g} N with a centre of pressure"

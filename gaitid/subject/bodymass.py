@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gaitid.contacts import FootContact, ground_points
+from gaitid.contacts import FootContact, feet_ground_points
 from gaitid.contacts.geometry import inside_distances
 from gaitid.core.butterworth import butter_sections, default_padlen, zero_phase_filter
 from gaitid.core.errors import DataError
@@ -189,10 +189,11 @@ def _single_support(trial: Trial, fz: np.ndarray, contacts: list[FootContact], m
     n = trial.n_frames
     k = int(round(margin_s * trial.point_rate))
     seen, carried, loose = np.ones(n, bool), {}, {}
+    lows = feet_ground_points(trial, markers, 0.03, 0.5)  # heel, toe: NaN unless on the ground
     for side in SIDES:
         foot = markers.foot(side)
         seen &= np.isfinite(trial.point(foot.heel)).all(axis=1) & np.isfinite(trial.point(foot.toe)).all(axis=1)
-        low = ground_points(trial, side, markers, 0.03, 0.5)  # heel, toe: NaN unless on the ground
+        low = lows[side]
         ground = np.zeros(n, bool)
         for x in low:
             ground |= np.isfinite(x[:, 0])

@@ -51,6 +51,7 @@ from gaitid.contacts.intervals import split_at_swings, trial_intervals
 from gaitid.contacts.ownership import PlateOwnership, plate_ownership
 from gaitid.contacts.treadmill import treadmill_contacts, treadmill_mode
 from gaitid.core.errors import SettingsError
+from gaitid.core.rotation import norm
 from gaitid.core.trial import PlateWrench, Trial
 from gaitid.core.vocabulary import (
     AUTO,
@@ -113,7 +114,7 @@ def _on_ground(trial: Trial, labels: list[str], clearance: float, max_speed: flo
         else:
             ref = np.array([np.percentile(z[seen[:, j], j], 2) if seen[:, j].any() else np.nan
                             for j in range(len(labels))])
-        speed = np.linalg.norm(np.gradient(x[..., :2], axis=0), axis=2) * trial.point_rate
+        speed = norm(np.gradient(x[..., :2], axis=0)) * trial.point_rate
         ground = (z <= ref + clearance) & (speed <= max_speed)
         ground |= ~seen.any(axis=0)  # a point never seen stays as it is (NaN)
         x[~ground] = np.nan

@@ -54,6 +54,7 @@ from gaitid.contacts import FootContact, feet_ground_points
 from gaitid.contacts.geometry import inside_distances
 from gaitid.core.butterworth import butter_sections, default_padlen, zero_phase_filter
 from gaitid.core.errors import DataError
+from gaitid.core.rotation import norm
 from gaitid.core.signal import column_nanmedian
 from gaitid.core.trial import Trial
 from gaitid.core.vocabulary import GRAVITY_M_S2, SIDES
@@ -126,7 +127,7 @@ def _markers_speed(trial: Trial) -> np.ndarray | None:
     if not keep.any():
         return None
     centre = trial.markers[:, keep].mean(axis=1)
-    return np.linalg.norm(np.gradient(centre, 1.0 / trial.point_rate, axis=0), axis=1)
+    return norm(np.gradient(centre, 1.0 / trial.point_rate, axis=0))
 
 
 def _contacts(f: np.ndarray) -> list[tuple[int, int]]:

@@ -63,7 +63,7 @@ def trial_residuals(kinematics: ModelKinematics, loads: dict[str, FootLoad], mas
     the body's centre of mass, lab axes (:func:`gaitid.dynamics.residual.residual_moment`): the rate
     of change of the angular momentum of the legs' segments and of the rest of the body riding on
     the pelvis (:func:`gaitid.model.body_com.body_parts`) against the feet's moments (centre of
-    pressure x force + free moment), over the frames where both feet's loads are known; and the
+    pressure x force + free moment), over the frames the residual force judges; and the
     words saying how the centre of mass and the body were built. The moment is filtered as the
     force (when the markers are unfiltered, it and the angular momentum's rate at 6 Hz)."""
     com, how, cutoff, force, usable = _inputs(kinematics, loads, mass, settings)
@@ -82,8 +82,8 @@ def trial_residuals(kinematics: ModelKinematics, loads: dict[str, FootLoad], mas
         none = np.zeros_like(usable)
         return res, residual_moment([], com, mass, rate, load[:, :3], load[:, 3:], none, cutoff_hz=None), how, ""
     parts, built = body_parts(kinematics, mass)
-    mom = residual_moment(parts, com, mass, rate, load[:, :3], load[:, 3:], usable, cutoff_hz=None,
-                          motion_cutoff_hz=None if settings.marker_cutoff_hz is not None else cutoff)
+    mom = residual_moment(parts, com, mass, rate, load[:, :3], load[:, 3:], res.judged, cutoff_hz=None,
+                          margin_frames=0, motion_cutoff_hz=None if settings.marker_cutoff_hz is not None else cutoff)
     return res, mom, how, built
 
 

@@ -146,17 +146,20 @@ class ResidualMoment:
         return int(self.judged.sum())
 
 
-def angular_momentum_rate(parts: list[tuple[Body, SegmentMotion]], point_lab: np.ndarray) -> np.ndarray:
+def angular_momentum_rate(parts: list[tuple[Body, SegmentMotion]], point_lab: np.ndarray,
+                          frames: np.ndarray | None = None) -> np.ndarray:
     """(n, 3) N.m, lab: the rate of change of the angular momentum of rigid ``parts`` (each a
     :class:`Body` with its :class:`SegmentMotion`) about ``point_lab`` (n, 3) m, for the centre of
     mass of the parts (or any point at rest): sum R (I al + w x I w) + m (r - point) x a_com; all
-    parts at once."""
+    parts at once. ``frames``: the motion's frame indices to compute, one per row of ``point_lab``
+    (default all)."""
     if not parts:
         return np.zeros(np.shape(point_lab))
+    at = slice(None) if frames is None else frames
     # per-frame parameters (perturbed chains): their mean
     mass = np.array([np.mean(body.mass) if body.per_frame else body.mass for body, _ in parts], float)[:, None, None]
     inertia = np.stack([body.inertia_seg.mean(axis=0) if body.per_frame else body.inertia_seg for body, _ in parts])
-    w, al, R, com, acc = (np.stack([getattr(motion, name) for _, motion in parts])
+    w, al, R, com, acc = (np.stack([getattr(motion, name)[at] for _, motion in parts])
                           for name in ("omega_seg", "alpha_seg", "R", "com_lab", "com_acc_lab"))
     inertia_t = np.swapaxes(inertia, 1, 2)  # rows v (p, n, 3) @ I^T = I v
     spin = al @ inertia_t + cross(w, w @ inertia_t)  # I al + w x I w, part frame
@@ -171,10 +174,11 @@ def residual_moment(parts: list[tuple[Body, SegmentMotion]], com_lab: np.ndarray
     """The residual moment (module docstring) of a body of ``mass`` kg made of the rigid ``parts``,
     whose centre of mass is ``com_lab`` (n, 3) m, lab frame, under the external force ``force_lab``
     (n, 3) N and the external moment ``moment_lab`` (n, 3) N.m about the lab origin (NaN where
-    unknown), judged on the frames ``usable`` (n,) bool with ``margin_frames`` (default 0.1 s)
-    left out around every other frame and at the ends. The force and moment are low-pass filtered
-    together at ``cutoff_hz`` (None: as given); the parts' motion is taken as given (filter it first),
-    or its angular momentum's rate filtered at ``motion_cutoff_hz``."""
+    unknown), judged on the frames of ``usable`` (n,) bool whose ``margin_frames`` (default 0.1 s)
+    on either side are usable too (none within that of the ends) and where it is finite. The force
+    and moment are low-pass filtered together at ``cutoff_hz`` (None: as given); the parts' motion is
+    taken as given (filter it first), or its angular momentum's rate filtered at ``motion_cutoff_hz``.
+    Computed on the judged frames only (without ``motion_cutoff_hz``)."""
     com = np.asarray(com_lab, float)
     n = com.shape[0]
     load = np.concatenate([np.asarray(force_lab, float), np.asarray(moment_lab, float)], axis=1)
@@ -184,19 +188,24 @@ def residual_moment(parts: list[tuple[Body, SegmentMotion]], com_lab: np.ndarray
     k = int(round(MARGIN_S * rate)) if margin_frames is None else int(margin_frames)
     if cutoff_hz is not None:
         load = butter_lowpass(load, rate, cutoff_hz, order)
-    about_com = load[:, 3:] - cross(com, load[:, :3])  # the external moment about G
-    rate_h = angular_momentum_rate(parts, com)
+    frames = np.flatnonzero(eroded(np.asarray(usable, bool), k))
     if motion_cutoff_hz is not None:
-        rate_h = butter_lowpass(rate_h, rate, motion_cutoff_hz, order)
-    res = rate_h - about_com
-    judged = eroded(np.asarray(usable, bool) & np.isfinite(res).all(axis=1), k)
-    res[~judged] = np.nan
-    if not judged.any():
+        rate_h = butter_lowpass(angular_momentum_rate(parts, com), rate, motion_cutoff_hz, order)[frames]
+    else:
+        rate_h = angular_momentum_rate(parts, com[frames], frames)
+    part = rate_h - (load[frames, 3:] - cross(com[frames], load[frames, :3]))  # minus the external moment about G
+    ok = np.isfinite(part).all(axis=1)
+    frames, part = frames[ok], part[ok]
+    res = np.full((n, 3), np.nan)
+    res[frames] = part
+    judged = np.zeros(n, bool)
+    judged[frames] = True
+    if not frames.size:
         nan = math.nan
         return ResidualMoment(res, judged, float(mass), nan, nan, nan, nan, -1)
-    r = res[judged] / mass
+    r = part / mass
     size = np.sqrt(np.sum(r ** 2, axis=1))
     at = int(np.argmax(size))
     return ResidualMoment(res, judged, float(mass), float(np.sqrt(np.mean(size ** 2))),
                           float(np.sqrt(np.mean(np.sum(r[:, :2] ** 2, axis=1)))), float(np.sqrt(np.mean(r[:, 2] ** 2))),
-                          float(size[at]), int(np.flatnonzero(judged)[at]))
+                          float(size[at]), int(frames[at]))

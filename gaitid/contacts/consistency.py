@@ -12,6 +12,10 @@ not enter). :func:`consistency_check` turns the figures into a :class:`~gaitid.c
 ``Settings.residual_mean_tolerance``, fractions of body weight; the horizontal part is reported,
 not judged: with the upper body riding on the pelvis, the trunk's and arms' sway is not in the
 model's centre of mass; docs/checks.md), :func:`residual_rows` into a table for a report.
+:func:`trial_residuals` adds the residual moment about the body's centre of mass on the same
+frames (the legs' and the rest of the body's angular momentum against the feet's moments), which
+the check reports in N.m/kg and does not judge (the clean trials' and the mutations' overlap,
+docs/checks.md).
 """
 
 from __future__ import annotations
@@ -22,11 +26,11 @@ import numpy as np
 
 from gaitid.contacts.foot_loads import FootLoad
 from gaitid.core.checks import Check
+from gaitid.core.rotation import cross
 from gaitid.core.settings import Settings
 from gaitid.core.signal import butter_lowpass, runs
 from gaitid.core.trial import Trial
 from gaitid.core.vocabulary import SIDES
-from gaitid.core.rotation import cross
 from gaitid.dynamics.residual import Residual, ResidualMoment, residual_force, residual_moment
 from gaitid.model.assembly import ModelKinematics
 from gaitid.model.body_com import body_centre_of_mass, body_parts

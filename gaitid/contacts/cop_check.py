@@ -70,12 +70,14 @@ def cop_foot_check(trial: Trial, markers: GaitMarkers, contacts: list[FootContac
         w = plates[plate].point
         frames = trial.indices_between(a, b)
         loaded.append(frames[(w.force[frames, 2] >= LOADED_N) & np.isfinite(w.cop[frames, :2]).all(axis=1)])
-    # the COP's distance to each foot over every contact's frames at once (numpy calls, not frames, cost)
+    # the COP's distance to each foot over every contact's frames at once (numpy calls, not frames, cost):
+    # corners (feet, 3, frames, 2) of each foot's heel-toe-ankle triangle
     every = np.concatenate(loaded)
     cops = np.concatenate([plates[sp[0]].point.cop[fr, :2] for sp, fr in zip(spans, loaded)])
     cuts = np.cumsum([fr.size for fr in loaded])[:-1]
-    foot_d = {side: np.split(distance_to_triangle(cops, heel[every], toe[every], ankle[every]), cuts)
-              for side, (heel, toe, ankle) in feet.items()}
+    corners = np.stack([np.stack([heel[every], toe[every], ankle[every]]) for heel, toe, ankle in feet.values()])
+    d = distance_to_triangle(np.broadcast_to(cops, corners.shape[:1] + cops.shape), *np.moveaxis(corners, 1, 0))
+    foot_d = {side: np.split(d[i], cuts) for i, side in enumerate(feet)}  # both feet in one call
     for k, (plate, a, b, complete, belt, given, source) in enumerate(spans):
         p = plates[plate]
         frames = loaded[k]

@@ -151,20 +151,24 @@ def angular_momentum_rate(parts: list[tuple[Body, SegmentMotion]], point_lab: np
     """(n, 3) N.m, lab: the rate of change of the angular momentum of rigid ``parts`` (each a
     :class:`Body` with its :class:`SegmentMotion`) about ``point_lab`` (n, 3) m, for the centre of
     mass of the parts (or any point at rest): sum R (I al + w x I w) + m (r - point) x a_com; all
-    parts at once. ``frames``: the motion's frame indices to compute, one per row of ``point_lab``
-    (default all)."""
+    parts at once. ``frames``: the (sorted) frame indices to return, (len(frames), 3) (default all)."""
+    if frames is None:
+        lo, hi, pick = 0, None, slice(None)
+    else:
+        frames = np.asarray(frames, int)
+        lo, hi = (int(frames[0]), int(frames[-1]) + 1) if frames.size else (0, 0)
+        pick = frames - lo
     if not parts:
-        return np.zeros(np.shape(point_lab))
-    at = slice(None) if frames is None else frames
+        return np.zeros(np.shape(point_lab))[lo:hi][pick]
     # per-frame parameters (perturbed chains): their mean
     mass = np.array([np.mean(body.mass) if body.per_frame else body.mass for body, _ in parts], float)[:, None, None]
     inertia = np.stack([body.inertia_seg.mean(axis=0) if body.per_frame else body.inertia_seg for body, _ in parts])
-    w, al, R, com, acc = (np.stack([getattr(motion, name)[at] for _, motion in parts])
+    w, al, R, com, acc = (np.stack([getattr(motion, name)[lo:hi] for _, motion in parts])  # the frames' span
                           for name in ("omega_seg", "alpha_seg", "R", "com_lab", "com_acc_lab"))
     inertia_t = np.swapaxes(inertia, 1, 2)  # rows v (p, n, 3) @ I^T = I v
     spin = al @ inertia_t + cross(w, w @ inertia_t)  # I al + w x I w, part frame
     lab = np.einsum("pnij,pnj->pni", R, spin)
-    return (lab + mass * cross(com - point_lab, acc)).sum(axis=0)
+    return (lab + mass * cross(com - np.asarray(point_lab, float)[lo:hi], acc)).sum(axis=0)[pick]
 
 
 def residual_moment(parts: list[tuple[Body, SegmentMotion]], com_lab: np.ndarray, mass: float, rate: float,
@@ -192,7 +196,7 @@ def residual_moment(parts: list[tuple[Body, SegmentMotion]], com_lab: np.ndarray
     if motion_cutoff_hz is not None:
         rate_h = butter_lowpass(angular_momentum_rate(parts, com), rate, motion_cutoff_hz, order)[frames]
     else:
-        rate_h = angular_momentum_rate(parts, com[frames], frames)
+        rate_h = angular_momentum_rate(parts, com, frames)
     part = rate_h - (load[frames, 3:] - cross(com[frames], load[frames, :3]))  # minus the external moment about G
     ok = np.isfinite(part).all(axis=1)
     frames, part = frames[ok], part[ok]

@@ -72,11 +72,10 @@ def trial_residuals(kinematics: ModelKinematics, loads: dict[str, FootLoad], mas
     force (when the markers are unfiltered, it and the angular momentum's rate at 6 Hz)."""
     com, how, cutoff, force, usable = _inputs(kinematics, loads, mass, settings)
     rate, order = kinematics.rate, settings.filter_order
-    moment = 0.0
-    for side in SIDES:  # about the lab origin: COP x F + free moment (a foot in swing: no load, no COP needed)
-        f = loads[side].force_lab
-        cop = np.where((f == 0).all(axis=1)[:, None], 0.0, loads[side].cop_lab)
-        moment = moment + cross(cop, f) + loads[side].free_moment_lab
+    # the feet's moment about the lab origin: COP x F + free moment (a foot in swing: no load, no COP needed)
+    f, cop, free = (np.stack([getattr(loads[side], name) for side in SIDES]) for name in
+                    ("force_lab", "cop_lab", "free_moment_lab"))
+    moment = (cross(np.where((f == 0).all(axis=2)[..., None], 0.0, cop), f) + free).sum(axis=0)
     # force and moment filtered in one call (the filter runs column by column: the force's columns
     # come out as residual_force's own filtering gives them)
     load = butter_lowpass(np.concatenate([force, moment], axis=1), rate, cutoff, order)

@@ -93,6 +93,7 @@ def _hip_to_ankle(kinematics: ModelKinematics) -> float:
     if not sides:
         return np.nan
     step = max(1, kinematics.motion[sides[0]][0].proximal_lab.shape[0] // 100)  # 100 frames tell a median
-    joints = [np.stack([m.proximal_lab[::step] for m in kinematics.motion[side]], axis=1) for side in sides]
-    lengths = column_nanmedian(np.concatenate([norm(np.diff(j, axis=1)) for j in joints], axis=1))
+    joints = np.stack([m.proximal_lab[::step] for side in sides for m in kinematics.motion[side]], axis=1)
+    joints = joints.reshape(joints.shape[0], len(sides), -1, 3)  # (frames, side, joint, xyz)
+    lengths = column_nanmedian(norm(np.diff(joints, axis=2)).reshape(joints.shape[0], -1))
     return float(np.mean(lengths.reshape(len(sides), -1).sum(axis=1)))

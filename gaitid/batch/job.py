@@ -35,8 +35,8 @@ from gaitid.subject.layers import SubjectOptions, subject_files
 # in the trial's and the session's reports. 7: a plate both feet load decomposed into each foot's load
 # (flagged), its contacts and cycles kinetic. 8: functional calibration trials paired and used, the
 # subject table's joint-centre rows and methods. 9: the marker gaps filled
-# or left NaN (<trial>_fills.csv).
-OUTPUTS_VERSION = 9
+# or left NaN (<trial>_fills.csv). 10: the dynamic consistency check's residual moment (run record, report).
+OUTPUTS_VERSION = 10
 
 
 def _file_stats(paths) -> list:

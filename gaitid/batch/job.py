@@ -44,7 +44,8 @@ from gaitid.subject.layers import SubjectOptions, subject_files
 # to Harrington's centre (warnings), the knee axes' points in the subject table.
 # 13: the markers check names a knocked marker (a warning and the check's detail in the run
 # record and batch_summary.csv).
-OUTPUTS_VERSION = 13
+# 14: the dynamic consistency check's residual moment (run record, report).
+OUTPUTS_VERSION = 14
 
 
 def _file_stats(paths) -> list:

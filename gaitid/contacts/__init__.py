@@ -14,6 +14,7 @@ from gaitid.contacts.assign import (
     FootContact,
     assign_contacts,
     contacts_table,
+    feet_ground_points,
     ground_points,
     resolve_plate_overrides,
 )
@@ -24,7 +25,7 @@ from gaitid.contacts.ownership import PlateOwnership, plate_ownership
 
 __all__ = [
     "LISTED_REJECTED", "ContactInterval", "FootContact", "PlateOwnership", "assign_contacts", "contact_mask",
-    "contacts_table", "distance_to_triangle", "ground_points", "inside_distance", "listed_rejections",
-    "plate_intervals", "plate_ownership",
+    "contacts_table", "distance_to_triangle", "feet_ground_points", "ground_points", "inside_distance",
+    "listed_rejections", "plate_intervals", "plate_ownership",
     "resolve_plate_overrides", "trial_intervals",
 ]

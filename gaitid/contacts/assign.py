@@ -51,6 +51,7 @@ from gaitid.contacts.intervals import split_at_swings, trial_intervals
 from gaitid.contacts.ownership import PlateOwnership, plate_ownership
 from gaitid.contacts.treadmill import treadmill_contacts, treadmill_mode
 from gaitid.core.errors import SettingsError
+from gaitid.core.rotation import norm
 from gaitid.core.trial import PlateWrench, Trial
 from gaitid.core.vocabulary import (
     AUTO,
@@ -87,16 +88,37 @@ def ground_points(trial: Trial, side: str, markers: GaitMarkers, clearance: floa
     ``clearance`` of its lowest height (2nd percentile) and moving slower than ``max_speed``
     horizontally (a swinging toe passes low but fast)."""
     foot = markers.foot(side)
-    out = []
-    for lab in (foot.heel, foot.toe):
-        x = trial.point(lab).copy()
-        z = x[:, 2]
-        if np.isfinite(z).any() and x.shape[0] > 1:
-            ref = np.percentile(z[~np.isnan(z)], 2)  # (nanpercentile's value, without its overhead)
-            speed = np.linalg.norm(np.gradient(x[:, :2], axis=0), axis=1) * trial.point_rate
-            x[~((z <= ref + clearance) & (speed <= max_speed))] = np.nan
-        out.append(x)
-    return out
+    return _on_ground(trial, [foot.heel, foot.toe], clearance, max_speed)
+
+
+def feet_ground_points(trial: Trial, markers: GaitMarkers, clearance: float = GROUND_CLEARANCE_M,
+                       max_speed: float = GROUND_SPEED_M_S) -> dict[str, list[np.ndarray]]:
+    """{side: :func:`ground_points`} of each foot whose heel and toe the trial has, in one pass."""
+    sides = [s for s in SIDES if trial.has_points(markers.foot(s).heel, markers.foot(s).toe)]
+    points = _on_ground(trial, [lab for s in sides for lab in (markers.foot(s).heel, markers.foot(s).toe)],
+                        clearance, max_speed)
+    return {s: points[2 * i:2 * i + 2] for i, s in enumerate(sides)}
+
+
+def _on_ground(trial: Trial, labels: list[str], clearance: float, max_speed: float) -> list[np.ndarray]:
+    """The points ``labels`` (n, 3 each), NaN except where on the ground (:func:`ground_points`): all
+    in one pass, as numpy calls, not frames, are the cost here."""
+    if not labels:
+        return []
+    x = np.stack([trial.point(lab) for lab in labels], axis=1)  # (n, k, 3), a copy
+    z = x[..., 2]
+    if x.shape[0] > 1:
+        seen = ~np.isnan(z)
+        if seen.all():  # each column's 2nd percentile (as nanpercentile, without its overhead)
+            ref = np.percentile(z, 2, axis=0)
+        else:
+            ref = np.array([np.percentile(z[seen[:, j], j], 2) if seen[:, j].any() else np.nan
+                            for j in range(len(labels))])
+        speed = norm(np.gradient(x[..., :2], axis=0)) * trial.point_rate
+        ground = (z <= ref + clearance) & (speed <= max_speed)
+        ground |= ~seen.any(axis=0)  # a point never seen stays as it is (NaN)
+        x[~ground] = np.nan
+    return [x[:, j] for j in range(len(labels))]
 
 
 def _outside_fraction(points: list[np.ndarray], frames: np.ndarray, plates: list[np.ndarray],
@@ -224,8 +246,7 @@ def assign_contacts(trial: Trial, markers: GaitMarkers, overrides: dict | None =
             continue
         outlines = [plates[p].corners for p in pl]
         if lows is None:  # the feet's ground points over the whole trial: once, not per contact
-            lows = {s: ground_points(trial, s, markers, ground_clearance, ground_speed) for s in SIDES
-                    if trial.has_points(markers.foot(s).heel, markers.foot(s).toe)}
+            lows = feet_ground_points(trial, markers, ground_clearance, ground_speed)
         pct = ", ".join(f"{s.lower()} {100 * under[s]:.0f} %" for s in SIDES if np.isfinite(under[s]))
         if n_eval == 0:
             reason = f"{names}: force never reaches {cop_min_force:g} N with a centre of pressure"

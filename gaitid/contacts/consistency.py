@@ -12,6 +12,10 @@ not enter). :func:`consistency_check` turns the figures into a :class:`~gaitid.c
 ``Settings.residual_mean_tolerance``, fractions of body weight; the horizontal part is reported,
 not judged: with the upper body riding on the pelvis, the trunk's and arms' sway is not in the
 model's centre of mass; docs/checks.md), :func:`residual_rows` into a table for a report.
+:func:`trial_residuals` adds the residual moment about the body's centre of mass on the same
+frames (the legs' and the rest of the body's angular momentum against the feet's moments), which
+the check reports in N.m/kg and does not judge (the clean trials' and the mutations' overlap,
+docs/checks.md).
 """
 
 from __future__ import annotations
@@ -22,16 +26,29 @@ import numpy as np
 
 from gaitid.contacts.foot_loads import FootLoad
 from gaitid.core.checks import Check
+from gaitid.core.rotation import cross
 from gaitid.core.settings import Settings
 from gaitid.core.signal import butter_lowpass, runs
 from gaitid.core.trial import Trial
 from gaitid.core.vocabulary import SIDES
-from gaitid.dynamics.residual import Residual, residual_force
+from gaitid.dynamics.residual import Residual, ResidualMoment, residual_force, residual_moment
 from gaitid.model.assembly import ModelKinematics
-from gaitid.model.body_com import body_centre_of_mass
+from gaitid.model.body_com import body_centre_of_mass, body_parts
 
 NAME = "dynamic consistency"
 UNFILTERED_CUTOFF_HZ = 6.0  # markers left unfiltered: the check compares both sides in this band
+
+
+def _inputs(kinematics: ModelKinematics, loads: dict[str, FootLoad], mass: float, settings: Settings):
+    """The body's centre of mass (filtered at 6 Hz when the markers are not) and the words saying how it
+    was built, the cutoff both sides are compared at, the feet's total force and the usable frames."""
+    com, how = body_centre_of_mass(kinematics, mass)
+    cutoff = settings.marker_cutoff_hz
+    if cutoff is None:
+        cutoff = UNFILTERED_CUTOFF_HZ
+        com = butter_lowpass(com, kinematics.rate, cutoff, settings.filter_order)
+    force = sum(loads[side].force_lab for side in SIDES)
+    return com, how, cutoff, force, np.isfinite(force).all(axis=1)
 
 
 def trial_residual(kinematics: ModelKinematics, loads: dict[str, FootLoad], mass: float,
@@ -39,15 +56,54 @@ def trial_residual(kinematics: ModelKinematics, loads: dict[str, FootLoad], mass
     """The residual force of the trial (module docstring) and the words saying how the centre of
     mass was built. The force is filtered at the markers' cutoff (``settings.marker_cutoff_hz``;
     when the markers are unfiltered, both at 6 Hz)."""
-    com, how = body_centre_of_mass(kinematics, mass)
-    cutoff = settings.marker_cutoff_hz
-    if cutoff is None:
-        cutoff = UNFILTERED_CUTOFF_HZ
-        com = butter_lowpass(com, kinematics.rate, cutoff, settings.filter_order)
-    force = sum(loads[side].force_lab for side in SIDES)
-    usable = np.isfinite(force).all(axis=1)
+    com, how, cutoff, force, usable = _inputs(kinematics, loads, mass, settings)
     return residual_force(com, mass, kinematics.rate, force, usable, gravity=settings.gravity_m_s2,
                           cutoff_hz=cutoff, order=settings.filter_order), how
+
+
+def trial_residuals(kinematics: ModelKinematics, loads: dict[str, FootLoad], mass: float,
+                    settings: Settings) -> tuple[Residual, ResidualMoment, str, str]:
+    """The residual force (:func:`trial_residual`, the same figures) and the residual moment about
+    the body's centre of mass, lab axes (:func:`gaitid.dynamics.residual.residual_moment`): the rate
+    of change of the angular momentum of the legs' segments and of the rest of the body riding on
+    the pelvis (:func:`gaitid.model.body_com.body_parts`) against the feet's moments (centre of
+    pressure x force + free moment), over the frames the residual force judges; and the
+    words saying how the centre of mass and the body were built. The moment is filtered as the
+    force (when the markers are unfiltered, it and the angular momentum's rate at 6 Hz)."""
+    com, how, cutoff, force, usable = _inputs(kinematics, loads, mass, settings)
+    rate, order = kinematics.rate, settings.filter_order
+    # the feet's moment about the lab origin: COP x F + free moment (a foot in swing: no load, no COP needed)
+    f, cop, free = (np.stack([getattr(loads[side], name) for side in SIDES]) for name in
+                    ("force_lab", "cop_lab", "free_moment_lab"))
+    moment = (cross(np.where((f == 0).all(axis=2)[..., None], 0.0, cop), f) + free).sum(axis=0)
+    # force and moment filtered in one call (the filter runs column by column: the force's columns
+    # come out as residual_force's own filtering gives them)
+    load = butter_lowpass(np.concatenate([force, moment], axis=1), rate, cutoff, order)
+    res = residual_force(com, mass, rate, load[:, :3], usable, gravity=settings.gravity_m_s2, cutoff_hz=None,
+                         order=order)
+    if not res.n_judged:  # no frame for the force: none for the moment
+        none = np.zeros_like(usable)
+        return res, residual_moment([], com, mass, rate, load[:, :3], load[:, 3:], none, cutoff_hz=None), how, ""
+    parts, built = body_parts(kinematics, mass)
+    mom = residual_moment(parts, com, mass, rate, load[:, :3], load[:, 3:], res.judged, cutoff_hz=None,
+                          margin_frames=0, motion_cutoff_hz=None if settings.marker_cutoff_hz is not None else cutoff)
+    return res, mom, how, built
+
+
+def trial_residual_moment(kinematics: ModelKinematics, loads: dict[str, FootLoad], mass: float,
+                          settings: Settings) -> tuple[ResidualMoment, str]:
+    """The residual moment of :func:`trial_residuals` and the words saying how the body was built."""
+    _, mom, _, built = trial_residuals(kinematics, loads, mass, settings)
+    return mom, built
+
+
+def moment_summary(res: ResidualMoment, trial: Trial) -> str:
+    """One line: the residual moment's RMS, its horizontal and vertical parts and its peak, N.m/kg."""
+    if res.n_judged == 0:
+        return "residual moment: no frame judged"
+    return (f"residual moment about the centre of mass RMS {res.rms:.2f} N.m/kg (about the horizontal axes "
+            f"{res.horizontal_rms:.2f}, the vertical {res.vertical_rms:.2f}), peak {res.peak:.2f} N.m/kg at "
+            f"{trial.time[res.peak_index]:.2f} s")
 
 
 def _pct(x: float) -> str:
@@ -106,7 +162,7 @@ def consistency_check(kinematics: ModelKinematics, loads: dict[str, FootLoad], m
         return Check.not_run(NAME, "no force plates: no measured ground reaction to compare the motion with")
     if mass is None or not mass > 0:
         return Check.not_run(NAME, "no body mass")
-    res, how = trial_residual(kinematics, loads, mass, settings)
+    res, mom, how, _ = trial_residuals(kinematics, loads, mass, settings)
     if res.n_judged == 0:
         measured = int(np.isfinite(sum(loads[side].force_lab for side in SIDES)).all(axis=1).sum())
         return Check.not_run(NAME, f"no frame where every loaded foot is measured on a plate ({measured} such frames) "
@@ -115,6 +171,7 @@ def consistency_check(kinematics: ModelKinematics, loads: dict[str, FootLoad], m
     line = summary(res, trial)
     detail = (f"{line}; tolerance {_pct(tol)} vertical RMS, {_pct(mean_tol)} mean vertical"
               if math.isfinite(tol) or math.isfinite(mean_tol) else line)
+    detail += "; " + moment_summary(mom, trial)
     warnings = []
     over = []
     if res.vertical_rms > tol:

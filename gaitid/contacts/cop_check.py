@@ -65,19 +65,31 @@ def cop_foot_check(trial: Trial, markers: GaitMarkers, contacts: list[FootContac
     if not feet:
         return Check.not_run(name, "the feet's heel, toe and ankle markers are missing")
     warnings, worst_d, least_travel, judged = [], 0.0, np.inf, 0
-    for plate, a, b, complete, belt, given, source in sorted(spans):
-        p = plates[plate]
+    spans, loaded = sorted(spans), []
+    for plate, a, b, *_ in spans:  # each contact's loaded frames with a COP
+        w = plates[plate].point
         frames = trial.indices_between(a, b)
-        w = p.point
-        frames = frames[(w.force[frames, 2] >= LOADED_N) & np.isfinite(w.cop[frames, :2]).all(axis=1)]
+        loaded.append(frames[(w.force[frames, 2] >= LOADED_N) & np.isfinite(w.cop[frames, :2]).all(axis=1)])
+    # the COP's distance to each foot over every contact's frames at once (numpy calls, not frames, cost):
+    # corners (feet, 3, frames, 2) of each foot's heel-toe-ankle triangle
+    every = np.concatenate(loaded)
+    cops = np.concatenate([plates[sp[0]].point.cop[fr, :2] for sp, fr in zip(spans, loaded)])
+    cuts = np.cumsum([fr.size for fr in loaded])[:-1]
+    corners = np.stack([np.stack([heel[every], toe[every], ankle[every]]) for heel, toe, ankle in feet.values()])
+    d = distance_to_triangle(np.broadcast_to(cops, corners.shape[:1] + cops.shape), *np.moveaxis(corners, 1, 0))
+    foot_d = {side: np.split(d[i], cuts) for i, side in enumerate(feet)}  # both feet in one call
+    for k, (plate, a, b, complete, belt, given, source) in enumerate(spans):
+        p = plates[plate]
+        frames = loaded[k]
         if frames.size < 3:
             continue
-        cop = w.cop[frames, :2]
+        cop = p.point.cop[frames, :2]
         dist = {}
-        for side, (heel, toe, ankle) in feet.items():
-            d = distance_to_triangle(cop, heel[frames], toe[frames], ankle[frames])
-            if np.isfinite(d).sum() >= 0.5 * frames.size:
-                dist[side] = float(np.nanmedian(d))
+        for side in feet:
+            d = foot_d[side][k]
+            known = np.isfinite(d)
+            if known.sum() >= 0.5 * frames.size:
+                dist[side] = float(np.median(d[known]))  # np.nanmedian's value
         if not dist:
             continue
         judged += 1
@@ -95,8 +107,9 @@ def cop_foot_check(trial: Trial, markers: GaitMarkers, contacts: list[FootContac
             rel = cop - heel[frames] if belt else cop
             along = rel @ (axis / length)
             across = rel @ np.array([-axis[1], axis[0]]) / length
-            travel = float(np.subtract(*np.percentile(along, [95, 5])))
-            sideways = float(np.subtract(*np.percentile(across, [95, 5])))
+            (along_hi, across_hi), (along_lo, across_lo) = np.percentile(np.stack([along, across], axis=1), [95, 5],
+                                                                         axis=0)
+            travel, sideways = float(along_hi - along_lo), float(across_hi - across_lo)
             least_travel = min(least_travel, travel / length)
         moved = (f"travels {travel * 100:.1f} cm along the {side.lower()} foot (heel-toe {length * 100:.0f} cm; "
                  f"expected at least {min_travel * 100:g} % of it on a step, Settings.cop_min_travel) and "

@@ -22,7 +22,8 @@ def _seg_dist(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def distance_to_triangle(p: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """Horizontal distance (n,) from points p to triangles abc (all (n, 2)), 0 inside; NaN if any NaN."""
+    """Horizontal distance (n,) from points p to triangles abc (all (n, 2), or (..., n, 2) alike), 0
+    inside; NaN if any NaN."""
 
     def cross(u, v):
         return u[..., 0] * v[..., 1] - u[..., 1] * v[..., 0]

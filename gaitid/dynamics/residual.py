@@ -1,5 +1,5 @@
-"""The whole body's residual force: Newton's second law for the centre of mass against the measured
-external force, the dynamic consistency of a trial (docs/checks.md).
+"""The whole body's residual force and moment: Newton's and Euler's laws for the whole body against
+the measured external load, the dynamic consistency of a trial (docs/checks.md).
 
 For the whole body, m a_com = F_ext + m g. What kinematics and plates leave unexplained is the
 residual force R = m a_com - F_ext - m g (N, lab): the force OpenSim's residual reduction puts on
@@ -14,6 +14,16 @@ is judged when it is usable (the caller's mask: every loaded foot measured), its
 force are finite, and so are the ``margin_frames`` on either side of it: the filter and the second
 difference smear a frame's neighbours into it, so the ends of the trial and the edges of every
 usable run are left out.
+
+The residual moment (:func:`residual_moment`) is Euler's law about the body's centre of mass G:
+M = dH_G/dt - sum over the feet of ((p - G) x F + T), gravity having no moment about G. The rate
+of change of the angular momentum of rigid parts i (mass m_i, centre of mass r_i, acceleration
+a_i, inertia I_i about r_i in the part's frame, angular velocity and acceleration w_i, al_i in that
+frame, R_i part -> lab) is :func:`angular_momentum_rate`: sum R_i (I_i al_i + w_i x I_i w_i) +
+m_i (r_i - G) x a_i. About G, not the lab origin: about another point P the moment gains
+(G - P) x the residual force, which a lab origin metres away from the walkway turns into a large
+moment that says nothing about the moments. The external moment about the lab origin and the
+force are filtered together at the markers' cutoff, as the force is.
 """
 
 from __future__ import annotations
@@ -23,8 +33,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gaitid.core.rotation import cross, norm
 from gaitid.core.signal import butter_lowpass, second_derivative
 from gaitid.core.vocabulary import GRAVITY_M_S2
+from gaitid.dynamics.types import Body, SegmentMotion
 
 MARGIN_S = 0.1  # s left out at the trial's ends and at each edge of a usable run
 
@@ -101,8 +113,103 @@ def residual_force(com_lab: np.ndarray, mass: float, rate: float, force_lab: np.
         nan = math.nan
         return Residual(res, judged, weight, nan, nan, -1, nan, nan, nan)
     r = res[judged] / weight
-    size = np.linalg.norm(r, axis=1)
+    size = norm(r)
     at = int(np.argmax(size))
     return Residual(res, judged, weight, float(np.sqrt(np.mean(size ** 2))), float(size[at]),
                     int(np.flatnonzero(judged)[at]), float(np.sqrt(np.mean(r[:, 2] ** 2))),
                     float(np.sqrt(np.mean(np.sum(r[:, :2] ** 2, axis=1)))), float(np.mean(r[:, 2])))
+
+
+@dataclass(frozen=True)
+class ResidualMoment:
+    """The residual moment of one trial about the body's centre of mass (module docstring).
+
+    moment_lab: (n, 3) N.m, lab axes, dH_G/dt - the feet's moment about G on the judged frames, NaN
+    elsewhere. judged: (n,) bool. mass: kg. The summary in N.m per kg of body mass over the judged
+    frames (NaN when none): ``rms`` of its magnitude, ``horizontal_rms`` of its part about the lab's
+    horizontal axes (X, Y: what a centre of pressure displaced under the body weight changes),
+    ``vertical_rms`` of its part about Z (free moments, and the trunk's and arms' twist the model
+    does not track), ``peak`` its largest magnitude at frame index ``peak_index`` (-1 when none).
+    """
+
+    moment_lab: np.ndarray
+    judged: np.ndarray
+    mass: float
+    rms: float
+    horizontal_rms: float
+    vertical_rms: float
+    peak: float
+    peak_index: int
+
+    @property
+    def n_judged(self) -> int:
+        return int(self.judged.sum())
+
+
+def angular_momentum_rate(parts: list[tuple[Body, SegmentMotion]], point_lab: np.ndarray,
+                          frames: np.ndarray | None = None) -> np.ndarray:
+    """(n, 3) N.m, lab: the rate of change of the angular momentum of rigid ``parts`` (each a
+    :class:`Body` with its :class:`SegmentMotion`) about ``point_lab`` (n, 3) m, for the centre of
+    mass of the parts (or any point at rest): sum R (I al + w x I w) + m (r - point) x a_com; all
+    parts at once. ``frames``: the (sorted) frame indices to return, (len(frames), 3) (default all)."""
+    if frames is None:
+        lo, hi, pick = 0, None, slice(None)
+    else:
+        frames = np.asarray(frames, int)
+        lo, hi = (int(frames[0]), int(frames[-1]) + 1) if frames.size else (0, 0)
+        pick = frames - lo
+    if not parts:
+        return np.zeros(np.shape(point_lab))[lo:hi][pick]
+    # per-frame parameters (perturbed chains): their mean
+    mass = np.array([np.mean(body.mass) if body.per_frame else body.mass for body, _ in parts], float)[:, None, None]
+    inertia = np.stack([body.inertia_seg.mean(axis=0) if body.per_frame else body.inertia_seg for body, _ in parts])
+    w, al, R, com, acc = (np.stack([getattr(motion, name)[lo:hi] for _, motion in parts])  # the frames' span
+                          for name in ("omega_seg", "alpha_seg", "R", "com_lab", "com_acc_lab"))
+    inertia_t = np.swapaxes(inertia, 1, 2)  # rows v (p, n, 3) @ I^T = I v
+    spin = al @ inertia_t + cross(w, w @ inertia_t)  # I al + w x I w, part frame
+    lab = np.einsum("pnij,pnj->pni", R, spin)
+    return (lab + mass * cross(com - np.asarray(point_lab, float)[lo:hi], acc)).sum(axis=0)[pick]
+
+
+def residual_moment(parts: list[tuple[Body, SegmentMotion]], com_lab: np.ndarray, mass: float, rate: float,
+                    force_lab: np.ndarray, moment_lab: np.ndarray, usable: np.ndarray, *,
+                    cutoff_hz: float | None = 6.0, order: int = 4, margin_frames: int | None = None,
+                    motion_cutoff_hz: float | None = None) -> ResidualMoment:
+    """The residual moment (module docstring) of a body of ``mass`` kg made of the rigid ``parts``,
+    whose centre of mass is ``com_lab`` (n, 3) m, lab frame, under the external force ``force_lab``
+    (n, 3) N and the external moment ``moment_lab`` (n, 3) N.m about the lab origin (NaN where
+    unknown), judged on the frames of ``usable`` (n,) bool whose ``margin_frames`` (default 0.1 s)
+    on either side are usable too (none within that of the ends) and where it is finite. The force
+    and moment are low-pass filtered together at ``cutoff_hz`` (None: as given); the parts' motion is
+    taken as given (filter it first), or its angular momentum's rate filtered at ``motion_cutoff_hz``.
+    Computed on the judged frames only (without ``motion_cutoff_hz``)."""
+    com = np.asarray(com_lab, float)
+    n = com.shape[0]
+    load = np.concatenate([np.asarray(force_lab, float), np.asarray(moment_lab, float)], axis=1)
+    if load.shape != (n, 6) or com.shape != (n, 3) or np.shape(usable) != (n,):
+        raise ValueError(f"centre of mass {com.shape}, force and moment {load.shape} and mask {np.shape(usable)} "
+                         "must be (n, 3), (n, 6), (n,)")
+    k = int(round(MARGIN_S * rate)) if margin_frames is None else int(margin_frames)
+    if cutoff_hz is not None:
+        load = butter_lowpass(load, rate, cutoff_hz, order)
+    frames = np.flatnonzero(eroded(np.asarray(usable, bool), k))
+    if motion_cutoff_hz is not None:
+        rate_h = butter_lowpass(angular_momentum_rate(parts, com), rate, motion_cutoff_hz, order)[frames]
+    else:
+        rate_h = angular_momentum_rate(parts, com, frames)
+    part = rate_h - (load[frames, 3:] - cross(com[frames], load[frames, :3]))  # minus the external moment about G
+    ok = np.isfinite(part).all(axis=1)
+    frames, part = frames[ok], part[ok]
+    res = np.full((n, 3), np.nan)
+    res[frames] = part
+    judged = np.zeros(n, bool)
+    judged[frames] = True
+    if not frames.size:
+        nan = math.nan
+        return ResidualMoment(res, judged, float(mass), nan, nan, nan, nan, -1)
+    r = part / mass
+    size = np.sqrt(np.sum(r ** 2, axis=1))
+    at = int(np.argmax(size))
+    return ResidualMoment(res, judged, float(mass), float(np.sqrt(np.mean(size ** 2))),
+                          float(np.sqrt(np.mean(np.sum(r[:, :2] ** 2, axis=1)))), float(np.sqrt(np.mean(r[:, 2] ** 2))),
+                          float(size[at]), int(frames[at]))

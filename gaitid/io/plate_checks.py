@@ -24,6 +24,7 @@ import numpy as np
 
 from gaitid.core.checks import Check
 from gaitid.core.errors import DataError
+from gaitid.core.rotation import norm
 from gaitid.core.trial import ForcePlate, Trial
 from gaitid.io.forceplates import force_scale, length_scale
 from gaitid.io.vertical import LOADED_N, up_from_markers
@@ -57,12 +58,23 @@ def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _plate_axes(corners: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Unit x, y (in-plane, from the corners as the reader does) and z = x × y, lab frame."""
+    """Unit x, y (in-plane, from the corners as the reader does) and z = x × y, lab frame (read-only:
+    computed once per plate outline)."""
+    c = np.asarray(corners, float)
+    return _axes_of(c.shape, c.tobytes())
+
+
+@lru_cache(maxsize=64)
+def _axes_of(shape: tuple[int, ...], corners_bytes: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    corners = np.frombuffer(corners_bytes).reshape(shape)
     x = corners[0] - corners[1]
     y = corners[0] - corners[3]
     z = _cross(x, y)
     y = _cross(z, x)
-    return x / np.linalg.norm(x), y / np.linalg.norm(y), z / np.linalg.norm(z)
+    out = x / np.linalg.norm(x), y / np.linalg.norm(y), z / np.linalg.norm(z)
+    for a in out:
+        a.setflags(write=False)
+    return out
 
 
 def markers_up(trial: Trial) -> np.ndarray | None:
@@ -74,8 +86,8 @@ def markers_up(trial: Trial) -> np.ndarray | None:
 
 def _shape_figures(c: np.ndarray) -> tuple[float, str]:
     """Worst deviation (m) of the corners (4, 3) from a planar rectangle, and its figures in mm."""
-    sides = np.linalg.norm(c - np.roll(c, -1, axis=0), axis=1)  # |c1c2|, |c2c3|, |c3c4|, |c4c1|
-    diag = np.linalg.norm(c[[0, 1]] - c[[2, 3]], axis=1)
+    sides = norm(c - np.roll(c, -1, axis=0))  # |c1c2|, |c2c3|, |c3c4|, |c4c1|
+    diag = norm(c[[0, 1]] - c[[2, 3]])
     centred = c - c.mean(axis=0)
     normal = np.linalg.svd(centred)[2][-1]
     off_plane = float(np.abs(centred @ normal).max())
@@ -89,7 +101,7 @@ def _shape_figures(c: np.ndarray) -> tuple[float, str]:
 def _mean_loaded_force(p: ForcePlate) -> tuple[np.ndarray, int]:
     """Mean force (3,) N, lab, over the point frames with |F| > LOADED_N, and their number."""
     f = p.point.force
-    mag = np.linalg.norm(f, axis=1)
+    mag = norm(f)
     loaded = np.isfinite(mag) & (mag > LOADED_N)
     return (f[loaded].mean(axis=0) if loaded.any() else np.full(3, np.nan)), int(loaded.sum())
 
@@ -192,7 +204,7 @@ def _cop_outside(p: ForcePlate) -> tuple[np.ndarray, np.ndarray]:
     half = 0.5 * np.array([np.linalg.norm(c[0] - c[1]), np.linalg.norm(c[0] - c[3])])
     rel = w.cop[ok] - c.mean(axis=0)
     uv = np.abs(np.column_stack([rel @ x, rel @ y]))
-    return (uv - half).max(axis=1), np.linalg.norm(uv, axis=1)
+    return (uv - half).max(axis=1), norm(uv)
 
 
 def plate_units_check(trial: Trial, cop_outside_m: float) -> Check:

@@ -10,13 +10,27 @@ gave the smallest residual of the choices tried (docs/checks.md): a point fixed 
 pelvis's Z axis doubles the horizontal residual (the pelvis tilts and rotates more than the trunk
 moves), and the trunk markers of full-body trials (C7, T10, CLAV, STRN) lowered it on one trial
 of three and raised it on another. The arms' swing and the trunk's lean are what it misses.
+
+For the whole body's angular momentum (:func:`body_parts`) the rest of the body is a rigid body
+riding on the pelvis: at the same point, turning with the pelvis frame, with the inertia of
+Dempster's head-arms-trunk (Winter 2009, Table 4.1: radius of gyration 0.496 of its greater
+trochanter to glenohumeral length, which is 0.288 of the height while hip to ankle is 0.491 of it
+(Winter's Figure 4.1): a radius of 0.291 x the legs' hip-to-ankle length, measured on the trial)
+about the pelvis's two axes nearest the horizontal, and none about its long axis (as Plug-in Gait
+gives the legs none about theirs). Without a pelvis segment it is a point mass at the mid-point of
+the hips.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from gaitid.core.rotation import norm
+from gaitid.core.signal import column_nanmedian, second_derivative
+from gaitid.dynamics.types import Body, SegmentMotion
 from gaitid.model.assembly import ModelKinematics
+
+HAT_GYRATION_PER_LEG = 0.496 * 0.288 / 0.491  # the rest's radius of gyration / hip-to-ankle length (docstring)
 
 
 def body_centre_of_mass(kinematics: ModelKinematics, mass: float) -> tuple[np.ndarray, str]:
@@ -39,3 +53,47 @@ def body_centre_of_mass(kinematics: ModelKinematics, mass: float) -> tuple[np.nd
     rest_mass = mass - legs
     com = (weighted + rest_mass * rest) / mass if weighted is not None else np.array(rest, float)
     return com, f"the legs tracked, the other {100 * rest_mass / mass:.0f} % of the mass at {where}"
+
+
+def body_parts(kinematics: ModelKinematics, mass: float) -> tuple[list[tuple[Body, SegmentMotion]], str]:
+    """The rigid parts of a body of ``mass`` kg (module docstring): each leg segment of the
+    kinematics' chains with its motion, and the rest of the body riding on the pelvis (its
+    :class:`SegmentMotion` with the pelvis's frame, angular velocity and acceleration; its centre
+    of mass and acceleration those of :func:`body_centre_of_mass`'s rest); and a few words saying so."""
+    parts = [(body, motion) for side, chain in kinematics.chains.items()
+             for body, motion in zip(chain, kinematics.motion[side])]
+    rest_mass = mass - sum(float(np.mean(body.mass)) if body.per_frame else body.mass for body, _ in parts)
+    leg = _hip_to_ankle(kinematics)
+    root = kinematics.root
+    if root is not None:
+        origin = root.origin_lab
+        long_axis = int(np.argmax(column_nanmedian(np.abs(root.R[::max(1, root.R.shape[0] // 20), 2, :]))))  # nearest Z
+        radius2 = (HAT_GYRATION_PER_LEG * leg) ** 2 if np.isfinite(leg) else 0.0
+        inertia = np.diag([0.0 if j == long_axis else rest_mass * radius2 for j in range(3)])
+        R, omega, alpha = root.R, root.omega_seg, root.alpha_seg
+        how = (f"the legs, and the other {100 * rest_mass / mass:.0f} % of the mass riding on the {root.name} "
+               f"(radius of gyration {100 * np.sqrt(radius2):.0f} cm)")
+    else:
+        hips = [kinematics.motion[side][-1].proximal_lab for side in kinematics.chains]
+        origin = sum(hips) / len(hips)
+        n = origin.shape[0]
+        inertia, R, omega, alpha = np.zeros((3, 3)), np.broadcast_to(np.eye(3), (n, 3, 3)), np.zeros((n, 3)), \
+            np.zeros((n, 3))
+        how = f"the legs, and the other {100 * rest_mass / mass:.0f} % of the mass at the mid-point of the hips"
+    rest = SegmentMotion(R=R, com_lab=origin, com_acc_lab=second_derivative(origin, kinematics.rate),
+                         omega_seg=omega, alpha_seg=alpha, proximal_lab=origin)
+    return parts + [(Body("rest of the body", rest_mass, inertia), rest)], how
+
+
+def _hip_to_ankle(kinematics: ModelKinematics) -> float:
+    """The legs' hip-to-ankle length (m): per side, the sum of the median distances between the chain's
+    successive proximal joints (ankle, knee, hip) over 100 frames of the trial; the mean of the sides
+    (NaN when never seen)."""
+    sides = list(kinematics.chains)
+    if not sides:
+        return np.nan
+    step = max(1, kinematics.motion[sides[0]][0].proximal_lab.shape[0] // 100)  # 100 frames tell a median
+    joints = np.stack([m.proximal_lab[::step] for side in sides for m in kinematics.motion[side]], axis=1)
+    joints = joints.reshape(joints.shape[0], len(sides), -1, 3)  # (frames, side, joint, xyz)
+    lengths = column_nanmedian(norm(np.diff(joints, axis=2)).reshape(joints.shape[0], -1))
+    return float(np.mean(lengths.reshape(len(sides), -1).sum(axis=1)))

@@ -50,10 +50,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gaitid.contacts import FootContact, ground_points
+from gaitid.contacts import FootContact, feet_ground_points
 from gaitid.contacts.geometry import inside_distances
 from gaitid.core.butterworth import butter_sections, default_padlen, zero_phase_filter
 from gaitid.core.errors import DataError
+from gaitid.core.rotation import norm
 from gaitid.core.signal import column_nanmedian
 from gaitid.core.trial import Trial
 from gaitid.core.vocabulary import GRAVITY_M_S2, SIDES
@@ -87,7 +88,7 @@ def _vertical_forces(trial: Trial) -> tuple[np.ndarray, list[str]]:
         fz = np.asarray(p.point.force[:, 2], float)
         idle = np.abs(fz) < UNLOADED_N
         if idle.sum() >= max(5, 0.05 * len(fz)):
-            off = float(np.nanmedian(fz[idle]))
+            off = float(np.median(fz[idle]))  # no NaN among them (|NaN| < 50 is False)
             if abs(off) > 2.0:
                 notes.append(f"plate {p.index}: unloaded offset {off:.1f} N removed")
                 fz = fz - off
@@ -100,19 +101,15 @@ def _standing(trial: Trial, fz: np.ndarray, window_s: float, max_cv: float, max_
     n = trial.n_frames
     k = min(n, max(3, int(round(window_s * rate))))
     total = np.sum(fz, axis=1)
-    moving = None
-    if trial.markers.size and np.isfinite(trial.markers).any():
-        seen = np.isfinite(trial.markers).all(axis=2)  # markers seen in every frame: their mean speed
-        keep = seen.all(axis=0)
-        if keep.any():
-            centre = trial.markers[:, keep].mean(axis=1)
-            moving = np.linalg.norm(np.gradient(centre, 1.0 / rate, axis=0), axis=1)
+    moving = False  # the markers' mean speed: computed when a window first needs it
     for a, b in ((0, k), (n - k, n)):
         f = total[a:b]
         if not np.isfinite(f).all() or f.mean() < 200.0:
             continue
         if f.std() > max_cv * f.mean():
             continue
+        if moving is False:
+            moving = _markers_speed(trial)
         if moving is not None:
             v = moving[a:b]
             if np.isfinite(v).any() and np.nanmean(v) > max_speed:
@@ -120,6 +117,17 @@ def _standing(trial: Trial, fz: np.ndarray, window_s: float, max_cv: float, max_
         t = trial.time
         return float(f.mean() / G), (float(t[a]), float(t[b - 1]))
     return None
+
+
+def _markers_speed(trial: Trial) -> np.ndarray | None:
+    """(n_frames,) speed (m/s) of the mean of the markers seen in every frame; None without such markers."""
+    if not (trial.markers.size and np.isfinite(trial.markers).any()):
+        return None
+    keep = np.isfinite(trial.markers).all(axis=2).all(axis=0)
+    if not keep.any():
+        return None
+    centre = trial.markers[:, keep].mean(axis=1)
+    return norm(np.gradient(centre, 1.0 / trial.point_rate, axis=0))
 
 
 def _contacts(f: np.ndarray) -> list[tuple[int, int]]:
@@ -182,10 +190,11 @@ def _single_support(trial: Trial, fz: np.ndarray, contacts: list[FootContact], m
     n = trial.n_frames
     k = int(round(margin_s * trial.point_rate))
     seen, carried, loose = np.ones(n, bool), {}, {}
+    lows = feet_ground_points(trial, markers, 0.03, 0.5)  # heel, toe: NaN unless on the ground
     for side in SIDES:
         foot = markers.foot(side)
         seen &= np.isfinite(trial.point(foot.heel)).all(axis=1) & np.isfinite(trial.point(foot.toe)).all(axis=1)
-        low = ground_points(trial, side, markers, 0.03, 0.5)  # heel, toe: NaN unless on the ground
+        low = lows[side]
         ground = np.zeros(n, bool)
         for x in low:
             ground |= np.isfinite(x[:, 0])
@@ -197,14 +206,14 @@ def _single_support(trial: Trial, fz: np.ndarray, contacts: list[FootContact], m
                 continue
             fr = trial.indices_between(c.strike_time, c.off_time)
             on_plate[fr] = True
-            for x in low:  # a heel or toe on the ground outside the plate: part of the load missed
-                xy = x[fr, :2]
-                ok = np.isfinite(xy).all(axis=1)
-                if ok.any():
-                    d = inside_distances(xy[ok], [corners[p] for p in c.plates]).max(axis=1)
-                    out = np.zeros(fr.size, bool)
-                    out[ok] = d < -foot_tolerance
-                    outside[fr] |= out
+            # a heel or toe on the ground outside the plate: part of the load missed (both in one call)
+            xy = np.concatenate([x[fr, :2] for x in low])
+            ok = np.isfinite(xy).all(axis=1)
+            if ok.any():
+                d = inside_distances(xy[ok], [corners[p] for p in c.plates]).max(axis=1)
+                out = np.zeros(xy.shape[0], bool)
+                out[ok] = d < -foot_tolerance
+                outside[fr] |= out.reshape(len(low), fr.size).any(axis=0)
         carried[side] = on_plate & ~outside
         bad = ground & ~carried[side]  # on the ground, not (wholly) on a valid contact's plate
         loose[side] = _widen(bad, k)

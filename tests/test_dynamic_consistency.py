@@ -7,6 +7,7 @@ of pressure), the synthetic walk's exact motion and loads, and the clean real tr
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from pathlib import Path
 
@@ -140,10 +141,16 @@ def _options(relative: str) -> dict:
     return options
 
 
+@functools.lru_cache(maxsize=None)
+def _clean(relative: str):
+    """The processed clean trial, once for both the force's and the moment's tests (read only)."""
+    return process(realdata_path(relative), **_options(relative))
+
+
 @pytest.mark.realdata
 @pytest.mark.parametrize("relative", list(CLEAN))
 def test_every_clean_real_trial_is_consistent_with_margin(relative):
-    result = process(realdata_path(relative), **_options(relative))
+    result = _clean(relative)
     check = _check(result)
     res, _ = trial_residual(result.kinematics, result.loads, result.subject.subject.mass, result.settings)
     assert check.status == PASSED and res.n_judged >= 20
@@ -355,7 +362,7 @@ CLEAN_MOMENT = {  # horizontal RMS (N.m/kg) of the clean trials' residual moment
 @pytest.mark.realdata
 @pytest.mark.parametrize("relative", list(CLEAN_MOMENT))
 def test_every_clean_real_trial_reports_its_residual_moment_without_judging_it(relative):
-    result = process(realdata_path(relative), **_options(relative))
+    result = _clean(relative)
     check = _check(result)
     res, _ = trial_residual_moment(result.kinematics, result.loads, result.subject.subject.mass, result.settings)
     force, _ = trial_residual(result.kinematics, result.loads, result.subject.subject.mass, result.settings)

@@ -156,20 +156,27 @@ def _session_candidate(w: TrialInfo, c: TrialInfo, subjects_by_folder: dict[Path
     return rank, verdict, why
 
 
+def _session_candidates(w: TrialInfo, others: list[TrialInfo], subjects_by_folder: dict[Path, set[str]] | None
+                        ) -> tuple[list[tuple[TrialInfo, int, str, str]], list[str]]:
+    """:func:`_session_candidate` over ``others``: the candidates (trial, rank, verdict, why) and the
+    rejections' reasons (trials out of reach are neither)."""
+    found, rejected = [], []
+    for o in others:
+        c = _session_candidate(w, o, subjects_by_folder or {})
+        if isinstance(c, str):
+            rejected.append(c)
+        elif c is not None:
+            found.append((o, *c))
+    return found, rejected
+
+
 def pair_static(w: TrialInfo, statics: list[TrialInfo], subjects_by_folder: dict[Path, set[str]] | None = None
                 ) -> Pairing:
     """The static trial of walking trial ``w`` among ``statics`` (see the module docstring).
     ``subjects_by_folder`` (:func:`folder_subjects` of every trial): where a folder holds
     several known subjects, a trial whose subject is unknown is paired by name only."""
-    eligible, rejected = [], []
-    for s in statics:
-        found = _session_candidate(w, s, subjects_by_folder or {})
-        if found is None:
-            continue
-        if isinstance(found, str):
-            rejected.append(found)
-            continue
-        rank, verdict, why = found
+    eligible, (found, rejected) = [], _session_candidates(w, statics, subjects_by_folder)
+    for s, rank, verdict, why in found:
         if w.markers and s.markers:
             share = len(w.markers & s.markers) / len(w.markers)
             if share < MIN_MARKER_OVERLAP:
@@ -203,16 +210,8 @@ def pair_functional(w: TrialInfo, functionals: list[TrialInfo],
     why: every one of its session, as :func:`pair_static` takes a static (never another
     subject's, never a sibling folder's; the nearest folder; those of the same subject when any
     is), all of them (a hip and a knee trial, one per leg)."""
-    eligible, rejected = [], []
-    for f in functionals:
-        found = _session_candidate(w, f, subjects_by_folder or {})
-        if found is None:
-            continue
-        if isinstance(found, str):
-            rejected.append(found)
-            continue
-        rank, verdict, _ = found
-        eligible.append(((verdict == "same", -rank), f))
+    found, rejected = _session_candidates(w, functionals, subjects_by_folder)
+    eligible = [((verdict == "same", -rank), f) for f, rank, verdict, _ in found]
     if not eligible:
         return (), "none fits: " + "; ".join(rejected) if rejected else "none in its session"
     best = max(key for key, _ in eligible)

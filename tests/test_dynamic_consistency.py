@@ -141,7 +141,7 @@ def _options(relative: str) -> dict:
     return options
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _clean(relative: str):
     """The processed clean trial, once for both the force's and the moment's tests (read only)."""
     return process(realdata_path(relative), **_options(relative))

@@ -60,6 +60,7 @@ import numpy as np
 import pandas as pd
 
 from gaitid.core.errors import FileFormatError, GaitIDError, OutputError
+from gaitid.core.signal import runs
 from gaitid.cycles.outputs import FLAGS, flag_codes, load_flags
 from gaitid.io.atomic import atomic_path
 
@@ -509,7 +510,11 @@ def plate_bodies(result) -> dict[int, str]:
     sides: dict[int, set] = {fp.index: set() for fp in result.trial.force_plates}
     for _, row in result.contacts.iterrows():
         if row.get("valid") and row.get("side") in ("Left", "Right"):
-            plates = row["plates"] if isinstance(row["plates"], (tuple, list)) else (row["plates"],)
+            plates = row["plates"]
+            if isinstance(plates, str):  # the contacts table's '1,2' for a contact over two plates
+                plates = [x for x in plates.split(",") if x.strip()]
+            elif not isinstance(plates, (tuple, list)):
+                plates = (plates,)
             for p in plates:
                 sides.setdefault(int(p), set()).add(row["side"])
     body = {"Left": "calcn_l", "Right": "calcn_r"}
@@ -518,7 +523,8 @@ def plate_bodies(result) -> dict[int, str]:
 
 def write_opensim(result, outdir: str | os.PathLike) -> list[Path]:
     """``<trial>_grf.mot`` (+ ``_grf.xml``) and ``<trial>_id.sto`` (joint moments, N.m, in the
-    frame of ``Settings.frame``, internal convention unless the settings say external)."""
+    frame of ``Settings.frame``, internal convention unless the settings say external; its header
+    names the frames whose moments are flagged, from a decomposed foot load or a filled marker)."""
     from gaitid.io.mot import write_sto
     from gaitid.io.opensim import write_grf_mot
 
@@ -526,8 +532,14 @@ def write_opensim(result, outdir: str | os.PathLike) -> list[Path]:
     grf = write_grf_mot(result.trial, outdir / f"{result.name}_grf.mot", xml_path=outdir / f"{result.name}_grf.xml",
                         bodies=plate_bodies(result), inputs=_inputs(result))
     mass = result.trial.subject.mass
-    labels, cols = [], []
+    labels, cols, flagged = [], [], []
+    flags = load_flags(result.loads, result.trial.n_frames, getattr(result, "fills", None), result.outputs)
     for side in ("Left", "Right"):
+        codes = np.zeros(result.trial.n_frames, np.int8)
+        for joint in ("Ankle", "Knee", "Hip"):
+            if f"{joint}Moment" in result.outputs.curves.get(side, {}):
+                codes |= flag_codes(flags, side, f"{joint}Moment", result.trial.n_frames)
+        flagged += _flag_comments(result.trial, side, codes)
         for joint in ("Ankle", "Knee", "Hip"):
             arr = result.outputs.curves.get(side, {}).get(f"{joint}Moment")
             if arr is None:
@@ -539,5 +551,20 @@ def write_opensim(result, outdir: str | os.PathLike) -> list[Path]:
                 cols.append(a[:, k] * factor if k < a.shape[1] else np.full(result.trial.n_frames, np.nan))
     sto = write_sto(outdir / f"{result.name}_id.sto", labels, result.trial.time, np.column_stack(cols),
                     name=f"{result.name} inverse dynamics (gaitid)", inputs=_inputs(result),
-                    comments=[f"moments in N.m, {result.settings.frame} frame, {result.settings.convention} convention"])
+                    comments=[f"moments in N.m, {result.settings.frame} frame, {result.settings.convention} convention",
+                              *flagged])
     return [grf, sto]
+
+
+def _flag_comments(trial, side: str, codes: np.ndarray) -> list[str]:
+    """One line per flag (:data:`FLAGS`: 1 decomposed foot load, 2 filled marker) that ``side``'s
+    moments carry, with its frames (the file's numbers), as the frames table's ``flag`` column
+    marks them: the values there are reconstructed."""
+    out = []
+    for bit, what in ((1, "from a decomposed foot load (its share of a plate both feet load)"),
+                      (2, "from a filled marker gap")):
+        a, b = runs((codes & bit) > 0)
+        if a.size:
+            spans = ", ".join(f"{trial.frames[i]}-{trial.frames[j - 1]}" for i, j in zip(a, b))
+            out.append(f"{side.lower()} moments {FLAGS[bit]} on frames {spans}: {what}")
+    return out

@@ -324,3 +324,24 @@ def test_a_treadmill_with_both_feet_on_one_belt_is_decomposed_against_the_truth(
     assert np.all(rms < TREADMILL_RMS_BW[name]), rms
     off = process(path, decompose_shared_plates=False)
     assert not any(c.kinetic for c in off.cycles)
+
+
+def test_the_opensim_moments_name_the_decomposed_frames(treadmill_run, tmp_path):
+    """The inverse-dynamics .sto (no flag column of its own) names, per side, the frames whose
+    moments come from a decomposed foot load: exactly the frames table's 'decomposed' rows."""
+    from gaitid.core.signal import runs
+    from gaitid.export import write_opensim
+    from gaitid.io.mot import read_mot
+
+    _, r, _, _ = treadmill_run
+    sto = read_mot(write_opensim(r, tmp_path)[1])
+    f = r.frames
+    for side in ("Left", "Right"):
+        rows = f[(f["side"] == side) & (f["variable"] == "KneeMoment") & (f["component"] == "X")]
+        dec = rows["flag"].astype(str).str.contains("decomposed").to_numpy()
+        frames = rows["frame"].to_numpy()
+        a, b = runs(dec)
+        assert a.size > 5
+        spans = ", ".join(f"{frames[i]}-{frames[j - 1]}" for i, j in zip(a, b))
+        line = next(c for c in sto.comments if c.startswith(f"{side.lower()} moments decomposed"))
+        assert line.split(" on frames ")[1].split(":")[0] == spans

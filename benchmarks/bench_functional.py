@@ -10,7 +10,9 @@ centre error (mm), the largest knee axis error (deg), the largest residuals and 
 calibration (two 20 s trials at 100 Hz), the largest spreads (the markers' own centres' distance,
 mm, and axes' angle, deg: :func:`gaitid.model.centre_fits.centre_spread`) and which fits were warned
 or refused. ``--knee``: the knee alone over its ranges (20-90 deg) and noise levels, with a 45-degree
-hip trial for Plug-in Gait's thigh. The tables in docs/functional.md come from this script.
+hip trial for Plug-in Gait's thigh. ``--knee-gap``: the knee axis's distance from the knee marker
+(KNE, which the synthetic axis runs through) over knee ranges 30-90 deg and artefacts 0-10 mm. The
+tables in docs/functional.md come from this script.
 """
 
 from __future__ import annotations
@@ -56,8 +58,11 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--knee", action="store_true")
+    ap.add_argument("--knee-gap", action="store_true")
     args = ap.parse_args()
     static = read_c3d(sample_data_dir() / "static_synthetic.c3d")
+    if args.knee_gap:
+        return knee_gaps(static, args.seeds)
     print("| markers | hip range (deg) | knee range (deg) | noise (mm) | STA (mm) | hip error max (mm) | hip residual (mm) "
           "| hip spread (mm) | knee axis error max (deg) | knee residual (mm) | knee spread (deg) | refused | warned "
           "| s per calibration |")
@@ -77,6 +82,28 @@ def main() -> None:
             print(f"| {label} | {rng_deg} | {knee_deg or 2 * rng_deg} | {noise:g} | {sta:g} | {he:.1f} | {hr:.1f} | "
                   f"{hs:.1f} | {ke:.2f} | {kr:.1f} | {ks:.2f} | {' '.join(refused) or '-'} | {' '.join(warned) or '-'} | "
                   f"{dt:.2f} |", flush=True)
+
+
+def knee_gaps(static, seeds: int) -> None:
+    """The knee axis's gap to KNE (mm, largest over sides and seeds) and the fits it warns."""
+    print("| markers | knee range (deg) | STA (mm) | gap to KNE, largest (mm) | warned for the gap |")
+    print("|---|---|---|---|---|")
+    for label, st in (("PiG (2 per segment)", static), ("clusters (4)", with_clusters(static))):
+        for knee_deg in (30, 60, 90):
+            for sta in (0.0, 2.0, 5.0, 10.0):
+                gaps, flagged = [], []
+                for seed in range(seeds):
+                    hip, _ = functional_trial(st, "hip", range_deg=45, noise_mm=1.0, sta_mm=0.0, seed=seed + 10,
+                                              path="hip.c3d")
+                    knee, _ = functional_trial(st, "knee", range_deg=knee_deg, noise_mm=1.0, sta_mm=sta, seed=seed,
+                                               path="knee.c3d")
+                    for (j, s), f in functional_calibration([hip, knee], static=st).fits.items():
+                        if j == "knee":
+                            gaps.append(f.gap_mm)
+                            if "functional_max_knee_gap_mm" in f.reason:
+                                flagged.append(f"{s[0]}{seed}")
+                print(f"| {label} | {knee_deg} | {sta:g} | {max(gaps, default=np.nan):.1f} | "
+                      f"{' '.join(flagged) or '-'} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -441,7 +441,8 @@ def test_the_settings_carry_the_functional_spread_limits(static):
     assert session_calibration([hip], static, Settings()).fits[("hip", "Left")].status == "warned"
     loose = Settings(functional_max_spread_mm=math.inf)
     assert session_calibration([hip], static, loose).fits[("hip", "Left")].status == "ok"
-    for name in ("functional_max_spread_mm", "functional_max_spread_deg", "functional_max_knee_turn_deg"):
+    for name in ("functional_max_spread_mm", "functional_max_spread_deg", "functional_max_knee_turn_deg",
+                 "functional_max_knee_gap_mm"):
         with pytest.raises(SettingsError, match=name):
             Settings(**{name: 0})
 
@@ -465,6 +466,43 @@ def test_a_hip_centre_far_from_harringtons_warns_with_the_gap(static):
     assert "Settings.functional_max_regression_gap_mm" in left.reason
     assert right.status == "ok" and right.gap_mm < 1.0
     assert any(w.startswith("functional left hip: the centre lies 40 mm") for w in cal.warnings)
+
+
+def test_a_knee_axis_far_from_the_knee_marker_warns_with_the_gap(static):
+    # the synthetic truth's axis runs through KNE (the lateral epicondyle): a clean fit passes
+    # within a few mm of it; an axis 40 mm behind the marker (an artefact's error, or a misplaced
+    # marker) is used with a warning naming the gap, as a knee centre put on it would move as far
+    from gaitid.validation.synthetic.functional_trials import truth_of
+
+    hip, _ = functional_trial(static, "hip", range_deg=45, noise_mm=0.5, sta_mm=0.0, seed=4, path="h.c3d")
+    base = truth_of(static)
+    knee, _ = functional_trial(static, "knee", range_deg=90, noise_mm=0.5, sta_mm=0.0, seed=5, path="k.c3d")
+    fit = functional_calibration([hip, knee], static=static).fits[("knee", "Left")]
+    assert fit.status == "ok" and fit.gap_mm < 2.0
+    _, R = _pelvis_pose_of(static)
+    back = base.knee_points["Left"] - 0.040 * R[:, 0]  # 40 mm behind KNE, along the pelvis's forward axis
+    moved = dataclasses.replace(base, knee_points={**base.knee_points, "Left": back})
+    knee, _ = functional_trial(static, "knee", range_deg=90, noise_mm=0.5, sta_mm=0.0, seed=5, truth=moved,
+                               path="k.c3d")
+    cal = functional_calibration([hip, knee], static=static)
+    left, right = cal.fits[("knee", "Left")], cal.fits[("knee", "Right")]
+    assert left.gap_mm == pytest.approx(40.0, abs=1.5) and left.status == "warned"
+    assert "the axis passes 40 mm from LKNE at the static, over 30 mm" in left.reason
+    assert "Settings.functional_max_knee_gap_mm" in left.reason
+    assert right.status == "ok" and right.gap_mm < 2.0
+    assert any(w.startswith("functional left knee: the axis passes 40 mm") for w in cal.warnings)
+    from gaitid.core.settings import Settings
+
+    loose = Settings(functional_max_knee_gap_mm=math.inf)
+    assert session_calibration([hip, knee], static, loose).fits[("knee", "Left")].status == "ok"
+
+
+def _pelvis_pose_of(static):
+    from gaitid.model.frames import pelvis_frame
+
+    mean = {x: np.nanmean(static.point(x), axis=0)[None] for x in ("LASI", "RASI", "LPSI", "RPSI")}
+    origin, R = pelvis_frame(mean["LASI"], mean["RASI"], (mean["LPSI"] + mean["RPSI"]) / 2)
+    return origin[0], R[0]
 
 
 @pytest.mark.parametrize("clusters", [False, True])

@@ -75,7 +75,11 @@ The defaults (stated in docs/defaults.md too):
   ``functional_max_regression_gap_mm`` 30: a functional hip centre further than this from
   Harrington's regression centre is used with a warning (Harrington errs by 12.3 +- 5.9 mm in
   adults, Mantovani et al. 2016, CT: mean + 3 SD; catches a large artefact that moves the thigh's
-  markers rigidly with the joint, which no residual or spread shows).
+  markers rigidly with the joint, which no residual or spread shows);
+  ``functional_max_knee_gap_mm`` 30: a functional knee axis passing further than this from the
+  knee marker (KNE, on the lateral epicondyle the axis runs through) at the static is used with a
+  warning (synthetic trials, truth through KNE: noise alone at most 3.0 mm from 60 deg of flexion,
+  two shank markers at 30 deg 35 mm; 10 mm of artefact 14-52 mm; docs/functional.md).
 - Force-plate checks (docs/checks.md, "Force plates"; thresholds against the clean real and
   synthetic trials' worst figures there): ``plate_corner_tolerance_m`` 0.005, the plate corners'
   departure from a flat rectangle (clean: <= 1.3 mm); ``plate_origin_offset_m`` 0.02 and
@@ -173,6 +177,7 @@ class Settings:
     functional_max_spread_deg: float = 1.0  # functional knee: two shank markers' own axes further apart warn
     functional_max_knee_turn_deg: float = 45.0  # functional knee: an axis further off left-right is refused
     functional_max_regression_gap_mm: float = 30.0  # functional hip: further from Harrington's centre warns
+    functional_max_knee_gap_mm: float = 30.0  # functional knee: an axis further from the knee marker warns
     flat_foot: bool | None = None  # static foot calibration: None = the files' choice, else off; True/False force it
     emg_channels: dict[str, str] = field(default_factory=dict)  # channel label -> 'Left Rectus femoris' or 'off'
     emg_highpass_hz: float | None = 20.0  # band-pass: high-pass corner (None: no high-pass)
@@ -226,7 +231,8 @@ class Settings:
             (("plate_corner_tolerance_m", "plate_origin_offset_m", "plate_origin_depth_m", "plate_cop_outside_m",
               "cop_foot_margin_m"), "must be a length in m > 0 (math.inf: no warning)"),
             (("functional_min_range_deg", "functional_max_residual_mm", "functional_max_spread_mm",
-              "functional_max_spread_deg", "functional_max_knee_turn_deg", "functional_max_regression_gap_mm"),
+              "functional_max_spread_deg", "functional_max_knee_turn_deg", "functional_max_regression_gap_mm",
+              "functional_max_knee_gap_mm"),
              "must be a number > 0 (degrees of motion; mm of residual or spread, deg of spread or turn; math.inf: "
              "no warning)"),
         ):

@@ -77,6 +77,7 @@ MAX_SPREAD_MM = 10.0  # docs/functional.md: the thigh markers' own centres, nois
 MAX_SPREAD_DEG = 1.0  # docs/functional.md: two shank markers' own axes, noise alone <= 0.4 deg, 10 mm artefact >= 1.2
 MAX_KNEE_TURN_DEG = 45.0  # a knee axis this far off the pelvis's left-right axis at the static is not a knee's
 MAX_REGRESSION_GAP_MM = 30.0  # Harrington's centre errs by 12.3 +- 5.9 mm (Mantovani et al. 2016, CT): mean + 3 SD
+MAX_KNEE_GAP_MM = 30.0  # docs/functional.md: a knee axis this far from KNE (on the lateral epicondyle) at the static
 
 THIGH = ("{S}THI", "{S}KNE", "{S}THAP", "{S}THAD")  # Plug-in Gait, and CGM2's extra thigh markers
 SHANK = ("{S}TIB", "{S}ANK", "{S}TIAP", "{S}TIAD")  # Plug-in Gait, and CGM2's extra shank markers
@@ -94,7 +95,8 @@ class JointFit:
     centres for a hip; :func:`~gaitid.model.centre_fits.axis_spread`, deg between the two shank
     markers' axes for a circle fit; NaN when not measured), between ``spread_markers``;
     ``turn_deg``: a knee axis's angle off the pelvis's left-right axis at the static pose;
-    ``gap_mm``: a hip centre's distance from Harrington's regression centre of the same pelvis."""
+    ``gap_mm``: a hip centre's distance from Harrington's regression centre of the same pelvis;
+    a knee axis's distance from the knee marker (KNE) at the static pose."""
 
     joint: str
     side: str
@@ -296,7 +298,8 @@ def judged(fit: JointFit, min_range_deg: float, max_residual_mm: float, max_spre
 def functional_calibration(trials, static: Trial | None = None, min_range_deg: float = MIN_RANGE_DEG,
                            max_residual_mm: float = MAX_RESIDUAL_MM, sides=None, max_spread_mm: float = MAX_SPREAD_MM,
                            max_spread_deg: float = MAX_SPREAD_DEG, max_knee_turn_deg: float = MAX_KNEE_TURN_DEG,
-                           max_regression_gap_mm: float = MAX_REGRESSION_GAP_MM) -> FunctionalCalibration:
+                           max_regression_gap_mm: float = MAX_REGRESSION_GAP_MM,
+                           max_knee_gap_mm: float = MAX_KNEE_GAP_MM) -> FunctionalCalibration:
     """The hip centres and knee axes from functional trials (Trials or C3D paths, any order).
 
     Each trial is told by its motion: a hip trial moves the thigh in the pelvis in two
@@ -306,7 +309,8 @@ def functional_calibration(trials, static: Trial | None = None, min_range_deg: f
     pointing left, and refused when over ``max_knee_turn_deg`` off the pelvis's left-right axis
     there (two markers' arcs too flat for their noise lay the fitted axis along the shank). A hip
     centre further than ``max_regression_gap_mm`` from Harrington's regression centre of the
-    static's pelvis (else the hip trial's) is used with a warning (:func:`regression_gap`).
+    static's pelvis (else the hip trial's) is used with a warning (:func:`regression_gap`), as is a
+    knee axis passing further than ``max_knee_gap_mm`` from the knee marker (:func:`knee_marker_gap`).
     ``sides``: {'Left': 'L', 'Right': 'R'} prefixes (Plug-in Gait's by default); the thresholds:
     :func:`judged`."""
     from dataclasses import replace
@@ -354,7 +358,10 @@ def functional_calibration(trials, static: Trial | None = None, min_range_deg: f
                     f"axis at the static, over {max_knee_turn_deg:g} deg (Settings.functional_max_knee_turn_deg): not a "
                     "knee flexion axis; the shank markers' arcs are too flat for their noise: bend the knee further")]
                 continue
-            fits[("knee", s)] = replace(f, axis_lab=axis, turn_deg=turn, point_lab=point)
+            source = static if static is not None else next(t for t in loaded if (Path(t.path).name if t.path
+                                                                                 else "trial") == f.trial)
+            fits[("knee", s)] = knee_marker_gap(replace(f, axis_lab=axis, turn_deg=turn, point_lab=point), source,
+                                                sides[s], max_knee_gap_mm, first_frame=static is None)
     for joint in ("hip", "knee"):
         if not any(k == joint for k in kinds.values()):
             continue
@@ -390,6 +397,33 @@ def regression_gap(fit: JointFit, pelvis: Trial, max_gap_mm: float = MAX_REGRESS
     why = (f"the centre lies {gap:.0f} mm from Harrington's regression centre, over {max_gap_mm:g} mm "
            "(Settings.functional_max_regression_gap_mm; the regression errs by 12 +- 6 mm in adults): the markers "
            "moving with the joint on the skin, or an atypical hip (a child, dysplasia): check the trial")
+    return replace(fit, gap_mm=gap, status="warned", reason="; ".join(x for x in (fit.reason, why) if x))
+
+
+def knee_marker_gap(fit: JointFit, source: Trial, prefix: str, max_gap_mm: float = MAX_KNEE_GAP_MM,
+                    first_frame: bool = False) -> JointFit:
+    """A knee ``fit`` (its ``axis_lab``, ``point_lab`` at ``source``'s pose) with ``gap_mm``, the
+    distance (mm) from ``source``'s knee marker (``prefix`` + KNE, mean of its frames, or its
+    first complete frame with ``first_frame``) to the axis, and warned past ``max_gap_mm``. KNE
+    sits on the lateral epicondyle, which the flexion axis passes through; an axis far from it
+    moves a knee centre placed on it (plugin-gait-sara) by as much. NaN without the marker."""
+    from dataclasses import replace
+
+    label = prefix + "KNE"
+    if label not in set(source.marker_labels) | set(source.virtual_labels):
+        return fit
+    kne = source.point(label)
+    kne = kne[np.isfinite(kne).all(axis=1)]
+    if not len(kne):
+        return fit
+    d = (kne[0] if first_frame else kne.mean(axis=0)) - fit.point_lab
+    gap = float(np.linalg.norm(d - (d @ fit.axis_lab) * fit.axis_lab) * 1e3)
+    if not gap > max_gap_mm:
+        return replace(fit, gap_mm=gap)
+    why = (f"the axis passes {gap:.0f} mm from {label} at the static, over {max_gap_mm:g} mm "
+           "(Settings.functional_max_knee_gap_mm; the flexion axis runs through the epicondyle the marker sits on): "
+           "the shank markers moving on the skin, too little knee flexion, or a misplaced knee marker; a knee centre "
+           "put on this axis (plugin-gait-sara) moves by as much: check the trial")
     return replace(fit, gap_mm=gap, status="warned", reason="; ".join(x for x in (fit.reason, why) if x))
 
 
@@ -443,7 +477,8 @@ def session_calibration(functional, static: Trial | None = None, settings=None) 
                                           "max_spread_mm": settings.functional_max_spread_mm,
                                           "max_spread_deg": settings.functional_max_spread_deg,
                                           "max_knee_turn_deg": settings.functional_max_knee_turn_deg,
-                                          "max_regression_gap_mm": settings.functional_max_regression_gap_mm}
+                                          "max_regression_gap_mm": settings.functional_max_regression_gap_mm,
+                                          "max_knee_gap_mm": settings.functional_max_knee_gap_mm}
     return functional_calibration(trials, static, **limits)
 
 

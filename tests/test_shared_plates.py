@@ -73,9 +73,11 @@ DECOMPOSED = [n for n in sorted(MERGES) if n not in ("btkdata/Gait.c3d", "opensi
 
 
 #: sagittal moment limits (N.m/kg RMS over the stances holding decomposed frames): the targets, 0.05,
-#: but for PlugInC3D (60 Hz, a 0.1 s double support): its trailing foot's last frame measured alone
-#: holds the leading foot's first 63 N, which the markers cannot place (docs/contacts.md)
-MOMENT_LIMITS = {"btkdata/PlugInC3D.c3d": {"AnkleMoment": 0.06, "HipMoment": 0.075}}
+#: but for PlugInC3D's ankle (60 Hz, a 0.1 s double support): its trailing foot's last frame measured
+#: alone holds the leading foot's first 63 N, which the markers cannot place, so that foot's carried
+#: COP starts 40 mm off (docs/contacts.md). Its hip, 0.074 before the trailing foot's line of force
+#: turned on at its measured rate, is within the target (0.025).
+MOMENT_LIMITS = {"btkdata/PlugInC3D.c3d": {"AnkleMoment": 0.06}}
 
 
 def _stance_rms(r0, r1, variable: str, plane: int = 0) -> float:
@@ -102,9 +104,10 @@ def test_a_merged_plate_is_decomposed_close_to_the_originals(name):
     two feet add up to the plate exactly, each foot's force is within the measured one's by RMS
     5 % of body weight per axis (at most 3.8 % measured; docs/contacts.md), the sagittal ankle, knee
     and hip moments over the stances holding decomposed frames within 0.05 N.m/kg RMS of the
-    original's (0.011-0.031, 0.011-0.030, 0.013-0.050; PlugInC3D's ankle 0.057 and hip 0.074), and
+    original's (0.010-0.032, 0.012-0.029, 0.016-0.049, PlugInC3D's hip 0.025; its ankle 0.059), and
     every kinetic cycle of the original stays kinetic. (The decomposition before the rolling heel
-    COP and the carried lines of force: ankle up to 0.089, hip up to 0.112.)"""
+    COP and the carried lines of force: ankle up to 0.089, hip up to 0.112; before the trailing
+    foot's line of force kept turning at its measured rate: PlugInC3D's hip 0.074.)"""
     from gaitid import process
     from gaitid.contacts.foot_loads import load_imbalance
 

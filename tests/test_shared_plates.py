@@ -329,6 +329,16 @@ def test_a_treadmill_with_both_feet_on_one_belt_is_decomposed_against_the_truth(
     assert not any(c.kinetic for c in off.cycles)
 
 
+def test_every_treadmill_trial_says_so_in_its_event_notes(treadmill_run):
+    """Single belt or split belt, the event notes say the trial is a treadmill walk and where its
+    events come from; every contact on a belt keeps its source 'treadmill' (the single belt's, all on
+    the shared plate, were given source 'auto' when rebuilt for the decomposition: no note there)."""
+    name, r, _, _ = treadmill_run
+    assert any(note.startswith("treadmill trial (") for note in r.event_choice.notes), (name, r.event_choice.notes)
+    assert any(w.startswith("treadmill trial (") for w in r.warnings)
+    assert {c.source for c in r.foot_contacts} == {"treadmill"}
+
+
 def test_the_opensim_moments_name_the_decomposed_frames(treadmill_run, tmp_path):
     """The inverse-dynamics .sto (no flag column of its own) names, per side, the frames whose
     moments come from a decomposed foot load: exactly the frames table's 'decomposed' rows."""

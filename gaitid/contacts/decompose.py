@@ -289,7 +289,8 @@ def shared_plate_contacts(trial: Trial, ownership: PlateOwnership, contacts: lis
     contacts on that plate from the per-frame ownership, as on a treadmill
     (:func:`gaitid.contacts.treadmill.treadmill_contacts`), when the plate's shared frames are
     decomposed (``ownership.split``): a contact refused as 'two feet on the plate' becomes the two
-    feet's; the others as they are. Manual overrides keep their contacts."""
+    feet's; the others as they are. Manual overrides keep their contacts, and a treadmill's (source
+    'treadmill': they come from the per-frame ownership already)."""
     from gaitid.contacts.treadmill import treadmill_contacts
 
     if ownership.split is None:
@@ -297,7 +298,8 @@ def shared_plate_contacts(trial: Trial, ownership: PlateOwnership, contacts: lis
     dec = ownership.split.decomposed
     shared = {p for j, p in enumerate(ownership.plates)
               if np.any((ownership.owner[:, j] == BOTH) & dec[SIDES[0]] & dec[SIDES[1]])}
-    hit = [c for c in contacts if len(c.plates) == 1 and c.plates[0] in shared and c.source != "override"]
+    hit = [c for c in contacts
+           if len(c.plates) == 1 and c.plates[0] in shared and c.source not in ("override", "treadmill")]
     if not hit:
         return contacts
     hit_ids = {id(c) for c in hit}

@@ -9,7 +9,10 @@ plate's plane, free moment Tz; lab frame) into two foot wrenches that add up to 
    ``reach`` (0.3 s) where that foot's load was measured alone (the trailing foot's just before the
    shared frames, on its forefoot; the leading foot's just after, at its heel), kept in the foot's
    sole frame (origin the nearer of its heel and toe markers, axis u heel to toe in the lab's XY,
-   v = Z x u) and carried by the markers onto the shared frame: c_A (first side), c_B, lab XY. A
+   v = Z x u) and carried by the markers onto the shared frame: c_A (first side), c_B, lab XY (a
+   trailing foot's: the median of its last frame alone, the frame before and the value the two
+   before that predict, so that a last frame holding the landing foot's first load, which the
+   markers cannot place yet, is outvoted). A
    leading foot's COP rolls: from the heel's contact point (:data:`HEEL_CONTACT_M` ahead of the
    heel marker) at the foot's first frame on the plate, linearly in time, to its measured place,
    when it lands heel first (its heel nearer its standing height than its toe; a forefoot or flat
@@ -46,6 +49,7 @@ light for a COP (Fz below 50 N). Batch-first over the frames; one pass per plate
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -133,7 +137,18 @@ def decompose_shared(trial: Trial, ownership: PlateOwnership, feet: dict, alone:
         ab = np.column_stack([np.sum(rel * u, axis=1), np.sum(rel * v, axis=1)])
         k = _nearest(ok, reach)
         kk = np.clip(k, 0, n - 1)
-        a_b = np.where((k >= 0)[:, None], ab[kk], np.nan)
+        # a trailing foot's: the median of its last frame alone, the frame before and the value the two
+        # frames before that predict (linearly; those alone, with the same anchor): its last frame alone
+        # may hold the landing foot's first load, which its markers cannot place yet (60 Hz: 63 N, the
+        # COP 43 mm toward the other foot in one frame), and a COP rolling smoothly keeps its last value
+        back = [np.clip(kk - d, 0, n - 1) for d in (0, 1, 2)]
+        same = [np.where((ok[b] & (near_toe[b] == near_toe[kk]) & (kk - d >= 0))[:, None], ab[b], np.nan)
+                for d, b in enumerate(back)]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns: NaN, then the last frame's
+            med = np.nanmedian(np.stack([same[0], same[1], 2 * same[1] - same[2]]), axis=0)
+        med = np.where(np.isfinite(med), med, ab[kk])
+        a_b = np.where((k >= 0)[:, None], np.where((k < i)[:, None], med, ab[kk]), np.nan)
         base = np.where(near_toe[kk][:, None], toe[:, :2], heel[:, :2])
         c = base + a_b[:, :1] * u + a_b[:, 1:] * v  # (n, 2) lab XY, NaN where unknown
         # a foot first measured after the shared frames (a leading foot loading): its COP rolls

@@ -49,7 +49,6 @@ light for a COP (Fz below 50 N). Batch-first over the frames; one pass per plate
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -144,10 +143,10 @@ def decompose_shared(trial: Trial, ownership: PlateOwnership, feet: dict, alone:
         back = [np.clip(kk - d, 0, n - 1) for d in (0, 1, 2)]
         same = [np.where((ok[b] & (near_toe[b] == near_toe[kk]) & (kk - d >= 0))[:, None], ab[b], np.nan)
                 for d, b in enumerate(back)]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns: NaN, then the last frame's
-            med = np.nanmedian(np.stack([same[0], same[1], 2 * same[1] - same[2]]), axis=0)
-        med = np.where(np.isfinite(med), med, ab[kk])
+        three = np.sort(np.stack([same[0], same[1], 2 * same[1] - same[2]]), axis=0)  # NaN last
+        count = np.isfinite(three).sum(axis=0)
+        med = np.where(count == 3, three[1], np.where(count == 2, 0.5 * (three[0] + three[1]), three[0]))
+        med = np.where(np.isfinite(med), med, ab[kk])  # np.nanmedian's, then the last frame's
         a_b = np.where((k >= 0)[:, None], np.where((k < i)[:, None], med, ab[kk]), np.nan)
         base = np.where(near_toe[kk][:, None], toe[:, :2], heel[:, :2])
         c = base + a_b[:, :1] * u + a_b[:, 1:] * v  # (n, 2) lab XY, NaN where unknown

@@ -72,12 +72,6 @@ OPTIONS = {  # what each trial needs (as benchmarks/compare_results.py)
 DECOMPOSED = [n for n in sorted(MERGES) if n not in ("btkdata/Gait.c3d", "opensim-core/walking2.c3d")]
 
 
-#: sagittal moment limits (N.m/kg RMS over the stances holding decomposed frames): the targets, 0.05,
-#: but for PlugInC3D (60 Hz, a 0.1 s double support): its trailing foot's last frame measured alone
-#: holds the leading foot's first 63 N, which the markers cannot place (docs/contacts.md)
-MOMENT_LIMITS = {"btkdata/PlugInC3D.c3d": {"AnkleMoment": 0.06, "HipMoment": 0.075}}
-
-
 def _stance_rms(r0, r1, variable: str, plane: int = 0) -> float:
     """RMS of the merged trial's ``variable`` (component ``plane``) less the original's over the
     original's stances (runs of measured load) that hold a decomposed frame of the merged trial."""
@@ -100,11 +94,14 @@ def _stance_rms(r0, r1, variable: str, plane: int = 0) -> float:
 def test_a_merged_plate_is_decomposed_close_to_the_originals(name):
     """Two real plates merged into one: every frame the plate carries both feet is decomposed, the
     two feet add up to the plate exactly, each foot's force is within the measured one's by RMS
-    5 % of body weight per axis (at most 3.8 % measured; docs/contacts.md), the sagittal ankle, knee
-    and hip moments over the stances holding decomposed frames within 0.05 N.m/kg RMS of the
-    original's (0.011-0.031, 0.011-0.030, 0.013-0.050; PlugInC3D's ankle 0.057 and hip 0.074), and
-    every kinetic cycle of the original stays kinetic. (The decomposition before the rolling heel
-    COP and the carried lines of force: ankle up to 0.089, hip up to 0.112.)"""
+    5 % of body weight per axis (at most 3.6 % measured; docs/contacts.md), its COP within 20 mm RMS
+    where it carries 100 N or more (8-14 mm; PlugInC3D's 29 mm before a trailing foot's last frame
+    alone could be outvoted), the sagittal ankle, knee and hip moments over the stances holding
+    decomposed frames within 0.05 N.m/kg RMS of the original's (0.010-0.032, 0.012-0.029,
+    0.016-0.049), and every kinetic cycle of the original stays kinetic. (The decomposition before
+    the rolling heel COP and the carried lines of force: ankle up to 0.089, hip up to 0.112; before
+    the trailing foot's line kept turning at its measured rate and its COP could outvote its last
+    frame alone: PlugInC3D's ankle 0.057 and hip 0.074.)"""
     from gaitid import process
     from gaitid.contacts.foot_loads import load_imbalance
 
@@ -119,7 +116,7 @@ def test_a_merged_plate_is_decomposed_close_to_the_originals(name):
     col = [fp.index for fp in merged.force_plates].index(a)
     bw = r0.subject.subject.mass * 9.81
     shared = dec = wrong = 0
-    errors = []
+    errors, cop_errors = [], []
     owner = plate_ownership(merged, r1.markers).owner[:, col]
     for side in ("Left", "Right"):
         ld = r1.loads[side]
@@ -129,6 +126,8 @@ def test_a_merged_plate_is_decomposed_close_to_the_originals(name):
         truth = r0.loads[side]
         ok = (ld.source == "decomposed") & (truth.state == "plate")
         errors.append((ld.force_lab[ok] - truth.force_lab[ok]) / bw)
+        heavy = ok & (truth.force_lab[:, 2] >= 100.0)
+        cop_errors.append(ld.cop_lab[heavy, :2] - truth.cop_lab[heavy, :2])
         # a measured frame of the merged trial is the original's (plus the other plate's light load,
         # below the contact threshold, that the merged plate holds); but for one frame of PlugInC3D (60 Hz):
         # the leading foot's first 63 N, on a frame its markers cannot tell from the one before landing
@@ -144,9 +143,10 @@ def test_a_merged_plate_is_decomposed_close_to_the_originals(name):
     err = np.concatenate(errors)
     assert len(err) >= 10
     assert np.sqrt(np.mean(err ** 2, axis=0)).max() < 0.05
+    cop = np.concatenate(cop_errors)
+    assert np.sqrt(np.mean(np.sum(cop ** 2, axis=1))) < 0.02
     for variable in ("AnkleMoment", "KneeMoment", "HipMoment"):
-        limit = MOMENT_LIMITS.get(name, {}).get(variable, 0.05)
-        assert _stance_rms(r0, r1, variable) <= limit, variable
+        assert _stance_rms(r0, r1, variable) <= 0.05, variable
     assert sum(c.kinetic for c in r1.cycles) >= sum(c.kinetic for c in r0.cycles)
 
 
@@ -324,6 +324,16 @@ def test_a_treadmill_with_both_feet_on_one_belt_is_decomposed_against_the_truth(
     assert np.all(rms < TREADMILL_RMS_BW[name]), rms
     off = process(path, decompose_shared_plates=False)
     assert not any(c.kinetic for c in off.cycles)
+
+
+def test_every_treadmill_trial_says_so_in_its_event_notes(treadmill_run):
+    """Single belt or split belt, the event notes say the trial is a treadmill walk and where its
+    events come from; every contact on a belt keeps its source 'treadmill' (the single belt's, all on
+    the shared plate, were given source 'auto' when rebuilt for the decomposition: no note there)."""
+    name, r, _, _ = treadmill_run
+    assert any(note.startswith("treadmill trial (") for note in r.event_choice.notes), (name, r.event_choice.notes)
+    assert any(w.startswith("treadmill trial (") for w in r.warnings)
+    assert {c.source for c in r.foot_contacts} == {"treadmill"}
 
 
 def test_the_opensim_moments_name_the_decomposed_frames(treadmill_run, tmp_path):

@@ -45,7 +45,9 @@ from gaitid.subject.layers import SubjectOptions, subject_files
 # 13: the markers check names a knocked marker (a warning and the check's detail in the run
 # record and batch_summary.csv).
 # 14: the dynamic consistency check's residual moment (run record, report).
-OUTPUTS_VERSION = 14
+# 15: a trailing foot's decomposed horizontal force follows its line of force turning at its measured
+# rate (decomposed frames' loads and kinetics), a shared belt's contacts keep the source 'treadmill'.
+OUTPUTS_VERSION = 15
 
 
 def _file_stats(paths) -> list:

@@ -9,7 +9,10 @@ plate's plane, free moment Tz; lab frame) into two foot wrenches that add up to 
    ``reach`` (0.3 s) where that foot's load was measured alone (the trailing foot's just before the
    shared frames, on its forefoot; the leading foot's just after, at its heel), kept in the foot's
    sole frame (origin the nearer of its heel and toe markers, axis u heel to toe in the lab's XY,
-   v = Z x u) and carried by the markers onto the shared frame: c_A (first side), c_B, lab XY. A
+   v = Z x u) and carried by the markers onto the shared frame: c_A (first side), c_B, lab XY (a
+   trailing foot's: the median of its last frame alone, the frame before and the value the two
+   before that predict, so that a last frame holding the landing foot's first load, which the
+   markers cannot place yet, is outvoted). A
    leading foot's COP rolls: from the heel's contact point (:data:`HEEL_CONTACT_M` ahead of the
    heel marker) at the foot's first frame on the plate, linearly in time, to its measured place,
    when it lands heel first (its heel nearer its standing height than its toe; a forefoot or flat
@@ -24,7 +27,11 @@ plate's plane, free moment Tz; lab frame) into two foot wrenches that add up to 
    crosses the pelvis centre's height at an aim point, kept relative to the pelvis centre; on the
    shared frame, F_h,i = Fz_i (c + q_i - c_i) / (c_z - p_z) (c the pelvis centre, q_i the aim
    point's offset; without pelvis markers, the foot's measured ratio of horizontal to vertical
-   force). What the plate measures beyond the two estimates goes to the feet in proportion to
+   force). A trailing foot's (measured before the shared frame) line keeps turning: pushing off, its
+   aim point moves forward relative to the pelvis, along the foot (by 0.1-0.2 m over a double
+   support on real walks), so its offset moves on along the foot at the rate measured over its
+   last two frames alone. (A leading foot's is not extrapolated back: its impact does not
+   follow the rate of its loaded frames.) What the plate measures beyond the two estimates goes to the feet in proportion to
    their variances, each taken as (Fz_i (dt_i + :data:`DRIFT_FLOOR_S`))^2 with dt_i the time from
    the foot's measured frame: the estimate of a light foot, or one measured a frame away, keeps
    nearly all of its value.
@@ -129,7 +136,18 @@ def decompose_shared(trial: Trial, ownership: PlateOwnership, feet: dict, alone:
         ab = np.column_stack([np.sum(rel * u, axis=1), np.sum(rel * v, axis=1)])
         k = _nearest(ok, reach)
         kk = np.clip(k, 0, n - 1)
-        a_b = np.where((k >= 0)[:, None], ab[kk], np.nan)
+        # a trailing foot's: the median of its last frame alone, the frame before and the value the two
+        # frames before that predict (linearly; those alone, with the same anchor): its last frame alone
+        # may hold the landing foot's first load, which its markers cannot place yet (60 Hz: 63 N, the
+        # COP 43 mm toward the other foot in one frame), and a COP rolling smoothly keeps its last value
+        back = [np.clip(kk - d, 0, n - 1) for d in (0, 1, 2)]
+        same = [np.where((ok[b] & (near_toe[b] == near_toe[kk]) & (kk - d >= 0))[:, None], ab[b], np.nan)
+                for d, b in enumerate(back)]
+        three = np.sort(np.stack([same[0], same[1], 2 * same[1] - same[2]]), axis=0)  # NaN last
+        count = np.isfinite(three).sum(axis=0)
+        med = np.where(count == 3, three[1], np.where(count == 2, 0.5 * (three[0] + three[1]), three[0]))
+        med = np.where(np.isfinite(med), med, ab[kk])  # np.nanmedian's, then the last frame's
+        a_b = np.where((k >= 0)[:, None], np.where((k < i)[:, None], med, ab[kk]), np.nan)
         base = np.where(near_toe[kk][:, None], toe[:, :2], heel[:, :2])
         c = base + a_b[:, :1] * u + a_b[:, 1:] * v  # (n, 2) lab XY, NaN where unknown
         # a foot first measured after the shared frames (a leading foot loading): its COP rolls
@@ -158,7 +176,14 @@ def decompose_shared(trial: Trial, ownership: PlateOwnership, feet: dict, alone:
         with np.errstate(invalid="ignore", divide="ignore"):
             ratio = F[kk, :2] / F[kk, 2:3]
             if centre is not None:
-                q = P[kk, :2] + ratio * (centre[kk, 2:3] - P[kk, 2:3]) - centre[kk, :2]
+                q_all = P[:, :2] + F[:, :2] / F[:, 2:3] * (centre[:, 2:3] - P[:, 2:3]) - centre[:, :2]
+                q = q_all[kk]
+                # a trailing foot (measured before the shared frame) pushing off: its line of force
+                # turns forward relative to the pelvis, along the foot, and keeps turning at the rate
+                # measured over its last two frames alone (0 where the frame before is not measured)
+                km = np.clip(kk - 1, 0, n - 1)
+                turn = np.nan_to_num(np.sum((q - q_all[km]) * u[kk], axis=1)) * (ok[km] & (kk > 0))
+                q = q + np.where(k < i, turn * (i - kk), 0.0)[:, None] * u[kk]
             else:
                 q = np.full((n, 2), np.nan)
         aim[side] = (np.where((k >= 0)[:, None], q, np.nan), np.where((k >= 0)[:, None], ratio, np.nan))
@@ -278,7 +303,8 @@ def shared_plate_contacts(trial: Trial, ownership: PlateOwnership, contacts: lis
     contacts on that plate from the per-frame ownership, as on a treadmill
     (:func:`gaitid.contacts.treadmill.treadmill_contacts`), when the plate's shared frames are
     decomposed (``ownership.split``): a contact refused as 'two feet on the plate' becomes the two
-    feet's; the others as they are. Manual overrides keep their contacts."""
+    feet's; the others as they are. Manual overrides keep their contacts, and a treadmill's (source
+    'treadmill': they come from the per-frame ownership already)."""
     from gaitid.contacts.treadmill import treadmill_contacts
 
     if ownership.split is None:
@@ -286,7 +312,8 @@ def shared_plate_contacts(trial: Trial, ownership: PlateOwnership, contacts: lis
     dec = ownership.split.decomposed
     shared = {p for j, p in enumerate(ownership.plates)
               if np.any((ownership.owner[:, j] == BOTH) & dec[SIDES[0]] & dec[SIDES[1]])}
-    hit = [c for c in contacts if len(c.plates) == 1 and c.plates[0] in shared and c.source != "override"]
+    hit = [c for c in contacts
+           if len(c.plates) == 1 and c.plates[0] in shared and c.source not in ("override", "treadmill")]
     if not hit:
         return contacts
     hit_ids = {id(c) for c in hit}

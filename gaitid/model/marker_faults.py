@@ -152,8 +152,8 @@ def _stuck_findings(trial, labels, X, stuck_s, stuck_m, tol):
     warnings = []
     if not math.isfinite(stuck_s) or X.shape[0] < 2:
         return warnings
-    step = norm(np.diff(X, axis=0))  # (n-1, m) m per frame; NaN where unseen
-    still = step < stuck_m
+    move = np.diff(X, axis=0)  # (n-1, m, 3) m per frame; NaN where unseen
+    still = np.einsum("ijk,ijk->ij", move, move) < stuck_m ** 2
     need = max(1, math.ceil(stuck_s * trial.point_rate))  # frame-to-frame steps in the stretch
     for j in np.flatnonzero(still.any(axis=0)):
         lab = labels[j]

@@ -131,22 +131,22 @@ def _groups(trial: Trial, model: Model, kinematics, built_from: Callable[[str, s
     return out, centres
 
 
-def _steps(x: np.ndarray, w: int, first: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """For t = w..n-w, the mean of ``x`` (n, k) over frames t..t+w-1 minus that over t-w..t-1 (0
-    where either window misses a frame), and, for the columns from ``first`` on, the mean over
-    t-w..t-1: (n - 2w + 1, k) and (n - 2w + 1, k - first) arrays; and where both windows have
-    every frame, (n - 2w + 1, k) (None: everywhere)."""
+def _steps(x: np.ndarray, w: int, first: int, unseen: np.ndarray | None
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """For t = w..n-w, the mean of ``x`` (n, k; NaN where ``unseen``, (n, k) bool or None: nowhere)
+    over frames t..t+w-1 minus that over t-w..t-1 (0 where either window misses a frame), and, for
+    the columns from ``first`` on, the mean over t-w..t-1: (n - 2w + 1, k) and (n - 2w + 1, k -
+    first) arrays; and where both windows have every frame, (n - 2w + 1, k) (None: everywhere)."""
     n = x.shape[0]
-    ok = np.isfinite(x)
     c = np.zeros((n + 1, x.shape[1]))
-    np.cumsum(np.where(ok, x, 0.0), axis=0, out=c[1:])
+    np.cumsum(x if unseen is None else np.where(unseen, 0.0, x), axis=0, out=c[1:])
     step = (c[2 * w:] - 2.0 * c[w:n - w + 1] + c[:n - 2 * w + 1]) / w
     before = (c[w:n - w + 1, first:] - c[:n - 2 * w + 1, first:]) / w
-    if ok.all():
+    if unseen is None:
         return step, before, None
-    m = np.zeros((n + 1, x.shape[1]), int)
-    np.cumsum(ok, axis=0, out=m[1:])
-    full = (m[w:n - w + 1] - m[:n - 2 * w + 1] == w) & (m[2 * w:] - m[w:n - w + 1] == w)
+    m = np.zeros((n + 1, x.shape[1]), np.int32)
+    np.cumsum(unseen, axis=0, out=m[1:])
+    full = (m[w:n - w + 1] == m[:n - 2 * w + 1]) & (m[2 * w:] == m[w:n - w + 1])
     return np.where(full, step, 0.0), before, full
 
 
@@ -181,13 +181,15 @@ def _turn_warning(trial, group, segment, names, xyz, left, t, w, angle, axis, tu
     mean = np.nanmean(side, axis=1)
     k = (int(np.argmax(np.abs(mean @ axis) / np.linalg.norm(mean, axis=1))) if angle <= 90.0
          else int(np.argmin(height)))
-    others = f"{names[(k + 1) % 3]} and {names[(k + 2) % 3]}"
-    moved = (f"{names[k]} moved about {2000 * height[k] * math.sin(math.radians(angle) / 2):.0f} mm across it"
-             if angle <= 90.0 else f"{names[k]} moved through the line between {others} (the plane turned over)")
+    shown = [f"the {x}" if x.endswith(" centre") else x for x in names]
+    others = f"{shown[(k + 1) % 3]} and {shown[(k + 2) % 3]}"
+    moved = (f"{names[k]} moved about {2000 * height[k] * math.sin(math.radians(angle) / 2):.0f} mm across it, "
+             f"while its distances to the other two barely change" if angle <= 90.0
+             else f"{names[k]} moved through the line between {others} (the plane turned over)")
     return (
         f"markers: the {group.lower()} {segment}'s plane ({', '.join(names)}) turns by {angle:.0f} deg about the "
         f"line through {others} from about frame {trial.frames[f]} ({trial.time[f]:.2f} s, within a stride): "
-        f"{moved}, while its distances to the other two barely change; the plane's mean orientation over the "
+        f"{moved}; the plane's mean orientation over the "
         f"stride ({w / trial.point_rate:.2f} s) before and after differs by more than the {turn_deg:g} deg "
         f"tolerated (Settings.marker_turn_deg): {names[k]} knocked, re-placed or its wand turned, or another "
         f"marker labelled as it; the segment's frame turns with it, so its joint angles and the kinetics of the "
@@ -248,7 +250,8 @@ def knock_findings(trial: Trial, model: Model, kinematics, knock_m: float,
         x[:, k::3] = (nx * left[:, 1] - ny * left[:, 0]).T  # forward
         x[:, k + 1::3] = (nx * left[:, 0] + ny * left[:, 1]).T  # left
         x[:, k + 2::3] = (u0 * v1 - u1 * v0).T  # up
-    step, before, full = _steps(x, w, k)
+    unseen = ~np.isfinite(x)
+    step, before, full = _steps(x, w, k, unseen if unseen.any() else None)
     incidence = np.zeros((k, len(names)))  # (k, points): 1 where the pair has the point
     incidence[np.arange(k), ia] = incidence[np.arange(k), ib] = 1.0
     score = np.sqrt(step[:, :k] ** 2 @ incidence)  # (T, points) m

@@ -1,7 +1,7 @@
 """Mutations of real trials against the data checks: each must give a right result, a clear error
 or a warning naming the problem; every clean trial none (docs/checks.md).
 
-    python benchmarks/bench_mutations.py [--trials a.c3d,b.c3d] [--markdown]
+    python benchmarks/bench_mutations.py [--trials a.c3d,b.c3d] [--markdown] [--all-knocks]
 
 For every trial (the clean real trials of ../shared/realdata that carry Plug-in Gait markers and
 plates, and the synthetic sample walk) and every mutation (a plate's gain, units, geometry, signs;
@@ -192,6 +192,13 @@ KNOCKS = {  # a marker moved from mid-trial to the end: (label, lab offset in mm
     "LTHI knocked 5 cm": ("LTHI", (50.0, 0.0, 0.0)), "RASI knocked 5 cm up": ("RASI", (0.0, 0.0, 50.0)),
 }
 MARKER_CASES = ["knee swap from mid-trial", "ankle swap", "RTIB<->RANK swap", "RTOE stuck 1 s", *KNOCKS]
+MORE_KNOCKS = {  # --all-knocks: ten markers, 3 cm along lab X, Y, Z and 5 cm along +X, -X, +Y, -Y, +Z (80 kinds)
+    f"{label} knocked {size} cm along {axis}": (label, tuple(sign * 10.0 * size * (i == "XYZ".index(axis[-1]))
+                                                              for i in range(3)))
+    for label in ("LKNE", "RKNE", "LANK", "LTIB", "LTHI", "RTHI", "RTIB", "LHEE", "LTOE", "RASI")
+    for size, axes in ((3, ("X", "Y", "Z")), (5, ("X", "-X", "Y", "-Y", "Z")))
+    for axis in axes for sign in ((-1.0,) if axis.startswith("-") else (1.0,))
+}
 
 
 def _resolve(name: str) -> Path:
@@ -265,7 +272,11 @@ def main(argv=None) -> int:
     ap.add_argument("--cases", help="comma-separated substrings of the case names")
     ap.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     ap.add_argument("--width", type=int, default=110, help="characters of each message shown")
+    ap.add_argument("--all-knocks", action="store_true",
+                    help="instead of the cases above, 80 knocks: ten markers, 3 and 5 cm along the lab axes")
     args = ap.parse_args(argv)
+    if args.all_knocks:
+        KNOCKS.update(MORE_KNOCKS)
     import ezc3d
 
     names = args.trials.split(",") if args.trials else list(TRIALS)
@@ -288,9 +299,9 @@ def main(argv=None) -> int:
             loaded = next((c.plates[0] for c in clean.foot_contacts if c.valid), 1)
             stem = Path(name).stem
             cases = []
-            for case, edit in PARAMETER_CASES.items():
+            for case, edit in ({} if args.all_knocks else PARAMETER_CASES).items():
                 cases.append((case, "raw", edit))
-            for case in MARKER_CASES:
+            for case in (MORE_KNOCKS if args.all_knocks else MARKER_CASES):
                 cases.append((case, "ezc3d", _markers(case)))
             if args.cases:
                 cases = [c for c in cases if any(s in c[0] for s in args.cases.split(","))]

@@ -119,7 +119,8 @@ def test_knee_markers_swapped_from_mid_trial_are_named_with_the_first_frame(tmp_
     assert all(w in result.warnings for w in check.warnings)  # Result.warnings carries them
     # a check turned off does not warn
     off = process(mutant(source, tmp_path, swap("LKNE", "RKNE", half)), segment_length_tolerance_m=math.inf,
-                  marker_side_margin_m=math.inf, segment_asymmetry_tolerance=math.inf, marker_knock_m=math.inf)
+                  marker_side_margin_m=math.inf, segment_asymmetry_tolerance=math.inf, marker_knock_m=math.inf,
+                  marker_turn_deg=math.inf)
     assert markers_check(off).status == PASSED
 
 
@@ -184,7 +185,7 @@ def test_the_check_never_changes_its_inputs_and_says_when_it_cannot_run():
 
 
 @pytest.mark.parametrize("name", ["segment_length_tolerance_m", "segment_asymmetry_tolerance", "stuck_marker_s",
-                                  "stuck_marker_m", "marker_side_margin_m", "marker_knock_m"])
+                                  "stuck_marker_m", "marker_side_margin_m", "marker_knock_m", "marker_turn_deg"])
 def test_marker_thresholds_are_validated(name):
     for bad in (0, -1.0, float("nan"), True, "0.1"):
         with pytest.raises(SettingsError, match=name):

@@ -49,7 +49,11 @@ The defaults (stated in docs/defaults.md too):
   marker knocked or re-placed, its distances to the rest of its segment, averaged over a stride,
   stepping by more than this (root sum square) between the stride before a frame and the stride
   after it (:mod:`gaitid.model.marker_knocks`; clean real and synthetic trials: at most 6 mm, a
-  knee marker knocked 5 cm: 12-93 mm).
+  knee marker knocked 5 cm: 12-93 mm); ``marker_turn_deg`` 12: the plane of a three-point segment
+  (Plug-in Gait's thigh, shank, foot), its orientation averaged over a stride, turning by more
+  than this between the stride before a frame and the stride after it, a marker moved across it
+  (same module; clean real and synthetic trials: at most 8 deg, a thigh or tibia wand knocked 5 cm
+  or a knee marker 3 cm that the distances miss: 18-68 deg).
 - ``residual_tolerance`` 0.25 and ``residual_mean_tolerance`` 0.10: the whole body's residual
   force (its mass times its centre of mass's acceleration minus the feet's measured loads and its
   weight, :mod:`gaitid.contacts.consistency`), over the frames where every loaded foot is on a
@@ -163,6 +167,7 @@ class Settings:
     stuck_marker_m: float = 1e-4  # m per frame: "still"
     marker_side_margin_m: float = 0.1  # m: a left marker this far right of its right partner is swapped
     marker_knock_m: float = 0.01  # m: a marker's stride-mean distances to its segment stepping this much: knocked
+    marker_turn_deg: float = 12.0  # deg: a three-point segment's stride-mean plane turning this much: knocked
     residual_tolerance: float = 0.25  # fraction of body weight: vertical RMS residual force before a warning
     residual_mean_tolerance: float = 0.10  # fraction of body weight: mean vertical residual force before a warning
     plate_corner_tolerance_m: float = 0.005  # plate corners: off a flat rectangle before a warning
@@ -225,7 +230,7 @@ class Settings:
         for names, why in (  # thresholds of the data checks: positive numbers, math.inf turns a warning off
             (("mass_tolerance",), "must be a fraction > 0 (0.15 = 15 %; math.inf: no warning)"),
             (("segment_length_tolerance_m", "segment_asymmetry_tolerance", "stuck_marker_s", "stuck_marker_m",
-              "marker_side_margin_m", "marker_knock_m"), "must be a number > 0 (math.inf: that marker check off)"),
+              "marker_side_margin_m", "marker_knock_m", "marker_turn_deg"), "must be a number > 0 (math.inf: that marker check off)"),
             (("residual_tolerance", "residual_mean_tolerance"),
              "must be a fraction of body weight > 0 (0.25 = 25 %; math.inf: no warning)"),
             (("plate_corner_tolerance_m", "plate_origin_offset_m", "plate_origin_depth_m", "plate_cop_outside_m",

@@ -21,7 +21,9 @@ and raw markers and returns a :class:`~gaitid.core.checks.Check`:
   the pair and the first frame of that crossing.
 - **knocked markers** (:mod:`gaitid.model.marker_knocks`): a marker whose distances to the rest of
   its segment, averaged over a stride, step by more than ``knock_m`` between the stride before a
-  frame and the stride after it; the warning names the marker, the frame and the size.
+  frame and the stride after it; or a three-point segment's plane (thigh, shank, foot of Plug-in
+  Gait) whose stride-mean orientation turns by more than ``turn_deg`` (a marker moved across it);
+  the warning names the marker, the frame and the size.
 
 All per-frame work is vectorised over frames (cost linear in the trial length); thresholds are
 :class:`~gaitid.core.settings.Settings` fields (``math.inf`` turns a part off).
@@ -34,6 +36,7 @@ import math
 import numpy as np
 
 from gaitid.core.checks import Check
+from gaitid.core.rotation import norm
 from gaitid.core.signal import runs
 from gaitid.core.trial import Trial
 from gaitid.core.vocabulary import SIDES, side_path
@@ -85,32 +88,41 @@ def segment_lengths(kinematics) -> dict[tuple[str, str], np.ndarray]:
     out = {}
     for side in SIDES:
         for body, motion in zip(kinematics.chains[side].bodies, kinematics.motion[side]):
-            out[side, body.name] = np.linalg.norm(motion.proximal_lab - motion.distal_lab, axis=1)
+            out[side, body.name] = norm(motion.proximal_lab - motion.distal_lab)
     return out
 
 
 def _length_findings(trial, model, lengths, present, tol, asym_tol):
     warnings, worst, worst_asym = [], (0.0, ""), (0.0, "")
     medians = {}
-    for (side, seg), length in lengths.items():
-        ok = np.isfinite(length)
-        if not ok.any():
+    keys = list(lengths)
+    L = np.stack([lengths[key] for key in keys])  # (segments, n) m
+    ok = np.isfinite(L)
+    whole = ok.all(axis=1)  # segments known in every frame: one median call for all of them
+    med = np.full(len(keys), np.nan)
+    med[whole] = np.median(L[whole], axis=1)
+    for r in np.flatnonzero(~whole & ok.any(axis=1)):
+        med[r] = np.median(L[r, ok[r]])
+    dev_all = np.where(ok, L - med[:, None], 0.0)
+    big = np.abs(dev_all)
+    top = np.argmax(big, axis=1)
+    off_all = big > tol
+    for r, (side, seg) in enumerate(keys):
+        if not ok[r].any():
             continue
-        med = float(np.median(length[ok]))
-        medians[side, seg] = med
-        dev = np.where(ok, length - med, 0.0)
-        i = int(np.argmax(np.abs(dev)))
+        med_r = float(med[r])
+        medians[side, seg] = med_r
+        dev, i, off = dev_all[r], int(top[r]), off_all[r]
         if abs(dev[i]) > worst[0]:
             worst = (abs(dev[i]), f"{side.lower()} {seg}")
-        off = np.abs(dev) > tol
         if not off.any():
             continue
         spec = model.segments[seg]
         prefix = model.sides[side]
         marks = [x for p in (spec["proximal"], spec["distal"]) for x in _point_markers(model, p, prefix, present)]
         warnings.append(
-            f"markers: the {side.lower()} {seg} ({spec['proximal']} to {spec['distal']}) is {1000 * med:.0f} mm long "
-            f"(median) but {1000 * dev[i]:+.0f} mm ({100 * dev[i] / med:+.0f} %) off that in {int(off.sum())} "
+            f"markers: the {side.lower()} {seg} ({spec['proximal']} to {spec['distal']}) is {1000 * med_r:.0f} mm long "
+            f"(median) but {1000 * dev[i]:+.0f} mm ({100 * dev[i] / med_r:+.0f} %) off that in {int(off.sum())} "
             f"frame(s), {_ranges(trial, off)}, more than the {1000 * tol:g} mm tolerated "
             f"(Settings.segment_length_tolerance_m): a marker it is built from "
             f"({', '.join(dict.fromkeys(marks)) or 'see the model'}) swapped, mislabelled, knocked or stuck there; "
@@ -140,12 +152,11 @@ def _stuck_findings(trial, labels, X, stuck_s, stuck_m, tol):
     warnings = []
     if not math.isfinite(stuck_s) or X.shape[0] < 2:
         return warnings
-    step = np.linalg.norm(np.diff(X, axis=0), axis=2)  # (n-1, m) m per frame; NaN where unseen
-    still = step < stuck_m
+    move = np.diff(X, axis=0)  # (n-1, m, 3) m per frame; NaN where unseen
+    still = np.einsum("ijk,ijk->ij", move, move) < stuck_m ** 2
     need = max(1, math.ceil(stuck_s * trial.point_rate))  # frame-to-frame steps in the stretch
-    for j, lab in enumerate(labels):
-        if not still[:, j].any():
-            continue
+    for j in np.flatnonzero(still.any(axis=0)):
+        lab = labels[j]
         starts, stops = runs(still[:, j])
         for a, b in zip(starts, stops):
             if b - a < need:
@@ -174,24 +185,25 @@ def _side_findings(trial, model, kinematics, labels, X, margin):
     if not math.isfinite(margin) or not all(h in kinematics.joint_centres for h in hips):
         return warnings, None
     lateral = kinematics.joint_centres[hips[0]] - kinematics.joint_centres[hips[1]]
-    lateral = lateral / np.linalg.norm(lateral, axis=1, keepdims=True)  # (n, 3) lab, right to left hip
+    lateral = lateral / norm(lateral, keepdims=True)  # (n, 3) lab, right to left hip
     index = {lab: i for i, lab in enumerate(labels)}
     left_pre, right_pre = model.sides["Left"], model.sides["Right"]
-    for tmpl in _model_markers(model):
-        if "{S}" not in tmpl:
-            continue
-        a, b = tmpl.replace("{S}", left_pre), tmpl.replace("{S}", right_pre)
-        if a not in index or b not in index:
-            continue
-        d = np.einsum("ij,ij->i", X[:, index[a]] - X[:, index[b]], lateral)  # (n,) m; > 0 when a is left of b
-        if not np.isfinite(d).any():
-            continue
-        crossing = float(-np.nanmin(d))
+    pairs = [(a, b) for a, b in ((t.replace("{S}", left_pre), t.replace("{S}", right_pre))
+                                 for t in _model_markers(model) if "{S}" in t) if a in index and b in index]
+    if not pairs:
+        return warnings, worst
+    ia, ib = (np.array([index[p[k]] for p in pairs]) for k in (0, 1))
+    D = np.einsum("npj,nj->np", X[:, ia] - X[:, ib], lateral)  # (n, pairs) m; > 0 when a is left of b
+    seen = np.isfinite(D)
+    lowest = np.where(seen, D, np.inf).min(axis=0)  # every pair at once
+    for p in np.flatnonzero(seen.any(axis=0)):
+        (a, b), d = pairs[p], D[:, p]
+        crossing = float(-lowest[p])
         if crossing > worst[0]:
             worst = (crossing, f"{a}/{b}")
-        wrong = d < -margin
-        if not wrong.any():
+        if not crossing > margin:
             continue
+        wrong = d < -margin
         first = int(np.argmax(wrong))
         starts, _ = runs(np.nan_to_num(d, nan=1.0) < 0)
         onset = int(starts[starts <= first].max())  # the frame the pair crossed over
@@ -208,7 +220,7 @@ def _side_findings(trial, model, kinematics, labels, X, margin):
 
 def marker_fault_check(trial: Trial, model: Model, kinematics, *, length_tolerance_m: float = 0.05,
                        asymmetry_tolerance: float = 0.35, stuck_s: float = 0.2, stuck_m: float = 1e-4,
-                       side_margin_m: float = 0.1, knock_m: float = 0.01) -> Check:
+                       side_margin_m: float = 0.1, knock_m: float = 0.01, turn_deg: float = 12.0) -> Check:
     """The markers' check of one trial (module docstring): PASSED with the worst figures, WARNED
     naming each fault (segment or marker(s), frames and times, likely cause, the setting), or
     NOT_RUN when no segment length is known."""
@@ -227,7 +239,8 @@ def marker_fault_check(trial: Trial, model: Model, kinematics, *, length_toleran
     side_warnings, crossing = _side_findings(trial, model, kinematics, labels, X, side_margin_m)
     warnings += side_warnings
     knock_warnings, knock_detail, _ = knock_findings(
-        trial, model, kinematics, knock_m, lambda point, prefix: _point_markers(model, point, prefix, present))
+        trial, model, kinematics, knock_m, lambda point, prefix: _point_markers(model, point, prefix, present),
+        turn_deg)
     warnings += knock_warnings
     detail = (f"segment lengths within {1000 * worst[0]:.0f} mm of their medians ({worst[1]}; tolerance "
               f"{1000 * length_tolerance_m:g} mm), left/right within {100 * worst_asym[0]:.0f} % "

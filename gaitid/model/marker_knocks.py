@@ -19,8 +19,22 @@ forward, which shows when the knee bends, gives a broad maximum) and the size, w
 ``knock_m``. The stride is the first peak of the autocorrelation of the legs' lengths (hip to
 ankle centre) between 0.6 and 2 s (:func:`stride_frames`); a trial of 1.8 to 2 strides has
 windows of half its length (the stride's periodic part then cancels to within a tenth); a shorter
-trial, or one without a stride, is not checked, nor a window with a frame unseen. Cost linear in
-the frames: cumulative sums, one FFT of the legs.
+trial, or one without a stride, is not checked, nor a window with a frame unseen.
+
+**A segment of three points** (Plug-in Gait's thigh: hip centre, THI, KNE; shank: KNE, TIB, ANK;
+foot: ANK, HEE, TOE): a point moved across their plane changes its distances to the other two
+only to second order (5 cm across a 200 mm wand: 6 mm), but it turns the plane, and the
+segment's frame with it, about the line through the other two points. Per leg, each such
+plane's unit normal (lab frame) is expressed in the heading frame (lab axes turned about the
+vertical so that Y runs from the right to the left hip centre: a walk that turns keeps its
+figures, and the pelvis's own markers add nothing) and averaged over the same stride windows as
+the distances (the joint motion within a stride cancels); the angle between the mean normals
+before and after a frame is the plane's turn. A turn over ``turn_deg`` is named with the point
+whose opposite side lies closest to the turn's axis, the frame, the angle and what it means
+across the plane in mm (angle x that point's distance from the line of the other two). A leg
+already named by its distances (or whose hip centres moved with a pelvis marker) is not named
+again. Cost linear in the frames: one pass of cumulative sums for every distance and normal,
+one FFT of the legs.
 """
 
 from __future__ import annotations
@@ -31,8 +45,9 @@ from collections.abc import Callable
 
 import numpy as np
 
+from gaitid.core.rotation import cross, norm
 from gaitid.core.trial import Trial
-from gaitid.core.vocabulary import SIDES
+from gaitid.core.vocabulary import SIDES, side_path
 from gaitid.model.markerset import Model
 from gaitid.model.trial_markers import strings
 
@@ -79,7 +94,7 @@ def _axis_markers(model: Model, point: str, prefix: str) -> list[str]:
 
 def _groups(trial: Trial, model: Model, kinematics, built_from: Callable[[str, str], list[str]]):
     """[(group, points, sets)]: per leg ('Left', 'Right') and for the pelvis, the named (n, 3)
-    points (lab frame, m) and the lists of points that move as one segment; and the joint
+    points (lab frame, m) and, per segment, the list of its points (they move as one); and the joint
     centres' names -> (side, model point). A leg's markers are its segments' ``[segment_markers]``
     and the markers on its joints (:func:`_axis_markers`); a joint centre is a point of its
     segments only when built from none of them (the hip, from the pelvis): a centre built from a
@@ -93,87 +108,166 @@ def _groups(trial: Trial, model: Model, kinematics, built_from: Callable[[str, s
         motion = dict(zip([b.name for b in kinematics.chains[side].bodies], kinematics.motion[side]))
         segs = [seg for seg in model.chain if seg in motion]
         ends = {seg: (model.segments[seg]["proximal"], model.segments[seg]["distal"]) for seg in segs}
+        on = {point: _axis_markers(model, point, prefix) for point in {p for e in ends.values() for p in e}}
         members = {seg: [lab.replace("{S}", prefix) for lab in model.segment_markers.get(seg, [])]
-                   + [lab for point in ends[seg] for lab in _axis_markers(model, point, prefix)] for seg in segs}
+                   + [lab for point in ends[seg] for lab in on[point]] for seg in segs}
         members = {seg: [lab for lab in dict.fromkeys(labs) if lab in index] for seg, labs in members.items()}
         mine = {lab for labs in members.values() for lab in labs}
         points = {lab: trial.markers[:, index[lab]] for lab in mine}
         for seg in segs:
             xyz = motion[seg].proximal_lab
             point = ends[seg][0]
-            if not mine.intersection(built_from(point, prefix)):
+            # a centre on its joint's markers (knee, ankle) is built from them: no need to follow its recipe
+            if not mine.intersection(on[point]) and not mine.intersection(built_from(point, prefix)):
                 name = f"{side.lower()} {point} centre"
                 points[name] = xyz
                 members[seg].append(name)
                 centres[name] = (side, point)
-        out.append((side, points, list(members.values())))
+        out.append((side, points, members))
     root = model.root
     pelvis = [lab for lab in model.segment_markers.get(root, []) if "{S}" not in lab and lab in index]
     if len(pelvis) >= 3:
-        out.append((root, {lab: trial.markers[:, index[lab]] for lab in pelvis}, [pelvis]))
+        out.append((root, {lab: trial.markers[:, index[lab]] for lab in pelvis}, {root: pelvis}))
     return out, centres
 
 
-def _steps(dist: np.ndarray, w: int) -> np.ndarray:
-    """(n - 2w + 1, k): for t = w..n-w, the mean of ``dist`` (n, k) over frames t..t+w-1 minus that
-    over t-w..t-1; 0 where either window misses a frame."""
-    n = dist.shape[0]
-    ok = np.isfinite(dist)
-    c = np.zeros((n + 1, dist.shape[1]))
-    np.cumsum(np.where(ok, dist, 0.0), axis=0, out=c[1:])
+def _steps(x: np.ndarray, w: int, first: int, unseen: np.ndarray | None
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """For t = w..n-w, the mean of ``x`` (n, k; NaN where ``unseen``, (n, k) bool or None: nowhere)
+    over frames t..t+w-1 minus that over t-w..t-1 (0 where either window misses a frame), and, for
+    the columns from ``first`` on, the mean over t-w..t-1: (n - 2w + 1, k) and (n - 2w + 1, k -
+    first) arrays; and where both windows have every frame, (n - 2w + 1, k) (None: everywhere)."""
+    n = x.shape[0]
+    c = np.zeros((n + 1, x.shape[1]))
+    np.cumsum(x if unseen is None else np.where(unseen, 0.0, x), axis=0, out=c[1:])
     step = (c[2 * w:] - 2.0 * c[w:n - w + 1] + c[:n - 2 * w + 1]) / w
-    if ok.all():
-        return step
-    m = np.zeros((n + 1, dist.shape[1]), int)
-    np.cumsum(ok, axis=0, out=m[1:])
-    full = (m[w:n - w + 1] - m[:n - 2 * w + 1] == w) & (m[2 * w:] - m[w:n - w + 1] == w)
-    return np.where(full, step, 0.0)
+    before = (c[w:n - w + 1, first:] - c[:n - 2 * w + 1, first:]) / w
+    if unseen is None:
+        return step, before, None
+    m = np.zeros((n + 1, x.shape[1]), np.int32)
+    np.cumsum(unseen, axis=0, out=m[1:])
+    full = (m[w:n - w + 1] == m[:n - 2 * w + 1]) & (m[2 * w:] == m[w:n - w + 1])
+    return np.where(full, step, 0.0), before, full
+
+
+def _heading(kinematics, n: int) -> np.ndarray:
+    """(n, 2): the horizontal unit vector (lab X, Y) from the right to the left hip centre, the
+    body's left whichever way it walks; lab +Y when the model has no hip centres; NaN where unknown."""
+    hips = [kinematics.joint_centres.get(side_path(side, "hip")) for side in SIDES]
+    if any(h is None for h in hips):
+        return np.tile([0.0, 1.0], (n, 1))
+    left = (hips[0] - hips[1])[:, :2]
+    return left / np.hypot(left[:, 0], left[:, 1])[:, None]
+
+
+def _in_heading(v: np.ndarray, left: np.ndarray) -> np.ndarray:
+    """(..., n, 3) lab vectors in the heading frame: forward (left x up), left, up."""
+    x, y = v[..., 0], v[..., 1]
+    return np.stack([x * left[:, 1] - y * left[:, 0], x * left[:, 0] + y * left[:, 1], v[..., 2]], axis=-1)
+
+
+def _turn_warning(trial, group, segment, names, xyz, left, t, w, angle, axis, turn_deg):
+    """The warning for a three-point segment (``names``, ``xyz`` (3, n, 3) m lab) whose plane turns
+    by ``angle`` (deg) about ``axis`` (unit, heading frame) between the windows before and after
+    frame t + w. The point named: the one whose opposite side lies closest to the turn's axis (a
+    point moved across the plane turns it about the line through the other two); when the plane
+    turns over (more than 90 deg), the one nearest the line through the other two (it went
+    through it). Its move: the chord 2 h sin(angle / 2) at its distance h from that line."""
+    f = t + w
+    p = _in_heading(xyz[:, t:t + 2 * w], left[t:t + 2 * w])  # (3, 2w, 3) heading frame
+    side = np.roll(p, -2, axis=0) - np.roll(p, -1, axis=0)  # the side opposite each point
+    height = np.nanmedian(np.linalg.norm(np.cross(p - np.roll(p, -1, axis=0), side), axis=2)
+                          / np.linalg.norm(side, axis=2), axis=1)  # (3,) m
+    mean = np.nanmean(side, axis=1)
+    k = (int(np.argmax(np.abs(mean @ axis) / np.linalg.norm(mean, axis=1))) if angle <= 90.0
+         else int(np.argmin(height)))
+    shown = [f"the {x}" if x.endswith(" centre") else x for x in names]
+    others = f"{shown[(k + 1) % 3]} and {shown[(k + 2) % 3]}"
+    moved = (f"{names[k]} moved about {2000 * height[k] * math.sin(math.radians(angle) / 2):.0f} mm across it, "
+             f"while its distances to the other two barely change" if angle <= 90.0
+             else f"{names[k]} moved through the line between {others} (the plane turned over)")
+    return (
+        f"markers: the {group.lower()} {segment}'s plane ({', '.join(names)}) turns by {angle:.0f} deg about the "
+        f"line through {others} from about frame {trial.frames[f]} ({trial.time[f]:.2f} s, within a stride): "
+        f"{moved}; the plane's mean orientation over the "
+        f"stride ({w / trial.point_rate:.2f} s) before and after differs by more than the {turn_deg:g} deg "
+        f"tolerated (Settings.marker_turn_deg): {names[k]} knocked, re-placed or its wand turned, or another "
+        f"marker labelled as it; the segment's frame turns with it, so its joint angles and the kinetics of the "
+        f"segments it defines are wrong from there")
 
 
 def knock_findings(trial: Trial, model: Model, kinematics, knock_m: float,
-                   built_from: Callable[[str, str], list[str]]) -> tuple[list[str], str, float]:
+                   built_from: Callable[[str, str], list[str]],
+                   turn_deg: float = math.inf) -> tuple[list[str], str, float]:
     """Warnings naming each leg's (and the pelvis's) point whose distances to the rest of its
     segment(s) step by more than ``knock_m`` (m) between the stride before a frame and the stride
-    after it; the detail's phrase (the largest step, or why none was measured); the largest step
-    in m (NaN when not measured).
+    after it, and each leg's three-point segment whose plane turns by more than ``turn_deg``
+    (deg; a leg whose distances already warn, or whose hip centres do, is not named again); the
+    detail's phrase (the largest step and turn, or why none was measured); the largest step in m
+    (NaN when not measured).
     ``built_from(point, prefix)``: the markers a model point of a side is computed from."""
-    if not math.isfinite(knock_m):
-        return [], "marker knocks not checked (Settings.marker_knock_m is inf)", math.nan
-    legs = [np.linalg.norm(kinematics.motion[side][-1].proximal_lab - kinematics.motion[side][0].proximal_lab, axis=1)
+    if not math.isfinite(knock_m) and not math.isfinite(turn_deg):
+        return [], "marker knocks not checked (Settings.marker_knock_m and Settings.marker_turn_deg are inf)", math.nan
+    legs = [norm(kinematics.motion[side][-1].proximal_lab - kinematics.motion[side][0].proximal_lab)
             for side in SIDES if kinematics.motion.get(side)]  # hip to ankle centre, (n,) m
     stride = stride_frames(np.column_stack(legs), trial.point_rate) if legs else None
     if stride is None:
         return [], "marker knocks not checked (no stride in the legs' lengths, or fewer than two)", math.nan
     n = trial.n_frames
-    warnings, worst, measured = [], (-1.0, ""), False
-    frames, time = trial.frames, trial.time
+    w = stride
+    if n < 2 * w:  # a trial of less than two strides: windows of half the trial, when not much shorter
+        if n // 2 < MIN_WINDOW * w:
+            return [], "marker knocks not checked (the trial is shorter than 1.8 strides)", math.nan
+        w = n // 2
     groups, centres = _groups(trial, model, kinematics, built_from)
-    for group, points, sets in groups:
-        w = stride
-        if n < 2 * w:  # a trial of less than two strides: windows of half the trial, when not much shorter
-            if n // 2 < MIN_WINDOW * w:
-                continue
-            w = n // 2
-        names = list(points)
-        pos = {x: i for i, x in enumerate(names)}
-        pairs = sorted({tuple(sorted((pos[a], pos[b]))) for s in sets for a, b in itertools.combinations(s, 2)})
-        if not pairs:
-            continue
-        measured = True
-        xyz = np.stack(list(points.values()))  # (points, n, 3) m lab: each point's frames contiguous
-        ia, ib = np.array(pairs).T
-        d = xyz[ia] - xyz[ib]
-        step = _steps(np.ascontiguousarray(np.sqrt(np.einsum("kij,kij->ki", d, d)).T), w)  # (T, k) m
-        incidence = np.zeros((len(pairs), len(names)))  # (k, points): 1 where the pair has the point
-        incidence[np.arange(len(pairs)), ia] = incidence[np.arange(len(pairs)), ib] = 1.0
-        pairs = [(names[a], names[b]) for a, b in pairs]
-        score = np.sqrt(step ** 2 @ incidence)  # (T, points) m
-        t, j = np.unravel_index(int(np.argmax(score)), score.shape)
+    # every group's points in one array and every pair of points of a segment: one pass of
+    # cumulative sums for all distances and all three-point segments' plane normals
+    names, owner, pairs, triangles, first = [], [], [], [], 0
+    for g, (group, points, sets) in enumerate(groups):
+        pos = {x: first + i for i, x in enumerate(points)}
+        names += list(points)
+        owner += [g] * len(points)
+        pairs += sorted({tuple(sorted((pos[a], pos[b]))) for s in sets.values() for a, b in itertools.combinations(s, 2)})
+        if group in SIDES:
+            triangles += [(g, seg, [pos[x] for x in s]) for seg, s in sets.items() if len(s) == 3]
+        first += len(points)
+    if not pairs:
+        return [], "marker knocks not checked (no segment with two points)", math.nan
+    xyz = np.stack([p for _, points, _ in groups for p in points.values()])  # (points, n, 3) m lab
+    ia, ib = np.array(pairs).T
+    d = xyz[ia] - xyz[ib]
+    k = len(pairs)
+    turning = bool(triangles) and math.isfinite(turn_deg)
+    x = np.empty((n, k + 3 * len(triangles) * turning))  # the distances (m), then each plane's normal
+    x[:, :k] = np.sqrt(np.einsum("kij,kij->ki", d, d)).T
+    if turning:  # each plane's normal: the cross product of two sides (its length, twice the area, is
+        # about constant on a segment and does not change the mean's direction), in the heading frame
+        left = _heading(kinematics, n)
+        row = {pair: r for r, pair in enumerate(pairs)}  # two sides of each triangle: rows of d
+        e = d[[row[tuple(sorted((c[0], c[j])))] for _, _, c in triangles for j in (1, 2)]]
+        (u0, u1, u2), (v0, v1, v2) = e[0::2].transpose(2, 0, 1), e[1::2].transpose(2, 0, 1)  # (T, n) each
+        nx, ny = u1 * v2 - u2 * v1, u2 * v0 - u0 * v2
+        x[:, k::3] = (nx * left[:, 1] - ny * left[:, 0]).T  # forward
+        x[:, k + 1::3] = (nx * left[:, 0] + ny * left[:, 1]).T  # left
+        x[:, k + 2::3] = (u0 * v1 - u1 * v0).T  # up
+    unseen = ~np.isfinite(x)
+    step, before, full = _steps(x, w, k, unseen if unseen.any() else None)
+    incidence = np.zeros((k, len(names)))  # (k, points): 1 where the pair has the point
+    incidence[np.arange(k), ia] = incidence[np.arange(k), ib] = 1.0
+    score = np.sqrt(step[:, :k] ** 2 @ incidence)  # (T, points) m
+    bounds = np.searchsorted(owner, np.arange(len(groups) + 1))  # each group's points: consecutive columns
+    pairs = [(names[a], names[b]) for a, b in pairs]
+    warnings, worst, knocked = [], (-1.0, ""), set()
+    for g, (group, _, _) in enumerate(groups):
+        lo, hi = bounds[g], bounds[g + 1]
+        t, j = np.unravel_index(int(np.argmax(score[:, lo:hi])), (score.shape[0], hi - lo))
+        j = int(lo + j)
         size = float(score[t, j])
         if size > worst[0]:
             worst = (size, names[j])
-        if size <= knock_m:
+        if not size > knock_m:
             continue
+        knocked.add(group)
         f = t + w  # the first frame after the largest step; a knock seen in part of the stride only (a
         # knee marker knocked forward shows when the knee bends) is found within a stride of its frame
         mine = [(abs(step[t, i]), step[t, i], p) for i, p in enumerate(pairs) if names[j] in p]
@@ -189,11 +283,40 @@ def knock_findings(trial: Trial, model: Model, kinematics, knock_m: float,
             what, cause = names[j], "the marker knocked or re-placed on the skin, or another marker labelled as it"
         warnings.append(
             f"markers: {what} moves by {1000 * size:.0f} mm relative to the rest of its segment(s) from about frame "
-            f"{frames[f]} ({time[f]:.2f} s, within a stride): its distances' means over the stride "
+            f"{trial.frames[f]} ({trial.time[f]:.2f} s, within a stride): its distances' means over the stride "
             f"({w / trial.point_rate:.2f} s) "
             f"before and after step ({listed}), more than the {1000 * knock_m:g} mm tolerated "
             f"(Settings.marker_knock_m): {cause}; the kinetics of the segments it defines are wrong from there")
-    if not measured:
-        return [], "marker knocks not checked (the trial is shorter than 1.8 strides)", math.nan
-    return warnings, (f"stride-mean segment shape steps at most {1000 * worst[0]:.0f} mm ({worst[1]}; tolerance "
-                      f"{1000 * knock_m:g} mm)"), worst[0]
+    detail = (f"stride-mean segment shape steps at most {1000 * worst[0]:.0f} mm ({worst[1]}; tolerance "
+              f"{1000 * knock_m:g} mm)" if math.isfinite(knock_m)
+              else "marker knocks not checked (Settings.marker_knock_m is inf)")
+    if not turning:
+        why = "Settings.marker_turn_deg is inf" if triangles else "no three-point segment"
+        return warnings, f"{detail}; planes' turns not checked ({why})", worst[0]
+    b = before.reshape(-1, len(triangles), 3)  # (T, triangles, 3) mean normals, heading frame
+    a = b + step[:, k:].reshape(b.shape)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cos = np.einsum("tij,tij->ti", b, a) / np.sqrt(np.einsum("tij,tij->ti", b, b) * np.einsum("tij,tij->ti", a, a))
+    seen = np.isfinite(cos) if full is None else np.isfinite(cos) & full[:, k::3]  # both windows' frames all seen
+    if not seen.any():
+        return warnings, f"{detail}; planes' turns not measured (no frame with a stride seen before and after)", worst[0]
+    cos = np.where(seen, cos, 1.0)
+    t, i = np.unravel_index(int(np.argmin(cos)), cos.shape)
+    g = triangles[i][0]
+    detail += (f"; three-point segments' planes turn by at most {math.degrees(math.acos(min(1.0, cos[t, i]))):.0f} "
+               f"deg ({groups[g][0].lower()} {triangles[i][1]}; tolerance {turn_deg:g} deg)")
+    limit = math.cos(math.radians(turn_deg))
+    for g, (group, _, _) in enumerate(groups):
+        mine = [i for i, tri in enumerate(triangles) if tri[0] == g]  # consecutive
+        if not mine or group in knocked or model.root in knocked:
+            continue  # named by its distances already, or its hip centre moved with the pelvis's markers
+        t, i = np.unravel_index(int(np.argmin(cos[:, mine[0]:mine[-1] + 1])), (cos.shape[0], len(mine)))
+        i = mine[i]
+        if not cos[t, i] < limit:
+            continue
+        axis = cross(b[t, i], a[t, i])
+        corners = triangles[i][2]
+        warnings.append(_turn_warning(trial, group, triangles[i][1], [names[c] for c in corners], xyz[corners],
+                                      left, t, w, math.degrees(math.acos(max(-1.0, cos[t, i]))),
+                                      axis / np.linalg.norm(axis), turn_deg))
+    return warnings, detail, worst[0]

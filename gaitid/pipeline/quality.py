@@ -47,6 +47,6 @@ def quality_checks(trial: Trial, model: Model, markers: GaitMarkers, subject: Su
                            asymmetry_tolerance=settings.segment_asymmetry_tolerance,
                            stuck_s=settings.stuck_marker_s, stuck_m=settings.stuck_marker_m,
                            side_margin_m=settings.marker_side_margin_m,
-                           knock_m=settings.marker_knock_m),
+                           knock_m=settings.marker_knock_m, turn_deg=settings.marker_turn_deg),
         consistency_check(kinematics, loads, subject.subject.mass, trial, settings),
     ]

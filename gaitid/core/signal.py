@@ -48,6 +48,19 @@ def column_nanmedian(x: np.ndarray) -> np.ndarray:
     return np.where(count > 0, (lo + hi) / 2, np.nan)
 
 
+def column_median_above(x: np.ndarray, level: float) -> np.ndarray:
+    """``column_nanmedian(x) > level`` of an (n, k) array, (k,) bool, by counting: a column's median
+    lies above ``level`` when fewer than half its numbers are at or below it; only a column whose two
+    middle numbers straddle ``level`` is sorted (the median of a and b lies between them)."""
+    count = np.isfinite(x).sum(axis=0)
+    below = (x <= level).sum(axis=0)  # NaN is neither
+    out = below <= (count - 1) // 2  # the lower middle number above level (False for an empty column)
+    straddle = (below > (count - 1) // 2) & (below <= count // 2)  # lower middle at or below, upper above
+    if straddle.any():
+        out[straddle] = column_nanmedian(x[:, straddle]) > level
+    return out
+
+
 def bridge_gaps(x: np.ndarray, max_gap: int) -> np.ndarray:
     """Linear interpolation over interior NaN runs of at most ``max_gap`` samples, along axis 0."""
     x = np.array(x, float, copy=True)

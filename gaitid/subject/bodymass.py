@@ -55,7 +55,7 @@ from gaitid.contacts.geometry import inside_distances
 from gaitid.core.butterworth import butter_sections, default_padlen, zero_phase_filter
 from gaitid.core.errors import DataError
 from gaitid.core.rotation import norm
-from gaitid.core.signal import column_nanmedian
+from gaitid.core.signal import column_median_above
 from gaitid.core.trial import Trial
 from gaitid.core.vocabulary import GRAVITY_M_S2, SIDES
 from gaitid.model.gait_markers import GaitMarkers
@@ -147,7 +147,7 @@ def _trunk_vertical_velocity_change(trial: Trial, a: int, b: int) -> float:
     z = trial.markers[..., 2]
     seen = np.isfinite(z).any(axis=0)
     high = np.zeros(z.shape[1], bool)
-    high[seen] = column_nanmedian(z[:, seen]) > 0.8
+    high[seen] = column_median_above(z[:, seen], TRUNK_HEIGHT_M)
     keep = high & np.isfinite(z[ia]).all(axis=0) & np.isfinite(z[ib]).all(axis=0)
     if not keep.any():
         return 0.0
@@ -168,7 +168,7 @@ def _trunk_vertical_acceleration(trial: Trial, frames: np.ndarray, pad_s: float 
     z = trial.markers[..., 2]
     seen = np.isfinite(z).any(axis=0)
     high = np.zeros(z.shape[1], bool)
-    high[seen] = column_nanmedian(z[:, seen]) > TRUNK_HEIGHT_M
+    high[seen] = column_median_above(z[:, seen], TRUNK_HEIGHT_M)
     keep = high & np.isfinite(z[span]).all(axis=0)
     if not keep.any():
         return None

@@ -85,7 +85,15 @@ def markers_up(trial: Trial) -> np.ndarray | None:
 
 
 def _shape_figures(c: np.ndarray) -> tuple[float, str]:
-    """Worst deviation (m) of the corners (4, 3) from a planar rectangle, and its figures in mm."""
+    """Worst deviation (m) of the corners (4, 3) from a planar rectangle, and its figures in mm (once
+    per plate outline: a lab's plates keep theirs from trial to trial)."""
+    c = np.ascontiguousarray(c, float)
+    return _shape_of(c.shape, c.tobytes())
+
+
+@lru_cache(maxsize=64)
+def _shape_of(shape: tuple[int, ...], corners_bytes: bytes) -> tuple[float, str]:
+    c = np.frombuffer(corners_bytes).reshape(shape)
     sides = norm(c - np.roll(c, -1, axis=0))  # |c1c2|, |c2c3|, |c3c4|, |c4c1|
     diag = norm(c[[0, 1]] - c[[2, 3]])
     centred = c - c.mean(axis=0)

@@ -56,8 +56,8 @@ def _contact_medians(values: np.ndarray, sizes: list[int]) -> tuple[np.ndarray, 
         return (np.array([column_nanmedian(v) for v in parts]),
                 np.array([np.isfinite(v).sum(axis=0) for v in parts]))
     pad = np.full((max(longest, 1), len(sizes), values.shape[1]), np.nan)
-    pad[np.arange(values.shape[0]) - np.repeat(np.concatenate([[0], cuts]), sizes), np.repeat(np.arange(len(sizes)), sizes)] \
-        = values
+    row = np.arange(values.shape[0]) - np.repeat(np.concatenate([[0], cuts]), sizes)  # the row within its contact
+    pad[row, np.repeat(np.arange(len(sizes)), sizes)] = values
     flat = pad.reshape(pad.shape[0], -1)
     return (column_nanmedian(flat).reshape(pad.shape[1:]), np.isfinite(flat).sum(axis=0).reshape(pad.shape[1:]))
 

@@ -330,3 +330,14 @@ def test_column_median_above_is_the_sorted_medians_comparison():
         with np.errstate(all="ignore"):
             expected = column_nanmedian(x) > 0.8
         np.testing.assert_array_equal(column_median_above(x, 0.8), expected)
+
+
+def test_finite_rows_is_isfinite_all_along_the_last_axis():
+    from gaitid.core.signal import finite_rows
+
+    rng = np.random.default_rng(9)
+    for shape in ((0, 3), (7, 1), (500, 2), (500, 3), (2, 300, 8), (4, 0), (50, 27)):
+        x = rng.normal(size=shape)
+        x[rng.random(shape) < 0.1] = np.nan
+        x[rng.random(shape) < 0.05] = np.inf
+        np.testing.assert_array_equal(finite_rows(x), np.isfinite(x).all(axis=-1))

@@ -26,7 +26,7 @@ import numpy as np
 from gaitid.contacts.contact import FootContact
 from gaitid.contacts.geometry import distance_to_triangle
 from gaitid.core.checks import Check
-from gaitid.core.signal import column_nanmedian
+from gaitid.core.signal import column_nanmedian, finite_rows
 from gaitid.core.trial import Trial
 from gaitid.core.vocabulary import SIDES
 from gaitid.model.gait_markers import GaitMarkers
@@ -87,7 +87,7 @@ def cop_foot_check(trial: Trial, markers: GaitMarkers, contacts: list[FootContac
     for plate, a, b, *_ in spans:  # each contact's loaded frames with a COP
         w = plates[plate].point
         frames = trial.indices_between(a, b)
-        loaded.append(frames[(w.force[frames, 2] >= LOADED_N) & np.isfinite(w.cop[frames, :2]).all(axis=1)])
+        loaded.append(frames[(w.force[frames, 2] >= LOADED_N) & finite_rows(w.cop[frames, :2])])
     # the COP's distance to each foot over every contact's frames at once (numpy calls, not frames, cost):
     # corners (feet, 3, frames, 2) of each foot's heel-toe-ankle triangle
     every = np.concatenate(loaded)

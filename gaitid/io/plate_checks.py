@@ -25,6 +25,7 @@ import numpy as np
 from gaitid.core.checks import Check
 from gaitid.core.errors import DataError
 from gaitid.core.rotation import norm
+from gaitid.core.signal import finite_rows
 from gaitid.core.trial import ForcePlate, Trial
 from gaitid.io.forceplates import force_scale, length_scale
 from gaitid.io.vertical import LOADED_N, up_from_markers
@@ -206,7 +207,7 @@ def _cop_outside(p: ForcePlate) -> tuple[np.ndarray, np.ndarray]:
     plate centre."""
     w = p.point
     fz = w.force[:, 2]
-    ok = np.isfinite(fz) & (np.abs(fz) >= LOADED_COP_N) & np.isfinite(w.cop).all(axis=1)
+    ok = np.isfinite(fz) & (np.abs(fz) >= LOADED_COP_N) & finite_rows(w.cop)
     c = np.asarray(p.corners, float)
     x, y, _ = _plate_axes(c)
     half = 0.5 * np.array([np.linalg.norm(c[0] - c[1]), np.linalg.norm(c[0] - c[3])])

@@ -341,3 +341,16 @@ def test_finite_rows_is_isfinite_all_along_the_last_axis():
         x[rng.random(shape) < 0.1] = np.nan
         x[rng.random(shape) < 0.05] = np.inf
         np.testing.assert_array_equal(finite_rows(x), np.isfinite(x).all(axis=-1))
+
+
+def test_column_percentiles_are_numpys_linear_percentiles_bit_for_bit():
+    from gaitid.core.signal import column_percentiles
+
+    rng = np.random.default_rng(13)
+    for n in (1, 2, 3, 4, 7, 20, 21, 150, 399):
+        for k in (1, 2, 3):
+            x = np.round(rng.normal(size=(n, k)) * 10.0 ** rng.integers(-3, 4), int(rng.integers(0, 6)))  # ties
+            if k == 3:
+                x[rng.integers(0, n), 2] = np.nan  # a column with a NaN: NaN, as numpy's
+            for q in ([95, 5], [0, 2, 50, 100], list(rng.uniform(0, 100, size=4))):
+                np.testing.assert_array_equal(column_percentiles(x, q), np.percentile(x, q, axis=0))

@@ -26,7 +26,7 @@ import numpy as np
 from gaitid.contacts.contact import FootContact
 from gaitid.contacts.geometry import distance_to_triangle
 from gaitid.core.checks import Check
-from gaitid.core.signal import column_nanmedian, finite_rows
+from gaitid.core.signal import column_nanmedian, column_percentiles, finite_rows
 from gaitid.core.trial import Trial
 from gaitid.core.vocabulary import SIDES
 from gaitid.model.gait_markers import GaitMarkers
@@ -124,8 +124,7 @@ def cop_foot_check(trial: Trial, markers: GaitMarkers, contacts: list[FootContac
             rel = cop - heel[frames] if belt else cop
             along = rel @ (axis / length)
             across = rel @ np.array([-axis[1], axis[0]]) / length
-            (along_hi, across_hi), (along_lo, across_lo) = np.percentile(np.stack([along, across], axis=1), [95, 5],
-                                                                         axis=0)
+            (along_hi, across_hi), (along_lo, across_lo) = column_percentiles(np.stack([along, across], axis=1), [95, 5])
             travel, sideways = float(along_hi - along_lo), float(across_hi - across_lo)
             least_travel = min(least_travel, travel / length)
         moved = (f"travels {travel * 100:.1f} cm along the {side.lower()} foot (heel-toe {length * 100:.0f} cm; "

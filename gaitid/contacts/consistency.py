@@ -31,7 +31,7 @@ from gaitid.core.settings import Settings
 from gaitid.core.signal import butter_lowpass, finite_rows, runs
 from gaitid.core.trial import Trial
 from gaitid.core.vocabulary import SIDES
-from gaitid.dynamics.residual import Residual, ResidualMoment, residual_force, residual_moment
+from gaitid.dynamics.residual import MARGIN_S, Residual, ResidualMoment, eroded, residual_force, residual_moment
 from gaitid.model.assembly import ModelKinematics
 from gaitid.model.body_com import body_centre_of_mass, body_parts
 
@@ -72,6 +72,12 @@ def trial_residuals(kinematics: ModelKinematics, loads: dict[str, FootLoad], mas
     force (when the markers are unfiltered, it and the angular momentum's rate at 6 Hz)."""
     com, how, cutoff, force, usable = _inputs(kinematics, loads, mass, settings)
     rate, order = kinematics.rate, settings.filter_order
+    if not eroded(usable, int(round(MARGIN_S * rate))).any():  # no frame can be judged: nothing to filter
+        n, nan = usable.size, math.nan
+        none = np.zeros(n, bool)
+        return (Residual(np.full((n, 3), np.nan), none, float(mass) * settings.gravity_m_s2, nan, nan, -1, nan, nan,
+                         nan), ResidualMoment(np.full((n, 3), np.nan), none.copy(), float(mass), nan, nan, nan, nan, -1),
+                how, "")
     # the feet's moment about the lab origin: COP x F + free moment (a foot in swing: no load, no COP needed)
     f, cop, free = (np.stack([getattr(loads[side], name) for side in SIDES]) for name in
                     ("force_lab", "cop_lab", "free_moment_lab"))

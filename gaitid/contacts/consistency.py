@@ -72,7 +72,9 @@ def trial_residuals(kinematics: ModelKinematics, loads: dict[str, FootLoad], mas
     force (when the markers are unfiltered, it and the angular momentum's rate at 6 Hz)."""
     com, how, cutoff, force, usable = _inputs(kinematics, loads, mass, settings)
     rate, order = kinematics.rate, settings.filter_order
-    if not eroded(usable, int(round(MARGIN_S * rate))).any():  # no frame can be judged: nothing to filter
+    # no frame can be judged (measured, the centre of mass known, 0.1 s of such frames on either side):
+    # nothing to filter
+    if not eroded(usable & finite_rows(com), int(round(MARGIN_S * rate))).any():
         n, nan = usable.size, math.nan
         none = np.zeros(n, bool)
         return (Residual(np.full((n, 3), np.nan), none, float(mass) * settings.gravity_m_s2, nan, nan, -1, nan, nan,

@@ -416,3 +416,15 @@ def test_feet_ground_points_are_computed_once_and_never_served_stale():
         assert a is not b
         np.testing.assert_array_equal(a, b)
     assert not np.array_equal(moved["Left"][0], first["Left"][0], equal_nan=True)
+
+
+def test_a_long_trials_ground_points_are_not_held(monkeypatch):
+    from gaitid.contacts import assign, feet_ground_points
+
+    trial = read_c3d(SAMPLE / "walk_synthetic.c3d")
+    markers = gait_markers(load_model("plugin-gait"), trial)
+    assign._LAST_GROUND[0] = None
+    monkeypatch.setattr(assign, "GROUND_MEMO_BYTES", 1000)  # the sample walk's points "too long"
+    first, again = feet_ground_points(trial, markers), feet_ground_points(trial, markers)
+    assert assign._LAST_GROUND[0] is None and first["Right"][1] is not again["Right"][1]
+    np.testing.assert_array_equal(first["Right"][1], again["Right"][1])

@@ -104,6 +104,7 @@ def feet_ground_points(trial: Trial, markers: GaitMarkers, clearance: float = GR
 # contacts stage and the body-mass check ask for the same feet's ground points of one trial; the
 # points are compared value by value (NaN equal to NaN), so a changed trial is never served stale.
 _LAST_GROUND: list = [None]  # one tuple, replaced whole
+GROUND_MEMO_BYTES = 4 << 20  # 4 MB: both feet's heel and toe over 7 minutes at 100 Hz
 
 
 def _on_ground(trial: Trial, labels: list[str], clearance: float, max_speed: float) -> list[np.ndarray]:
@@ -116,7 +117,7 @@ def _on_ground(trial: Trial, labels: list[str], clearance: float, max_speed: flo
     last = _LAST_GROUND[0]
     if last is not None and last[0] == key and np.array_equal(last[1], x, equal_nan=True):
         return list(last[2])  # the same points again (the contacts stage's, then the mass check's)
-    points = x.copy()
+    points = x.copy() if x.nbytes <= GROUND_MEMO_BYTES else None
     z = x[..., 2]
     if x.shape[0] > 1:
         seen = ~np.isnan(z)
@@ -131,7 +132,8 @@ def _on_ground(trial: Trial, labels: list[str], clearance: float, max_speed: flo
         x[~ground] = np.nan
     x.setflags(write=False)  # shared by the callers given the same points: read-only
     out = [x[:, j] for j in range(len(labels))]
-    _LAST_GROUND[0] = (key, points, tuple(out))
+    if points is not None:  # a long trial's points are not held after its processing
+        _LAST_GROUND[0] = (key, points, tuple(out))
     return list(out)
 
 

@@ -1,13 +1,17 @@
 """What the data checks cost, as a share of process(), measured in one run (docs/checks.md).
 
-    python benchmarks/bench_checks.py [--rounds 7]
+    python benchmarks/bench_checks.py [--rounds 7] [--each]
 
 For the synthetic sample walk and the clean real trials of ../shared/realdata, each round times
 process() once and then each check on that Result (CPU time, best of 3): the quality stage
 (gaitid.pipeline.quality: plate geometry, plate units, COP under the foot, body mass, markers,
 dynamic consistency), the body mass against the plates (gaitid.subject.bodymass.check_mass, run in
 the subject stage) and the reader's marker-extent check. Prints each trial's median over the rounds
-of the checks' sum over process() (which includes them), and each check's time.
+of the checks' sum over process() (which includes them), and each check's time. The body mass check
+reuses the feet's ground points the contacts stage computed (gaitid.contacts.assign keeps the last
+ones, compared value by value), as it does inside process(); the plate-outline figures are computed
+once per outline, as over a lab's trials. ``--each`` then times each check alone on one processed
+Result (the least of 15 batches of 20 calls, CPU ms).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import gaitid
 from gaitid.core.resources import sample_data_dir
 from gaitid.io.marker_units import marker_extent
 from gaitid.model.markerset import load_model
+import gaitid.pipeline.quality as quality
 from gaitid.pipeline.quality import quality_checks
 from gaitid.subject.bodymass import check_mass
 
@@ -43,9 +48,39 @@ def cpu(fn, repeat: int = 3) -> float:
     return best
 
 
+def each_check(r, model) -> dict:
+    """Each check of the quality stage on the Result ``r`` (as gaitid.pipeline.quality calls them), the
+    body mass against the plates and the marker extent, as callables."""
+    s, trial = r.settings, r.trial
+    return {
+        "geometry": lambda: quality.plate_geometry_check(trial, s.plate_corner_tolerance_m, s.plate_origin_offset_m,
+                                                         s.plate_origin_depth_m),
+        "units": lambda: quality.plate_units_check(trial, s.plate_cop_outside_m),
+        "COP": lambda: quality.cop_foot_check(trial, r.markers, r.foot_contacts, s.cop_foot_margin_m, s.cop_min_travel),
+        "markers": lambda: quality.marker_fault_check(
+            trial, model, r.kinematics, length_tolerance_m=s.segment_length_tolerance_m,
+            asymmetry_tolerance=s.segment_asymmetry_tolerance, stuck_s=s.stuck_marker_s, stuck_m=s.stuck_marker_m,
+            side_margin_m=s.marker_side_margin_m, knock_m=s.marker_knock_m),
+        "consistency": lambda: quality.consistency_check(r.kinematics, r.loads, r.subject.subject.mass, trial, s),
+        "mass": lambda: check_mass(trial, r.subject.subject.mass, "bench", contacts=r.foot_contacts, markers=r.markers),
+        "extent": lambda: marker_extent(trial.markers),
+    }
+
+
+def least(fn, batches: int = 15, calls: int = 20) -> float:
+    best = float("inf")
+    for _ in range(batches):
+        t0 = time.process_time()
+        for _ in range(calls):
+            fn()
+        best = min(best, (time.process_time() - t0) / calls)
+    return best
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--each", action="store_true", help="then each check alone, CPU ms")
     args = ap.parse_args(argv)
     print("CPU ms, median of the rounds; share = the checks' sum / process() (which includes them)")
     print(f"{'trial':24s} {'process':>8s} {'quality':>8s} {'mass':>6s} {'extent':>7s} {'share':>7s}")
@@ -66,6 +101,13 @@ def main(argv=None) -> int:
             rows.append((p, q, m, e, (q + m + e) / p))
         p, q, m, e, share = (statistics.median(col) for col in zip(*rows))
         print(f"{name:24s} {1e3 * p:8.1f} {1e3 * q:8.2f} {1e3 * m:6.2f} {1e3 * e:7.2f} {100 * share:6.1f} %")
+    if args.each:
+        print("each check alone, CPU ms (the least of 15 batches of 20 calls)")
+        for name, (path, options) in TRIALS.items():
+            if path.is_file():
+                r = gaitid.process(path, **options)
+                times = {k: least(f) for k, f in each_check(r, load_model(r.settings.model)).items()}
+                print(f"{name:24s} " + " | ".join(f"{k} {1e3 * t:.2f}" for k, t in times.items()))
     return 0
 
 

@@ -371,3 +371,26 @@ def test_every_clean_real_trial_reports_its_residual_moment_without_judging_it(r
     assert res.vertical_rms < 0.2 and res.horizontal_rms > 2 * res.vertical_rms  # the model's omissions: horizontal
     assert moment_summary(res, result.trial) in check.detail and check.status == PASSED
     assert f"about the horizontal axes {res.horizontal_rms:.2f}" in check.detail
+
+
+def test_a_trial_without_a_judgeable_frame_gets_the_full_computations_empty_figures():
+    """No frame with 0.1 s of measured frames on either side: trial_residuals skips the filters and
+    returns what the residual force and moment give on no judged frame, field by field."""
+    from gaitid.contacts.consistency import trial_residuals
+
+    result = process(sample_data_dir() / "walk_synthetic.c3d")
+    loads = {side: dataclasses.replace(load, force_lab=np.where(np.arange(len(load.force_lab))[:, None] % 10 == 0,
+                                                                 np.nan, load.force_lab))
+             for side, load in result.loads.items()}  # a NaN every 10 frames: no 0.1 s run
+    mass, settings, k = result.subject.subject.mass, result.settings, result.kinematics
+    res, mom, how, built = trial_residuals(k, loads, mass, settings)
+    force = sum(loads[side].force_lab for side in ("Left", "Right"))
+    full = residual_force(np.zeros_like(force), mass, k.rate, force, np.isfinite(force).all(axis=1),
+                          gravity=settings.gravity_m_s2, cutoff_hz=None)
+    none = residual_moment([], np.zeros_like(force), mass, k.rate, force, force, np.zeros(len(force), bool),
+                           cutoff_hz=None)
+    assert res.n_judged == 0 and mom.n_judged == 0 and built == "" and how == trial_residual(k, result.loads, mass, settings)[1]
+    for a, b in ((res, full), (mom, none)):
+        for field in dataclasses.fields(a):
+            np.testing.assert_array_equal(getattr(a, field.name), getattr(b, field.name))
+    assert consistency_check(k, loads, mass, result.trial, settings).status == NOT_RUN

@@ -295,3 +295,62 @@ def test_column_nanmedian_is_numpys_nanmedian_along_the_columns():
             warnings.simplefilter("ignore", RuntimeWarning)
             expected = np.nanmedian(x, axis=0)
         np.testing.assert_array_equal(column_nanmedian(x), expected)
+
+
+def test_norm_is_numpys_bit_for_bit_in_every_layout():
+    """rotation.norm adds the 2 or 3 squares in order on larger arrays: numpy.linalg.norm's figures
+    exactly, contiguous, strided or transposed, NaN and magnitudes 1e-8 to 1e8 included."""
+    rng = np.random.default_rng(11)
+    for k in (2, 3):
+        for shape in ((5, k), (99, k), (100, k), (1249, k), (381, 4, k), (200, 12, k)):
+            v = rng.normal(size=shape) * 10.0 ** rng.integers(-8, 9, size=shape)
+            v[rng.random(shape) < 0.02] = np.nan
+            for w in (v, v[::3], np.asfortranarray(v), np.ascontiguousarray(np.moveaxis(v, -1, 0)).transpose(
+                    *range(1, v.ndim), 0)):
+                np.testing.assert_array_equal(rotation.norm(w), np.linalg.norm(w, axis=-1))
+                np.testing.assert_array_equal(rotation.norm(w, keepdims=True),
+                                              np.linalg.norm(w, axis=-1, keepdims=True))
+
+
+def test_column_median_above_is_the_sorted_medians_comparison():
+    """signal.column_median_above counts instead of sorting: the same answer as column_nanmedian(x) > level
+    on columns of odd and even counts, ties at the level, medians straddling it and empty columns."""
+    from gaitid.core.signal import column_median_above, column_nanmedian
+
+    rng = np.random.default_rng(5)
+    for shape in ((1, 6), (2, 9), (7, 40), (100, 40), (1249, 38)):
+        x = np.round(rng.normal(0.8, 0.05, size=shape), 2)  # many values exactly at the level
+        x[rng.random(shape) < 0.3] = np.nan
+        x[:, 0] = np.nan
+        if shape[0] >= 2:
+            x[:, 1] = np.nan
+            x[:2, 1] = [0.79, 0.82]  # even count, the middle pair straddles: median 0.805 > 0.8
+            x[:, 2] = np.nan
+            x[:2, 2] = [0.70, 0.90]  # median 0.8: not above
+        with np.errstate(all="ignore"):
+            expected = column_nanmedian(x) > 0.8
+        np.testing.assert_array_equal(column_median_above(x, 0.8), expected)
+
+
+def test_finite_rows_is_isfinite_all_along_the_last_axis():
+    from gaitid.core.signal import finite_rows
+
+    rng = np.random.default_rng(9)
+    for shape in ((0, 3), (7, 1), (500, 2), (500, 3), (2, 300, 8), (4, 0), (50, 27)):
+        x = rng.normal(size=shape)
+        x[rng.random(shape) < 0.1] = np.nan
+        x[rng.random(shape) < 0.05] = np.inf
+        np.testing.assert_array_equal(finite_rows(x), np.isfinite(x).all(axis=-1))
+
+
+def test_column_percentiles_are_numpys_linear_percentiles_bit_for_bit():
+    from gaitid.core.signal import column_percentiles
+
+    rng = np.random.default_rng(13)
+    for n in (1, 2, 3, 4, 7, 20, 21, 150, 399):
+        for k in (1, 2, 3):
+            x = np.round(rng.normal(size=(n, k)) * 10.0 ** rng.integers(-3, 4), int(rng.integers(0, 6)))  # ties
+            if k == 3:
+                x[rng.integers(0, n), 2] = np.nan  # a column with a NaN: NaN, as numpy's
+            for q in ([95, 5], [0, 2, 50, 100], list(rng.uniform(0, 100, size=4))):
+                np.testing.assert_array_equal(column_percentiles(x, q), np.percentile(x, q, axis=0))

@@ -393,3 +393,38 @@ def test_the_assignment_and_the_ownership_share_their_tolerances():
         assert assign[name].default == owner[name].default == value, name
     ground = inspect.signature(ground_points).parameters
     assert (ground["clearance"].default, ground["max_speed"].default) == (0.03, 0.5)
+
+
+def test_feet_ground_points_are_computed_once_and_never_served_stale():
+    """The contacts stage and the body-mass check ask for the same ground points: the second call gets
+    the first's (read-only) arrays; a trial whose markers changed, even in place in the same array, gets
+    its own, equal to a fresh computation."""
+    from gaitid.contacts import assign, feet_ground_points
+
+    trial = read_c3d(SAMPLE / "walk_synthetic.c3d")
+    markers = gait_markers(load_model("plugin-gait"), trial)
+    first = feet_ground_points(trial, markers)
+    again = feet_ground_points(trial, markers)
+    assert all(a is b for s in first for a, b in zip(first[s], again[s]))
+    assert not first["Left"][0].flags.writeable
+    heel = trial.marker_labels.index(markers.foot("Left").heel)
+    trial.markers[:, heel, 2] += 0.5  # in place: the same array object, other numbers
+    moved = feet_ground_points(trial, markers)
+    assign._LAST_GROUND[0] = None  # nothing remembered: computed afresh
+    fresh = feet_ground_points(trial, markers)
+    for a, b, old in zip(moved["Left"], fresh["Left"], first["Left"]):
+        assert a is not b
+        np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(moved["Left"][0], first["Left"][0], equal_nan=True)
+
+
+def test_a_long_trials_ground_points_are_not_held(monkeypatch):
+    from gaitid.contacts import assign, feet_ground_points
+
+    trial = read_c3d(SAMPLE / "walk_synthetic.c3d")
+    markers = gait_markers(load_model("plugin-gait"), trial)
+    assign._LAST_GROUND[0] = None
+    monkeypatch.setattr(assign, "GROUND_MEMO_BYTES", 1000)  # the sample walk's points "too long"
+    first, again = feet_ground_points(trial, markers), feet_ground_points(trial, markers)
+    assert assign._LAST_GROUND[0] is None and first["Right"][1] is not again["Right"][1]
+    np.testing.assert_array_equal(first["Right"][1], again["Right"][1])

@@ -223,3 +223,22 @@ def test_corners_whose_edges_cross_are_refused_naming_the_plate(tmp_path):
     path = mutated(realdata_path(ZOO), tmp_path, "crossed.c3d", corner_order(1, (0, 2, 1, 3)))
     with pytest.raises(FileFormatError, match=r"force plate 1: FORCE_PLATFORM:CORNERS do not go round the plate"):
         read_c3d(path)
+
+
+def test_contact_medians_are_numpys_median_of_each_contacts_numbers():
+    """The COP check takes every contact's medians in one call (contacts as NaN-padded columns), or one
+    call per contact when a contact is much longer than the rest: np.median's value of each contact's
+    known numbers either way, and their count."""
+    from gaitid.contacts.cop_check import _contact_medians
+
+    rng = np.random.default_rng(4)
+    for sizes in ([3, 40, 41, 7], [1, 1], [5000, 3, 4, 2, 6], [0, 12]):
+        values = np.round(rng.normal(size=(sum(sizes), 6)), 2)
+        values[rng.random(values.shape) < 0.2] = np.nan
+        values[:sizes[0], 5] = np.nan  # a contact without a number in a column: NaN
+        medians, counts = _contact_medians(values, sizes)
+        for k, part in enumerate(np.split(values, np.cumsum(sizes)[:-1])):
+            for j in range(values.shape[1]):
+                known = part[np.isfinite(part[:, j]), j]
+                assert counts[k, j] == known.size
+                assert (np.isnan(medians[k, j]) if not known.size else medians[k, j] == np.median(known))

@@ -154,3 +154,23 @@ def test_a_trc_whose_units_are_wrong_is_refused(tmp_path):
     bad.write_text("\n".join([*head[:2], "\t".join(fields), *head[3:]]) + "\n")
     with pytest.raises(DataError, match=r"Units = 'm'.*the numbers look like mm"):
         read_trc(bad)
+
+
+def test_marker_extent_is_the_median_frame_range_in_either_memory_layout():
+    """marker_extent against numpy's nanmax - nanmin per frame and axis, on markers stored frames-first
+    or markers-first (the reader's), with gaps and frames of fewer than three markers left out."""
+    import warnings
+
+    from gaitid.io.marker_units import marker_extent
+
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(450, 20, 3)) * [0.3, 0.2, 0.5]
+    x[rng.random(x.shape[:2]) < 0.2] = np.nan
+    x[10:30, 3:] = np.nan  # frames with three markers or fewer
+    step = x[:: 450 // 200]
+    usable = np.isfinite(step[..., 0]).sum(axis=1) >= 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        expected = np.median((np.nanmax(step, axis=1) - np.nanmin(step, axis=1))[usable].max(axis=1))
+    for layout in (np.ascontiguousarray(x), np.ascontiguousarray(x.transpose(1, 0, 2)).transpose(1, 0, 2)):
+        assert marker_extent(layout) == expected

@@ -100,12 +100,24 @@ def feet_ground_points(trial: Trial, markers: GaitMarkers, clearance: float = GR
     return {s: points[2 * i:2 * i + 2] for i, s in enumerate(sides)}
 
 
+# The last call's (labels, rate, clearance, speed), its points as given and its result (read-only): the
+# contacts stage and the body-mass check ask for the same feet's ground points of one trial; the
+# points are compared value by value (NaN equal to NaN), so a changed trial is never served stale.
+_LAST_GROUND: list = [None]  # one tuple, replaced whole
+GROUND_MEMO_BYTES = 4 << 20  # 4 MB: both feet's heel and toe over 7 minutes at 100 Hz
+
+
 def _on_ground(trial: Trial, labels: list[str], clearance: float, max_speed: float) -> list[np.ndarray]:
-    """The points ``labels`` (n, 3 each), NaN except where on the ground (:func:`ground_points`): all
-    in one pass, as numpy calls, not frames, are the cost here."""
+    """The points ``labels`` (n, 3 each, read-only), NaN except where on the ground (:func:`ground_points`):
+    all in one pass, as numpy calls, not frames, are the cost here; computed once for the same points."""
     if not labels:
         return []
     x = np.stack([trial.point(lab) for lab in labels], axis=1)  # (n, k, 3), a copy
+    key = (tuple(labels), float(trial.point_rate), float(clearance), float(max_speed))
+    last = _LAST_GROUND[0]
+    if last is not None and last[0] == key and np.array_equal(last[1], x, equal_nan=True):
+        return list(last[2])  # the same points again (the contacts stage's, then the mass check's)
+    points = x.copy() if x.nbytes <= GROUND_MEMO_BYTES else None
     z = x[..., 2]
     if x.shape[0] > 1:
         seen = ~np.isnan(z)
@@ -118,7 +130,11 @@ def _on_ground(trial: Trial, labels: list[str], clearance: float, max_speed: flo
         ground = (z <= ref + clearance) & (speed <= max_speed)
         ground |= ~seen.any(axis=0)  # a point never seen stays as it is (NaN)
         x[~ground] = np.nan
-    return [x[:, j] for j in range(len(labels))]
+    x.setflags(write=False)  # shared by the callers given the same points: read-only
+    out = [x[:, j] for j in range(len(labels))]
+    if points is not None:  # a long trial's points are not held after its processing
+        _LAST_GROUND[0] = (key, points, tuple(out))
+    return list(out)
 
 
 def _outside_fraction(points: list[np.ndarray], frames: np.ndarray, plates: list[np.ndarray],

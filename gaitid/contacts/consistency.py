@@ -28,10 +28,10 @@ from gaitid.contacts.foot_loads import FootLoad
 from gaitid.core.checks import Check
 from gaitid.core.rotation import cross
 from gaitid.core.settings import Settings
-from gaitid.core.signal import butter_lowpass, runs
+from gaitid.core.signal import butter_lowpass, finite_rows, runs
 from gaitid.core.trial import Trial
 from gaitid.core.vocabulary import SIDES
-from gaitid.dynamics.residual import Residual, ResidualMoment, residual_force, residual_moment
+from gaitid.dynamics.residual import MARGIN_S, Residual, ResidualMoment, eroded, residual_force, residual_moment
 from gaitid.model.assembly import ModelKinematics
 from gaitid.model.body_com import body_centre_of_mass, body_parts
 
@@ -48,7 +48,7 @@ def _inputs(kinematics: ModelKinematics, loads: dict[str, FootLoad], mass: float
         cutoff = UNFILTERED_CUTOFF_HZ
         com = butter_lowpass(com, kinematics.rate, cutoff, settings.filter_order)
     force = sum(loads[side].force_lab for side in SIDES)
-    return com, how, cutoff, force, np.isfinite(force).all(axis=1)
+    return com, how, cutoff, force, finite_rows(force)
 
 
 def trial_residual(kinematics: ModelKinematics, loads: dict[str, FootLoad], mass: float,
@@ -72,10 +72,19 @@ def trial_residuals(kinematics: ModelKinematics, loads: dict[str, FootLoad], mas
     force (when the markers are unfiltered, it and the angular momentum's rate at 6 Hz)."""
     com, how, cutoff, force, usable = _inputs(kinematics, loads, mass, settings)
     rate, order = kinematics.rate, settings.filter_order
+    # no frame can be judged (measured, the centre of mass known, 0.1 s of such frames on either side):
+    # nothing to filter
+    if not eroded(usable & finite_rows(com), int(round(MARGIN_S * rate))).any():
+        n, nan = usable.size, math.nan
+        none = np.zeros(n, bool)
+        return (Residual(np.full((n, 3), np.nan), none, float(mass) * settings.gravity_m_s2, nan, nan, -1, nan, nan,
+                         nan), ResidualMoment(np.full((n, 3), np.nan), none.copy(), float(mass), nan, nan, nan, nan, -1),
+                how, "")
     # the feet's moment about the lab origin: COP x F + free moment (a foot in swing: no load, no COP needed)
     f, cop, free = (np.stack([getattr(loads[side], name) for side in SIDES]) for name in
                     ("force_lab", "cop_lab", "free_moment_lab"))
-    moment = (cross(np.where((f == 0).all(axis=2)[..., None], 0.0, cop), f) + free).sum(axis=0)
+    swing = (f[..., 0] == 0) & (f[..., 1] == 0) & (f[..., 2] == 0)  # (f == 0).all(axis=2), without its slow reduction
+    moment = (cross(np.where(swing[..., None], 0.0, cop), f) + free).sum(axis=0)
     # force and moment filtered in one call (the filter runs column by column: the force's columns
     # come out as residual_force's own filtering gives them)
     load = butter_lowpass(np.concatenate([force, moment], axis=1), rate, cutoff, order)
@@ -164,7 +173,7 @@ def consistency_check(kinematics: ModelKinematics, loads: dict[str, FootLoad], m
         return Check.not_run(NAME, "no body mass")
     res, mom, how, _ = trial_residuals(kinematics, loads, mass, settings)
     if res.n_judged == 0:
-        measured = int(np.isfinite(sum(loads[side].force_lab for side in SIDES)).all(axis=1).sum())
+        measured = int(finite_rows(sum(loads[side].force_lab for side in SIDES)).sum())
         return Check.not_run(NAME, f"no frame where every loaded foot is measured on a plate ({measured} such frames) "
                                    "and the model's segments are known, with 0.1 s of such frames on either side")
     tol, mean_tol = settings.residual_tolerance, settings.residual_mean_tolerance

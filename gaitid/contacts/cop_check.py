@@ -26,7 +26,7 @@ import numpy as np
 from gaitid.contacts.contact import FootContact
 from gaitid.contacts.geometry import distance_to_triangle
 from gaitid.core.checks import Check
-from gaitid.core.signal import column_nanmedian
+from gaitid.core.signal import column_nanmedian, column_percentiles, finite_rows
 from gaitid.core.trial import Trial
 from gaitid.core.vocabulary import SIDES
 from gaitid.model.gait_markers import GaitMarkers
@@ -42,6 +42,24 @@ def _feet(trial: Trial, markers: GaitMarkers) -> dict[str, tuple[np.ndarray, np.
         if trial.has_points(f.heel, f.toe, f.ankle):
             out[side] = (trial.point(f.heel)[:, :2], trial.point(f.toe)[:, :2], trial.point(f.ankle)[:, :2])
     return out
+
+
+def _contact_medians(values: np.ndarray, sizes: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """(contacts, k) medians of each column's numbers over each contact's rows of ``values`` (n, k), the
+    contacts' rows consecutive (``sizes``), and their counts: the contacts as NaN-padded columns of one
+    :func:`column_nanmedian` (np.median's values of the numbers), or one call per contact when one
+    contact is much longer than the rest (the padding stays within a few times the values)."""
+    cuts = np.cumsum(sizes)[:-1]
+    longest = max(sizes, default=0)
+    if longest * len(sizes) > 4 * values.shape[0] + 1000:
+        parts = np.split(values, cuts)
+        return (np.array([column_nanmedian(v) for v in parts]),
+                np.array([np.isfinite(v).sum(axis=0) for v in parts]))
+    pad = np.full((max(longest, 1), len(sizes), values.shape[1]), np.nan)
+    row = np.arange(values.shape[0]) - np.repeat(np.concatenate([[0], cuts]), sizes)  # the row within its contact
+    pad[row, np.repeat(np.arange(len(sizes)), sizes)] = values
+    flat = pad.reshape(pad.shape[0], -1)
+    return (column_nanmedian(flat).reshape(pad.shape[1:]), np.isfinite(flat).sum(axis=0).reshape(pad.shape[1:]))
 
 
 def cop_foot_check(trial: Trial, markers: GaitMarkers, contacts: list[FootContact], margin_m: float,
@@ -69,27 +87,26 @@ def cop_foot_check(trial: Trial, markers: GaitMarkers, contacts: list[FootContac
     for plate, a, b, *_ in spans:  # each contact's loaded frames with a COP
         w = plates[plate].point
         frames = trial.indices_between(a, b)
-        loaded.append(frames[(w.force[frames, 2] >= LOADED_N) & np.isfinite(w.cop[frames, :2]).all(axis=1)])
+        loaded.append(frames[(w.force[frames, 2] >= LOADED_N) & finite_rows(w.cop[frames, :2])])
     # the COP's distance to each foot over every contact's frames at once (numpy calls, not frames, cost):
     # corners (feet, 3, frames, 2) of each foot's heel-toe-ankle triangle
     every = np.concatenate(loaded)
     cops = np.concatenate([plates[sp[0]].point.cop[fr, :2] for sp, fr in zip(spans, loaded)])
-    cuts = np.cumsum([fr.size for fr in loaded])[:-1]
     corners = np.stack([np.stack([heel[every], toe[every], ankle[every]]) for heel, toe, ankle in feet.values()])
     d = distance_to_triangle(np.broadcast_to(cops, corners.shape[:1] + cops.shape), *np.moveaxis(corners, 1, 0))
-    foot_d = {side: np.split(d[i], cuts) for i, side in enumerate(feet)}  # both feet in one call
+    # each contact's median distance to each foot (np.median of the known ones) and each foot's median
+    # heel-to-toe vector over the contact: (contacts, feet, 3), every contact at once
+    per_frame = np.concatenate([d.T[:, :, None], np.stack([toe[every] - heel[every] for heel, toe, _ in feet.values()],
+                                                           axis=1)], axis=2)  # (frames, feet, 3)
+    medians, known = _contact_medians(per_frame.reshape(every.size, -1), [fr.size for fr in loaded])
+    medians, known = medians.reshape(-1, len(feet), 3), known.reshape(-1, len(feet), 3)[..., 0]
     for k, (plate, a, b, complete, belt, given, source) in enumerate(spans):
         p = plates[plate]
         frames = loaded[k]
         if frames.size < 3:
             continue
         cop = p.point.cop[frames, :2]
-        dist = {}
-        for side in feet:
-            d = foot_d[side][k]
-            known = np.isfinite(d)
-            if known.sum() >= 0.5 * frames.size:
-                dist[side] = float(np.median(d[known]))  # np.nanmedian's value
+        dist = {side: float(medians[k, i, 0]) for i, side in enumerate(feet) if known[k, i] >= 0.5 * frames.size}
         if not dist:
             continue
         judged += 1
@@ -99,7 +116,7 @@ def cop_foot_check(trial: Trial, markers: GaitMarkers, contacts: list[FootContac
         worst_d = max(worst_d, dist[side])
         heel, toe, _ = feet[side]
         step = complete and b - a < STEP_MAX_S
-        axis = column_nanmedian(toe[frames] - heel[frames])
+        axis = medians[k, list(feet).index(side), 1:]  # the median of toe - heel over the contact
         length = float(np.linalg.norm(axis))
         travel = sideways = np.nan
         if step and np.isfinite(length) and length >= 0.05:
@@ -107,8 +124,7 @@ def cop_foot_check(trial: Trial, markers: GaitMarkers, contacts: list[FootContac
             rel = cop - heel[frames] if belt else cop
             along = rel @ (axis / length)
             across = rel @ np.array([-axis[1], axis[0]]) / length
-            (along_hi, across_hi), (along_lo, across_lo) = np.percentile(np.stack([along, across], axis=1), [95, 5],
-                                                                         axis=0)
+            (along_hi, across_hi), (along_lo, across_lo) = column_percentiles(np.stack([along, across], axis=1), [95, 5])
             travel, sideways = float(along_hi - along_lo), float(across_hi - across_lo)
             least_travel = min(least_travel, travel / length)
         moved = (f"travels {travel * 100:.1f} cm along the {side.lower()} foot (heel-toe {length * 100:.0f} cm; "

@@ -8,6 +8,7 @@ import numpy as np
 
 from gaitid.core.errors import DataError
 from gaitid.core.rotation import norm
+from gaitid.core.signal import finite_rows
 
 
 def _seg_dist(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -32,7 +33,7 @@ def distance_to_triangle(p: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndar
     inside = ((d1 >= 0) & (d2 >= 0) & (d3 >= 0)) | ((d1 <= 0) & (d2 <= 0) & (d3 <= 0))
     edge = np.minimum(np.minimum(_seg_dist(p, a, b), _seg_dist(p, b, c)), _seg_dist(p, c, a))
     out = np.where(inside, 0.0, edge)
-    bad = ~np.all(np.isfinite(np.concatenate([p, a, b, c], axis=-1)), axis=-1)
+    bad = ~(finite_rows(p) & finite_rows(a) & finite_rows(b) & finite_rows(c))
     return np.where(bad, np.nan, out)
 
 
@@ -57,7 +58,7 @@ def inside_distances(xy: np.ndarray, outlines: list[np.ndarray]) -> np.ndarray:
     out = np.full((xy.shape[0], len(outlines)), np.nan)
     if not outlines:
         return out
-    ok = np.all(np.isfinite(xy), axis=1)
+    ok = finite_rows(xy)
     poly = np.stack([np.asarray(c, float)[:, :2] for c in outlines])  # (m, k, 2)
     sgn, ex, ey, ln = _edges(poly.shape, poly.tobytes())
     pts = xy[ok]

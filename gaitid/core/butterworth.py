@@ -57,10 +57,17 @@ def _butter_zpk(order: int, cutoff: float, rate: float) -> tuple[float, np.ndarr
     return float(np.real(warped**order / np.prod(fs2 - poles))), (fs2 + poles) / (fs2 - poles)
 
 
-def butter_sections(order: int, cutoff: float, rate: float) -> list[tuple[np.ndarray, np.ndarray]]:
+def butter_sections(order: int, cutoff: float, rate: float) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
     """The same filter as first- and second-order sections (b, a) in cascade: a pair of conjugate
     poles per section, the real pole of an odd order last, the gain in the first section. The
-    cascade is what gaitid runs: (b, a) of order > 2 at a low cutoff loses digits to rounding."""
+    cascade is what gaitid runs: (b, a) of order > 2 at a low cutoff loses digits to rounding.
+    Designed once per (order, cutoff, rate) (a trial's filters share a few designs; the design
+    costs more than filtering a short signal): the arrays are read-only."""
+    return _designed(int(order), float(cutoff), float(rate))
+
+
+@lru_cache(maxsize=64)
+def _designed(order: int, cutoff: float, rate: float) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
     gain, poles = _butter_zpk(order, cutoff, rate)
     upper = poles[np.imag(poles) > 0]
     sections = [(np.array([1.0, 2.0, 1.0]), np.array([1.0, -2 * p.real, abs(p) ** 2])) for p in upper]
@@ -68,7 +75,10 @@ def butter_sections(order: int, cutoff: float, rate: float) -> list[tuple[np.nda
         real = float(np.real(poles[np.argmin(np.abs(np.imag(poles)))]))
         sections.append((np.array([1.0, 1.0]), np.array([1.0, -real])))
     sections[0] = (gain * sections[0][0], sections[0][1])
-    return sections
+    for b, a in sections:
+        b.setflags(write=False)
+        a.setflags(write=False)
+    return tuple(sections)
 
 
 def butter_highpass_sections(order: int, cutoff: float, rate: float) -> list[tuple[np.ndarray, np.ndarray]]:

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gaitid.core.rotation import cross, norm
-from gaitid.core.signal import butter_lowpass, second_derivative
+from gaitid.core.signal import butter_lowpass, finite_rows, second_derivative
 from gaitid.core.vocabulary import GRAVITY_M_S2
 from gaitid.dynamics.types import Body, SegmentMotion
 
@@ -103,7 +103,7 @@ def residual_force(com_lab: np.ndarray, mass: float, rate: float, force_lab: np.
     acc = second_derivative(com, rate)
     if cutoff_hz is not None:
         force = butter_lowpass(force, rate, cutoff_hz, order)
-    ok = np.asarray(usable, bool) & np.isfinite(acc).all(axis=1) & np.isfinite(force).all(axis=1)
+    ok = np.asarray(usable, bool) & finite_rows(acc) & finite_rows(force)
     judged = eroded(ok, k)
     weight = float(mass) * gravity
     res = np.full((n, 3), np.nan)
@@ -198,7 +198,7 @@ def residual_moment(parts: list[tuple[Body, SegmentMotion]], com_lab: np.ndarray
     else:
         rate_h = angular_momentum_rate(parts, com, frames)
     part = rate_h - (load[frames, 3:] - cross(com[frames], load[frames, :3]))  # minus the external moment about G
-    ok = np.isfinite(part).all(axis=1)
+    ok = finite_rows(part)
     frames, part = frames[ok], part[ok]
     res = np.full((n, 3), np.nan)
     res[frames] = part

@@ -28,8 +28,12 @@ def marker_extent(markers: np.ndarray) -> float:
     usable = np.isfinite(markers[..., 0]).sum(axis=1) >= 3  # (n_frames,)
     if not usable.any():
         return float("nan")
-    m = np.ascontiguousarray(markers[usable].transpose(0, 2, 1))  # (frames, 3, markers): reduced along the last
-    extent = np.fmax.reduce(m, axis=2) - np.fmin.reduce(m, axis=2)  # (frames, 3): NaN samples ignored
+    if not usable.all():  # (a boolean selection copies even when it keeps every frame)
+        markers = markers[usable]
+    # (markers, frames, 3), as the reader stores them (a copy only for another layout): reduced across the
+    # markers a row at a time, not along a short last axis element by element (3-4x faster; max/min exact)
+    m = np.ascontiguousarray(markers.transpose(1, 0, 2))
+    extent = np.fmax.reduce(m, axis=0) - np.fmin.reduce(m, axis=0)  # (frames, 3): NaN samples ignored
     return float(np.median(extent.max(axis=1)))
 
 

@@ -25,6 +25,7 @@ import numpy as np
 from gaitid.core.checks import Check
 from gaitid.core.errors import DataError
 from gaitid.core.rotation import norm
+from gaitid.core.signal import finite_rows
 from gaitid.core.trial import ForcePlate, Trial
 from gaitid.io.forceplates import force_scale, length_scale
 from gaitid.io.vertical import LOADED_N, up_from_markers
@@ -85,7 +86,15 @@ def markers_up(trial: Trial) -> np.ndarray | None:
 
 
 def _shape_figures(c: np.ndarray) -> tuple[float, str]:
-    """Worst deviation (m) of the corners (4, 3) from a planar rectangle, and its figures in mm."""
+    """Worst deviation (m) of the corners (4, 3) from a planar rectangle, and its figures in mm (once
+    per plate outline: a lab's plates keep theirs from trial to trial)."""
+    c = np.ascontiguousarray(c, float)
+    return _shape_of(c.shape, c.tobytes())
+
+
+@lru_cache(maxsize=64)
+def _shape_of(shape: tuple[int, ...], corners_bytes: bytes) -> tuple[float, str]:
+    c = np.frombuffer(corners_bytes).reshape(shape)
     sides = norm(c - np.roll(c, -1, axis=0))  # |c1c2|, |c2c3|, |c3c4|, |c4c1|
     diag = norm(c[[0, 1]] - c[[2, 3]])
     centred = c - c.mean(axis=0)
@@ -198,7 +207,7 @@ def _cop_outside(p: ForcePlate) -> tuple[np.ndarray, np.ndarray]:
     plate centre."""
     w = p.point
     fz = w.force[:, 2]
-    ok = np.isfinite(fz) & (np.abs(fz) >= LOADED_COP_N) & np.isfinite(w.cop).all(axis=1)
+    ok = np.isfinite(fz) & (np.abs(fz) >= LOADED_COP_N) & finite_rows(w.cop)
     c = np.asarray(p.corners, float)
     x, y, _ = _plate_axes(c)
     half = 0.5 * np.array([np.linalg.norm(c[0] - c[1]), np.linalg.norm(c[0] - c[3])])

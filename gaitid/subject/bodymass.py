@@ -55,7 +55,7 @@ from gaitid.contacts.geometry import inside_distances
 from gaitid.core.butterworth import butter_sections, default_padlen, zero_phase_filter
 from gaitid.core.errors import DataError
 from gaitid.core.rotation import norm
-from gaitid.core.signal import column_nanmedian
+from gaitid.core.signal import column_median_above, finite_rows
 from gaitid.core.trial import Trial
 from gaitid.core.vocabulary import GRAVITY_M_S2, SIDES
 from gaitid.model.gait_markers import GaitMarkers
@@ -147,7 +147,7 @@ def _trunk_vertical_velocity_change(trial: Trial, a: int, b: int) -> float:
     z = trial.markers[..., 2]
     seen = np.isfinite(z).any(axis=0)
     high = np.zeros(z.shape[1], bool)
-    high[seen] = column_nanmedian(z[:, seen]) > 0.8
+    high[seen] = column_median_above(z[:, seen], TRUNK_HEIGHT_M)
     keep = high & np.isfinite(z[ia]).all(axis=0) & np.isfinite(z[ib]).all(axis=0)
     if not keep.any():
         return 0.0
@@ -168,7 +168,7 @@ def _trunk_vertical_acceleration(trial: Trial, frames: np.ndarray, pad_s: float 
     z = trial.markers[..., 2]
     seen = np.isfinite(z).any(axis=0)
     high = np.zeros(z.shape[1], bool)
-    high[seen] = column_nanmedian(z[:, seen]) > TRUNK_HEIGHT_M
+    high[seen] = column_median_above(z[:, seen], TRUNK_HEIGHT_M)
     keep = high & np.isfinite(z[span]).all(axis=0)
     if not keep.any():
         return None
@@ -193,7 +193,7 @@ def _single_support(trial: Trial, fz: np.ndarray, contacts: list[FootContact], m
     lows = feet_ground_points(trial, markers, 0.03, 0.5)  # heel, toe: NaN unless on the ground
     for side in SIDES:
         foot = markers.foot(side)
-        seen &= np.isfinite(trial.point(foot.heel)).all(axis=1) & np.isfinite(trial.point(foot.toe)).all(axis=1)
+        seen &= finite_rows(trial.point(foot.heel)) & finite_rows(trial.point(foot.toe))
         low = lows[side]
         ground = np.zeros(n, bool)
         for x in low:
@@ -208,7 +208,7 @@ def _single_support(trial: Trial, fz: np.ndarray, contacts: list[FootContact], m
             on_plate[fr] = True
             # a heel or toe on the ground outside the plate: part of the load missed (both in one call)
             xy = np.concatenate([x[fr, :2] for x in low])
-            ok = np.isfinite(xy).all(axis=1)
+            ok = finite_rows(xy)
             if ok.any():
                 d = inside_distances(xy[ok], [corners[p] for p in c.plates]).max(axis=1)
                 out = np.zeros(xy.shape[0], bool)
@@ -218,7 +218,7 @@ def _single_support(trial: Trial, fz: np.ndarray, contacts: list[FootContact], m
         bad = ground & ~carried[side]  # on the ground, not (wholly) on a valid contact's plate
         loose[side] = _widen(bad, k)
     swing = {s: ~loose[s] & ~carried[s] for s in SIDES}
-    loaded = np.isfinite(fz).all(axis=1) & (np.sum(fz, axis=1) > CONTACT_N)  # a NaN force is unknown, not 0
+    loaded = finite_rows(fz) & (np.sum(fz, axis=1) > CONTACT_N)  # a NaN force is unknown, not 0
     one_foot = (carried["Left"] & swing["Right"]) | (carried["Right"] & swing["Left"])
     return seen & loaded & one_foot & ~loose["Left"] & ~loose["Right"]
 

@@ -206,3 +206,21 @@ def test_the_turn_is_the_angle_between_the_stride_means_of_the_planes_normal(tmp
     assert found[0][1] == round(max(angle)) and found[0][1] >= 20
     assert found[0][2] == trial.first_frame + w + int(np.argmax(angle))
     assert abs(found[0][2] - (trial.first_frame + half)) <= 0.1 * w
+
+
+def test_the_markers_detail_is_the_same_whatever_the_hash_seed():
+    # PlugInC3D's two largest shape steps (RHEE, RTOE) tie at the printed precision: the point
+    # named followed the iteration order of a set of labels, so the detail changed with
+    # PYTHONHASHSEED (RHEE under seeds 0 and 1, RTOE under 2 and 3); now it follows the model's order
+    import os
+    import subprocess
+    import sys
+
+    path = realdata_path("btkdata/PlugInC3D.c3d")
+    code = ("import gaitid; r = gaitid.process(%r, subject={'mass': 66.7, 'leg_length': 0.9, 'knee_width': 0.1, "
+            "'ankle_width': 0.07}); print(next(c.detail for c in r.checks if c.name == 'markers'))" % str(path))
+    seen = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": seed}).stdout
+            for seed in ("0", "2", "3")}
+    assert len(seen) == 1
+    assert "stride-mean segment shape steps at most 5 mm (RHEE; tolerance 10 mm)" in seen.pop()

@@ -112,8 +112,9 @@ def _groups(trial: Trial, model: Model, kinematics, built_from: Callable[[str, s
         members = {seg: [lab.replace("{S}", prefix) for lab in model.segment_markers.get(seg, [])]
                    + [lab for point in ends[seg] for lab in on[point]] for seg in segs}
         members = {seg: [lab for lab in dict.fromkeys(labs) if lab in index] for seg, labs in members.items()}
-        mine = {lab for labs in members.values() for lab in labs}
-        points = {lab: trial.markers[:, index[lab]] for lab in mine}
+        order = list(dict.fromkeys(lab for labs in members.values() for lab in labs))  # the model's order:
+        mine = set(order)  # a tie between two points' steps names the same one on every run
+        points = {lab: trial.markers[:, index[lab]] for lab in order}
         for seg in segs:
             xyz = motion[seg].proximal_lab
             point = ends[seg][0]

@@ -10,8 +10,11 @@ the subject stage) and the reader's marker-extent check. Prints each trial's med
 of the checks' sum over process() (which includes them), and each check's time. The body mass check
 reuses the feet's ground points the contacts stage computed (gaitid.contacts.assign keeps the last
 ones, compared value by value), as it does inside process(); the plate-outline figures are computed
-once per outline, as over a lab's trials. ``--each`` then times each check alone on one processed
-Result (the least of 15 batches of 20 calls, CPU ms).
+once per outline, as over a lab's trials. The last column, "in situ", times the same three stages
+inside process() itself (the quality stage, the subject stage's mass check and the reader's extent
+check, wrapped where process() calls them): one cold call each, as a user's run pays them, against
+that run's process() time; median over the rounds. ``--each`` then times each check alone on one
+processed Result (the least of 15 batches of 20 calls, CPU ms).
 """
 
 from __future__ import annotations
@@ -77,13 +80,43 @@ def least(fn, batches: int = 15, calls: int = 20) -> float:
     return best
 
 
+class InSitu:
+    """The CPU time spent in the checks' stages inside process(): each wrapped where process() calls it."""
+
+    def __init__(self):
+        import gaitid.io.c3d as c3d
+        import gaitid.pipeline as pipeline
+        import gaitid.subject.stage as stage
+
+        self.spent = 0.0
+        for module, name in ((pipeline, "quality_checks"), (stage, "check_mass"), (c3d, "check_marker_extent")):
+            setattr(module, name, self._timed(getattr(module, name)))
+
+    def _timed(self, fn):
+        def timed(*args, **kwargs):
+            t0 = time.process_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.spent += time.process_time() - t0
+        return timed
+
+    def share(self, path, options) -> float:
+        """The checks' share of one process() call."""
+        self.spent = 0.0
+        t0 = time.process_time()
+        gaitid.process(path, **options)
+        return self.spent / (time.process_time() - t0)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--each", action="store_true", help="then each check alone, CPU ms")
     args = ap.parse_args(argv)
     print("CPU ms, median of the rounds; share = the checks' sum / process() (which includes them)")
-    print(f"{'trial':24s} {'process':>8s} {'quality':>8s} {'mass':>6s} {'extent':>7s} {'share':>7s}")
+    print(f"{'trial':24s} {'process':>8s} {'quality':>8s} {'mass':>6s} {'extent':>7s} {'share':>7s} {'in situ':>8s}")
+    situ = InSitu()
     for name, (path, options) in TRIALS.items():
         if not path.is_file():
             print(f"{name:24s} skipped: {path} absent")
@@ -98,9 +131,10 @@ def main(argv=None) -> int:
             m = cpu(lambda: check_mass(r.trial, r.subject.subject.mass, "bench", contacts=r.foot_contacts,
                                        markers=r.markers))
             e = cpu(lambda: marker_extent(r.trial.markers))
-            rows.append((p, q, m, e, (q + m + e) / p))
-        p, q, m, e, share = (statistics.median(col) for col in zip(*rows))
-        print(f"{name:24s} {1e3 * p:8.1f} {1e3 * q:8.2f} {1e3 * m:6.2f} {1e3 * e:7.2f} {100 * share:6.1f} %")
+            rows.append((p, q, m, e, (q + m + e) / p, situ.share(path, options)))
+        p, q, m, e, share, in_situ = (statistics.median(col) for col in zip(*rows))
+        print(f"{name:24s} {1e3 * p:8.1f} {1e3 * q:8.2f} {1e3 * m:6.2f} {1e3 * e:7.2f} {100 * share:6.1f} % "
+              f"{100 * in_situ:6.1f} %")
     if args.each:
         print("each check alone, CPU ms (the least of 15 batches of 20 calls)")
         for name, (path, options) in TRIALS.items():

@@ -29,6 +29,39 @@ def test_distance_to_triangle_closed_forms():
     np.testing.assert_allclose(got2, got[:5], atol=1e-12)
 
 
+def _point_triangle_reference(p, a, b, c):
+    """Distance from one point p (2,) to the triangle abc: 0 inside (same side of every edge), else the
+    least distance to an edge segment (its nearest point clipped to the segment); a degenerate edge is
+    its start point."""
+    def seg(u, v):
+        e = v - u
+        t = 0.0 if e @ e == 0 else min(max((p - u) @ e / (e @ e), 0.0), 1.0)
+        return float(np.hypot(*(p - u - t * e)))
+
+    s = [(v - u)[0] * (p - u)[1] - (v - u)[1] * (p - u)[0] for u, v in ((a, b), (b, c), (c, a))]
+    return 0.0 if all(x >= 0 for x in s) or all(x <= 0 for x in s) else min(seg(a, b), seg(b, c), seg(c, a))
+
+
+def test_distance_to_triangle_against_a_point_by_point_reference():
+    """Random points and triangles (some degenerate: two or three corners equal, a point on a corner),
+    stacked (feet, frames, 2) as the COP check gives them, a corner broadcast (2,), and NaN anywhere."""
+    rng = np.random.default_rng(11)
+    p, a, b, c = (rng.normal(size=(2, 300, 2)) for _ in range(4))
+    b[:, :20], c[:, 10:30] = a[:, :20], a[:, 10:30]  # zero-length edges and a point-like triangle
+    p[:, 40:50] = a[:, 40:50]
+    got = P.distance_to_triangle(p, a, b, c)
+    want = np.array([[_point_triangle_reference(*(v[f, i] for v in (p, a, b, c))) for i in range(300)]
+                     for f in range(2)])
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+    one = P.distance_to_triangle(p[0], a[0, 0], b[0, 5], c[0, 7])  # a fixed triangle for every point
+    np.testing.assert_allclose(one, [_point_triangle_reference(q, a[0, 0], b[0, 5], c[0, 7]) for q in p[0]],
+                               rtol=1e-12, atol=1e-15)
+    for v in (p, a, b, c):
+        v[0, 60] = np.nan
+    got = P.distance_to_triangle(p, a, b, c)
+    assert np.isnan(got[0, 60]) and np.isfinite(np.delete(got[0], 60)).all()
+
+
 @pytest.mark.parametrize("order", [[0, 1, 2, 3], [3, 2, 1, 0]])
 def test_inside_distance_of_a_rectangle(order):
     rect = np.array([[0.0, 0.0, 0.0], [0.6, 0.0, 0.0], [0.6, 0.4, 0.0], [0.0, 0.4, 0.0]])[order]

@@ -11,27 +11,21 @@ from gaitid.core.rotation import norm
 from gaitid.core.signal import finite_rows
 
 
-def _seg_dist(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Distance (n,) from points p (n, 2) to segments a-b (n, 2) or (2,)."""
-    ab = b - a
-    ap = p - a
-    denom = np.einsum("...i,...i->...", ab, ab)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        t = np.clip(np.einsum("...i,...i->...", ap, ab) / np.where(denom > 0, denom, np.nan), 0.0, 1.0)
-    t = np.where(denom > 0, t, 0.0)
-    return norm(ap - t[..., None] * ab)
-
-
 def distance_to_triangle(p: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     """Horizontal distance (n,) from points p to triangles abc (all (n, 2), or (..., n, 2) alike), 0
-    inside; NaN if any NaN."""
-
-    def cross(u, v):
-        return u[..., 0] * v[..., 1] - u[..., 1] * v[..., 0]
-
-    d1, d2, d3 = cross(b - a, p - a), cross(c - b, p - b), cross(a - c, p - c)
-    inside = ((d1 >= 0) & (d2 >= 0) & (d3 >= 0)) | ((d1 <= 0) & (d2 <= 0) & (d3 <= 0))
-    edge = np.minimum(np.minimum(_seg_dist(p, a, b), _seg_dist(p, b, c)), _seg_dist(p, c, a))
+    inside; NaN if any NaN. The three edges in one pass, each edge vector and each p - corner computed
+    once (the side tests use them too)."""
+    p, a, b, c = np.broadcast_arrays(p, a, b, c)
+    edges = np.stack([b - a, c - b, a - c])  # ab, bc, ca: (3, ..., n, 2)
+    rel = np.stack([p - a, p - b, p - c])  # p from each edge's start
+    side = edges[..., 0] * rel[..., 1] - edges[..., 1] * rel[..., 0]  # ab x ap, bc x bp, ca x cp
+    inside = (side >= 0).all(axis=0) | (side <= 0).all(axis=0)
+    # distance to each edge segment: the nearest point's parameter t along it, clipped to [0, 1]
+    denom = np.einsum("...i,...i->...", edges, edges)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = np.clip(np.einsum("...i,...i->...", rel, edges) / np.where(denom > 0, denom, np.nan), 0.0, 1.0)
+    t = np.where(denom > 0, t, 0.0)
+    edge = norm(rel - t[..., None] * edges).min(axis=0)
     out = np.where(inside, 0.0, edge)
     bad = ~(finite_rows(p) & finite_rows(a) & finite_rows(b) & finite_rows(c))
     return np.where(bad, np.nan, out)

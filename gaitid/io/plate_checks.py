@@ -159,7 +159,6 @@ def plate_geometry_check(trial: Trial, corner_tolerance_m: float, origin_offset_
                 f"{dev * 1e3:.1f} mm, tolerance {corner_tolerance_m * 1e3:g} mm, Settings.plate_corner_tolerance_m): "
                 "a corner mistyped or measured on another plate; its COP and moments are placed wrongly")
         z = _plate_axes(c)[2]
-        half = 0.5 * np.array([np.linalg.norm(c[0] - c[1]), np.linalg.norm(c[0] - c[3])])
         if float(z @ up) > 0:
             if p.index not in suspects:
                 suspects.append(p.index)
@@ -176,6 +175,7 @@ def plate_geometry_check(trial: Trial, corner_tolerance_m: float, origin_offset_
         if not np.isfinite(o).all():
             continue
         if p.type in SENSOR_TYPES:
+            half = 0.5 * np.array([np.linalg.norm(c[0] - c[1]), np.linalg.norm(c[0] - c[3])])  # only these need it
             bad = o[0] <= 0 or o[1] <= 0 or o[0] > half[0] or o[1] > half[1] or abs(o[2]) > origin_depth_m
             expect = (f"sensor half-spacings a, b positive and inside the plate's half-sizes "
                       f"({half[0] * 1e3:.0f}, {half[1] * 1e3:.0f} mm), depth |az0| <= {origin_depth_m * 1e3:g} mm")
@@ -232,8 +232,6 @@ def plate_units_check(trial: Trial, cop_outside_m: float) -> Check:
         outside, from_centre = _cop_outside(p)
         median_out = float(np.median(outside)) if outside.size else np.nan
         median_r = float(np.median(from_centre)) if from_centre.size else np.nan
-        c = np.asarray(p.corners, float)
-        half_cm = (f"{50 * np.linalg.norm(c[0] - c[1]):.0f} x {50 * np.linalg.norm(c[0] - c[3]):.0f} cm")
         if outside.size:
             worst = max(worst, median_out)
         found: dict[tuple[str, str], list[str]] = {}
@@ -255,6 +253,8 @@ def plate_units_check(trial: Trial, cop_outside_m: float) -> Check:
             ratio = got[1] / want[1]
             cop = ""
             if np.isfinite(median_r):
+                c = np.asarray(p.corners, float)  # the plate's size: only this warning names it
+                half_cm = f"{50 * np.linalg.norm(c[0] - c[1]):.0f} x {50 * np.linalg.norm(c[0] - c[3]):.0f} cm"
                 cop = (f"; read in '{read}' the COP lies a median {median_r * 100:.1f} cm from the plate centre "
                        f"(plate half-sizes {half_cm}), in '{stored}' it would lie about {median_r * ratio * 100:.3g} cm "
                        "from it")

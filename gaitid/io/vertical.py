@@ -57,18 +57,19 @@ def up_from_markers(markers: np.ndarray, dominance: float = 1.0, min_markers: in
     usable = n_valid >= 3
     lo_i = np.floor(0.2 * (np.maximum(n_valid, 1) - 1)).astype(int)
     hi_i = np.ceil(0.8 * (np.maximum(n_valid, 1) - 1)).astype(int)
-    lo = np.take_along_axis(ordered, lo_i[:, None, :], axis=1)[:, 0, :]
-    hi = np.take_along_axis(ordered, hi_i[:, None, :], axis=1)[:, 0, :]
-    spread = np.where(usable, hi - lo, np.nan)
+    frame, axes = np.arange(markers.shape[0])[:, None], np.arange(3)
+    spread = np.where(usable, ordered[frame, hi_i, axes] - ordered[frame, lo_i, axes], np.nan)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN slices
-        spread_med = column_nanmedian(spread)
+        warnings.simplefilter("ignore", RuntimeWarning)  # infinite coordinates
+        spread_med = column_nanmedian(spread)  # NaN for an axis without a usable frame
         if not np.all(np.isfinite(spread_med)):
             return None
         axis = int(np.argmax(spread_med))
         if spread_med[axis] < dominance * np.sort(spread_med)[-2]:
             return None
-        sign = np.sign(np.nanmedian(markers[:, :, axis]))
+        along = markers[:, :, axis]
+        along = along[~np.isnan(along)]  # not empty: the axis has usable frames
+        sign = np.sign(np.median(along))  # np.nanmedian's value, without its NaN handling
     if sign == 0 or not np.isfinite(sign):
         sign = 1.0
     up = np.zeros(3)

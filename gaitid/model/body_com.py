@@ -41,7 +41,7 @@ def body_centre_of_mass(kinematics: ModelKinematics, mass: float) -> tuple[np.nd
     weighted = None
     for side, chain in kinematics.chains.items():
         for body, motion in zip(chain, kinematics.motion[side]):
-            m = float(np.mean(body.mass))
+            m = float(np.mean(body.mass)) if body.per_frame else float(body.mass)  # np.mean of a number: itself
             legs += m
             part = m * motion.com_lab
             weighted = part if weighted is None else weighted + part

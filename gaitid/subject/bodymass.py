@@ -166,10 +166,10 @@ def _trunk_vertical_acceleration(trial: Trial, frames: np.ndarray, pad_s: float 
     pad = int(round(pad_s * rate))
     span = slice(max(int(frames[0]) - pad, 0), min(int(frames[-1]) + pad + 1, n))
     z = trial.markers[..., 2]
-    seen = np.isfinite(z).any(axis=0)
-    high = np.zeros(z.shape[1], bool)
-    high[seen] = column_median_above(z[:, seen], TRUNK_HEIGHT_M)
-    keep = high & np.isfinite(z[span]).all(axis=0)
+    # the markers seen over the span, then which of them are high (a marker's median over the trial):
+    # the others' medians are not needed
+    keep = np.isfinite(z[span]).all(axis=0)
+    keep[keep] = column_median_above(z[:, keep], TRUNK_HEIGHT_M)
     if not keep.any():
         return None
     zc = z[span][:, keep].mean(axis=1)

@@ -185,24 +185,41 @@ def _layout(model: Model, labels: tuple[str, ...], bodies: tuple, built_from) ->
     return layout
 
 
+def _window_means(x: np.ndarray, w: int, first: int) -> tuple[np.ndarray, np.ndarray]:
+    """For t = w..n-w, the mean of ``x`` (n, k) over frames t..t+w-1 minus that over t-w..t-1, and,
+    for the columns from ``first`` on, the mean over t-w..t-1: one pass of cumulative sums."""
+    n = x.shape[0]
+    c = np.zeros((n + 1, x.shape[1]))
+    np.cumsum(x, axis=0, out=c[1:])
+    step = (c[2 * w:] - 2.0 * c[w:n - w + 1] + c[:n - 2 * w + 1]) / w
+    return step, (c[w:n - w + 1, first:] - c[:n - 2 * w + 1, first:]) / w
+
+
 def _steps(x: np.ndarray, w: int, first: int, unseen: np.ndarray | None
            ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """For t = w..n-w, the mean of ``x`` (n, k; NaN where ``unseen``, (n, k) bool or None: nowhere)
     over frames t..t+w-1 minus that over t-w..t-1 (0 where either window misses a frame), and, for
-    the columns from ``first`` on, the mean over t-w..t-1: (n - 2w + 1, k) and (n - 2w + 1, k -
-    first) arrays; and where both windows have every frame, (n - 2w + 1, k) (None: everywhere)."""
-    n = x.shape[0]
-    c = np.zeros((n + 1, x.shape[1]))
-    np.cumsum(x if unseen is None else np.where(unseen, 0.0, x), axis=0, out=c[1:])
-    step = (c[2 * w:] - 2.0 * c[w:n - w + 1] + c[:n - 2 * w + 1]) / w
-    before = (c[w:n - w + 1, first:] - c[:n - 2 * w + 1, first:]) / w
+    the columns from ``first`` on, the mean over t-w..t-1 (0 in a column whose windows are never
+    both whole): (n - 2w + 1, k) and (n - 2w + 1, k - first) arrays; and where both windows have
+    every frame, (n - 2w + 1, k) (None: everywhere). The means are summed only in the columns with
+    two whole windows somewhere (a marker seen in short stretches only has none)."""
     if unseen is None:
+        step, before = _window_means(x, w, first)
         return step, before, None
+    n = x.shape[0]
     m = np.zeros((n + 1, x.shape[1]), np.int32)
     np.cumsum(unseen, axis=0, out=m[1:])
     full = (m[w:n - w + 1] == m[:n - 2 * w + 1]) & (m[2 * w:] == m[w:n - w + 1])
-    np.copyto(step, 0.0, where=~full)
-    return step, before, full
+    live = np.flatnonzero(full.any(axis=0))
+    if live.size == x.shape[1]:
+        step, before = _window_means(np.where(unseen, 0.0, x), w, first)
+        np.copyto(step, 0.0, where=~full)
+        return step, before, full
+    step, before = np.zeros(full.shape), np.zeros(full.shape)
+    if live.size:
+        step[:, live], before[:, live] = _window_means(np.where(unseen[:, live], 0.0, x[:, live]), w, 0)
+        np.copyto(step, 0.0, where=~full)
+    return step, before[:, first:], full
 
 
 def _heading(kinematics, n: int) -> np.ndarray:

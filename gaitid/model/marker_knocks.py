@@ -304,7 +304,7 @@ def knock_findings(trial: Trial, model: Model, kinematics, knock_m: float,
     d = xyz[ia] - xyz[lay.ib]
     turning = bool(triangles) and math.isfinite(turn_deg)
     x = np.empty((n, k + 3 * len(triangles) * turning))  # the distances (m), then each plane's normal
-    x[:, :k] = np.sqrt(d[..., 0] ** 2 + d[..., 1] ** 2 + d[..., 2] ** 2).T
+    x[:, :k] = norm(d).T
     if turning:  # each plane's normal: the cross product of two sides (its length, twice the area, is
         # about constant on a segment and does not change the mean's direction), in the heading frame
         left = _heading(kinematics, n)

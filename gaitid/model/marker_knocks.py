@@ -44,7 +44,6 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-from scipy.fft import next_fast_len
 
 from gaitid.core.rotation import cross, norm
 from gaitid.core.trial import Trial
@@ -75,7 +74,7 @@ def stride_frames(legs: np.ndarray, rate: float) -> int | None:
     x = np.where(ok, x - mean, 0.0)  # frames unseen count as the mean
     if not np.sqrt((x ** 2).sum() / ok.sum()) > STILL_M:
         return None
-    size = next_fast_len(n + hi, real=True)  # zero-padded: no wrap-around up to lag hi, a fast FFT
+    size = 1 << (n + hi - 1).bit_length()  # zero-padded to a power of two >= n + hi: no lag wraps around
     f = np.fft.rfft(x, size, axis=0)
     power = f.real ** 2 + f.imag ** 2  # |f|^2: the autocorrelation's transform
     ac = np.fft.irfft(power.sum(axis=1), size)[:hi + 1] / (n - np.arange(hi + 1))  # per overlapping pair

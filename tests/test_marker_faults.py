@@ -191,3 +191,22 @@ def test_marker_thresholds_are_validated(name):
         with pytest.raises(SettingsError, match=name):
             Settings(**{name: bad})
     assert getattr(Settings(**{name: math.inf}), name) == math.inf
+
+
+def test_the_model_plan_is_rebuilt_for_another_label_set_or_another_model():
+    """The model's plan (labels, pairs, knock layout) is kept per model and label set: a trial with
+    a marker missing, or another model, never reuses the plan of the trial checked before (the
+    left thigh without LTHI is no three-point segment: its plane is not measured)."""
+    result = process(WALK)
+    trial, kin, model = result.trial, result.kinematics, load_model("plugin-gait")
+    full = marker_fault_check(trial, model, kin)  # the plan of the full label set, kept
+    assert "turn by at most 0 deg (left thigh;" in full.detail
+    keep = [i for i, lab in enumerate(trial.marker_labels) if lab != "LTHI"]
+    fewer = dataclasses.replace(trial, marker_labels=[trial.marker_labels[i] for i in keep],
+                                markers=trial.markers[:, keep])
+    assert "turn by at most 0 deg (right thigh;" in marker_fault_check(fewer, model, kin).detail
+    again = marker_fault_check(trial, model, kin)
+    assert (again.status, again.detail, again.warnings) == (full.status, full.detail, full.warnings)
+    other = dataclasses.replace(model, segment_markers={seg: [lab for lab in labs if lab != "{S}THI"]
+                                                        for seg, labs in model.segment_markers.items()})
+    assert "turn by at most 0 deg (left shank;" in marker_fault_check(trial, other, kin).detail  # no thigh plane

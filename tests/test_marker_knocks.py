@@ -224,3 +224,23 @@ def test_the_markers_detail_is_the_same_whatever_the_hash_seed():
             for seed in ("0", "2", "3")}
     assert len(seen) == 1
     assert "stride-mean segment shape steps at most 5 mm (RHEE; tolerance 10 mm)" in seen.pop()
+
+
+@pytest.mark.parametrize("n", [130, 197, 380, 1249])
+def test_the_strides_autocorrelation_is_numpys_correlate(n):
+    """stride_frames's FFT, padded to the trial plus the longest lag only, gives the stride of the
+    autocorrelation summed directly by np.correlate (no lag wraps around)."""
+    rate, rng = 100.0, np.random.default_rng(n)
+    t = np.arange(n) / rate
+    legs = np.column_stack([0.85 + 0.04 * np.cos(2 * np.pi * t / p + f) for p, f in ((0.9, 0.0), (0.9, 3.0))])
+    legs += rng.normal(0.0, 0.01, legs.shape)
+    legs[n // 3:n // 3 + 7, 0] = np.nan
+    hi, lo = min(int(2.0 * rate), 2 * n // 3), math.ceil(0.6 * rate)
+    x = legs - np.nanmean(legs, axis=0)
+    x[np.isnan(x)] = 0.0
+    ac = sum(np.correlate(c, c, "full")[n - 1:n + hi] for c in x.T) / (n - np.arange(hi + 1))
+    peak = [lag for lag in range(lo, hi) if ac[lag] > ac[lag - 1] and ac[lag] >= ac[lag + 1]
+            and ac[lag] >= 0.3 * ac[0]]
+    expected = next(lag for lag in peak if ac[lag] >= 0.8 * max(ac[p] for p in peak)) if peak else None
+    assert stride_frames(legs, rate) == expected
+    assert expected is None or abs(expected - 90) <= 4  # the 0.9 s stride

@@ -37,7 +37,7 @@ import numpy as np
 
 from gaitid.core.checks import Check
 from gaitid.core.rotation import norm
-from gaitid.core.signal import runs
+from gaitid.core.signal import column_nanmedian, runs
 from gaitid.core.trial import Trial
 from gaitid.core.vocabulary import SIDES, side_path
 from gaitid.model.marker_knocks import knock_findings
@@ -82,6 +82,40 @@ def _model_markers(model: Model) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+_PLANS: dict = {}  # (id(model), marker labels, virtual labels) -> (model, plan): see _plan
+MAX_PLANS = 16
+
+
+def _plan(model: Model, trial: Trial):
+    """(present, labels, columns, pairs, built_from) of a (label-aliased) trial under ``model``: the
+    labels present (markers and virtual points), the model's markers among them and their columns
+    in ``trial.markers``, their left/right pairs (:func:`_side_pairs`), and ``built_from(point,
+    prefix)``, the markers a model point of a side is computed from (:func:`_point_markers`,
+    remembered). The same for every trial of a session: built once per model (read-only, shared as
+    :func:`~gaitid.model.markerset.load_model` shares it; unhashable, so keyed by its id and kept
+    alive by the cache) and label set."""
+    key = (id(model), tuple(trial.marker_labels), tuple(trial.virtual_labels))
+    hit = _PLANS.get(key)
+    if hit is not None and hit[0] is model:
+        return hit[1]
+    present = set(trial.marker_labels) | set(trial.virtual_labels)
+    wanted = [t.replace("{S}", model.sides[s]) if "{S}" in t else t for t in _model_markers(model)
+              for s in (SIDES if "{S}" in t else SIDES[:1])]
+    labels = [x for x in dict.fromkeys(wanted) if x in trial.marker_labels]
+    columns = [trial.marker_labels.index(x) for x in labels]
+    memo: dict[tuple[str, str], list[str]] = {}
+
+    def built_from(point: str, prefix: str) -> list[str]:
+        if (point, prefix) not in memo:
+            memo[point, prefix] = _point_markers(model, point, prefix, present)
+        return list(memo[point, prefix])
+
+    if len(_PLANS) >= MAX_PLANS:
+        _PLANS.clear()
+    _PLANS[key] = (model, (present, labels, columns, _side_pairs(model, labels), built_from))
+    return _PLANS[key][1]
+
+
 def segment_lengths(kinematics) -> dict[tuple[str, str], np.ndarray]:
     """(side, segment) -> (n,) m: the distance from each chain segment's proximal to its distal
     point (lab frame), per frame; NaN where either is unknown."""
@@ -98,11 +132,7 @@ def _length_findings(trial, model, lengths, present, tol, asym_tol):
     keys = list(lengths)
     L = np.stack([lengths[key] for key in keys])  # (segments, n) m
     ok = np.isfinite(L)
-    whole = ok.all(axis=1)  # segments known in every frame: one median call for all of them
-    med = np.full(len(keys), np.nan)
-    med[whole] = np.median(L[whole], axis=1)
-    for r in np.flatnonzero(~whole & ok.any(axis=1)):
-        med[r] = np.median(L[r, ok[r]])
+    med = column_nanmedian(L.T)  # each segment's median over the frames it is known in, by one sort
     dev_all = np.where(ok, L - med[:, None], 0.0)
     big = np.abs(dev_all)
     top = np.argmax(big, axis=1)
@@ -153,9 +183,9 @@ def _stuck_findings(trial, labels, X, stuck_s, stuck_m, tol):
     if not math.isfinite(stuck_s) or X.shape[0] < 2:
         return warnings
     move = np.diff(X, axis=0)  # (n-1, m, 3) m per frame; NaN where unseen
-    still = np.einsum("ijk,ijk->ij", move, move) < stuck_m ** 2
+    still = move[..., 0] ** 2 + move[..., 1] ** 2 + move[..., 2] ** 2 < stuck_m ** 2
     need = max(1, math.ceil(stuck_s * trial.point_rate))  # frame-to-frame steps in the stretch
-    for j in np.flatnonzero(still.any(axis=0)):
+    for j in np.flatnonzero(still.sum(axis=0) >= need):  # a stretch of `need` still steps needs as many
         lab = labels[j]
         starts, stops = runs(still[:, j])
         for a, b in zip(starts, stops):
@@ -178,22 +208,29 @@ def _stuck_findings(trial, labels, X, stuck_s, stuck_m, tol):
     return warnings
 
 
-def _side_findings(trial, model, kinematics, labels, X, margin):
-    """Warnings for left/right marker pairs crossed by more than ``margin`` (m); also the worst crossing."""
+def _side_pairs(model: Model, labels: list[str]) -> list[tuple[str, str]]:
+    """The (left, right) pairs of the model's side markers (``LKNE``/``RKNE``...) among ``labels``."""
+    left_pre, right_pre = model.sides["Left"], model.sides["Right"]
+    return [(a, b) for a, b in ((t.replace("{S}", left_pre), t.replace("{S}", right_pre))
+                                for t in _model_markers(model) if "{S}" in t) if a in labels and b in labels]
+
+
+def _side_findings(trial, kinematics, labels, pairs, X, margin):
+    """Warnings for left/right marker pairs (:func:`_side_pairs`) crossed by more than ``margin`` (m);
+    also the worst crossing."""
     warnings, worst = [], (-math.inf, "")
     hips = side_path("Left", "hip"), side_path("Right", "hip")
     if not math.isfinite(margin) or not all(h in kinematics.joint_centres for h in hips):
         return warnings, None
+    if not pairs:
+        return warnings, worst
     lateral = kinematics.joint_centres[hips[0]] - kinematics.joint_centres[hips[1]]
     lateral = lateral / norm(lateral, keepdims=True)  # (n, 3) lab, right to left hip
     index = {lab: i for i, lab in enumerate(labels)}
-    left_pre, right_pre = model.sides["Left"], model.sides["Right"]
-    pairs = [(a, b) for a, b in ((t.replace("{S}", left_pre), t.replace("{S}", right_pre))
-                                 for t in _model_markers(model) if "{S}" in t) if a in index and b in index]
-    if not pairs:
-        return warnings, worst
     ia, ib = (np.array([index[p[k]] for p in pairs]) for k in (0, 1))
-    D = np.einsum("npj,nj->np", X[:, ia] - X[:, ib], lateral)  # (n, pairs) m; > 0 when a is left of b
+    gap = X[:, ia] - X[:, ib]  # (n, pairs, 3) m lab
+    D = (gap[..., 0] * lateral[:, 0, None] + gap[..., 1] * lateral[:, 1, None]
+         + gap[..., 2] * lateral[:, 2, None])  # (n, pairs) m; > 0 when a is left of b
     seen = np.isfinite(D)
     lowest = np.where(seen, D, np.inf).min(axis=0)  # every pair at once
     for p in np.flatnonzero(seen.any(axis=0)):
@@ -228,19 +265,14 @@ def marker_fault_check(trial: Trial, model: Model, kinematics, *, length_toleran
     if not any(np.isfinite(v).any() for v in lengths.values()):
         return Check.not_run(NAME, "no segment's two ends are ever both known")
     trial = apply_aliases(trial, model)
-    present = set(trial.marker_labels) | set(trial.virtual_labels)
-    wanted = [t.replace("{S}", model.sides[s]) if "{S}" in t else t for t in _model_markers(model)
-              for s in (SIDES if "{S}" in t else SIDES[:1])]
-    labels = [x for x in dict.fromkeys(wanted) if x in trial.marker_labels]
-    X = trial.markers[:, [trial.marker_labels.index(x) for x in labels]] if labels else np.empty((trial.n_frames, 0, 3))
+    present, labels, columns, pairs, built_from = _plan(model, trial)
+    X = trial.markers[:, columns] if labels else np.empty((trial.n_frames, 0, 3))
     warnings, worst, worst_asym = _length_findings(trial, model, lengths, present, length_tolerance_m,
                                                    asymmetry_tolerance)
     warnings += _stuck_findings(trial, labels, X, stuck_s, stuck_m, length_tolerance_m)
-    side_warnings, crossing = _side_findings(trial, model, kinematics, labels, X, side_margin_m)
+    side_warnings, crossing = _side_findings(trial, kinematics, labels, pairs, X, side_margin_m)
     warnings += side_warnings
-    knock_warnings, knock_detail, _ = knock_findings(
-        trial, model, kinematics, knock_m, lambda point, prefix: _point_markers(model, point, prefix, present),
-        turn_deg)
+    knock_warnings, knock_detail, _ = knock_findings(trial, model, kinematics, knock_m, built_from, turn_deg)
     warnings += knock_warnings
     detail = (f"segment lengths within {1000 * worst[0]:.0f} mm of their medians ({worst[1]}; tolerance "
               f"{1000 * length_tolerance_m:g} mm), left/right within {100 * worst_asym[0]:.0f} % "

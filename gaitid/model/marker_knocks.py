@@ -74,9 +74,10 @@ def stride_frames(legs: np.ndarray, rate: float) -> int | None:
     x = np.where(ok, x - mean, 0.0)  # frames unseen count as the mean
     if not np.sqrt((x ** 2).sum() / ok.sum()) > STILL_M:
         return None
-    size = 1 << (2 * n - 1).bit_length()  # zero-padded to a power of two >= 2n: no wrap-around, a fast FFT
+    size = 1 << (n + hi - 1).bit_length()  # zero-padded to a power of two >= n + hi: no lag wraps around
     f = np.fft.rfft(x, size, axis=0)
-    ac = np.fft.irfft((f * np.conj(f)).sum(axis=1), size)[:hi + 1] / (n - np.arange(hi + 1))  # per overlapping pair
+    power = f.real ** 2 + f.imag ** 2  # |f|^2: the autocorrelation's transform
+    ac = np.fft.irfft(power.sum(axis=1), size)[:hi + 1] / (n - np.arange(hi + 1))  # per overlapping pair
     peak = np.flatnonzero((ac[lo:hi] > ac[lo - 1:hi - 1]) & (ac[lo:hi] >= ac[lo + 1:hi + 1])) + lo  # local maxima
     peak = peak[ac[peak] >= MIN_CORRELATION * ac[0]]
     if not peak.size:
@@ -92,21 +93,20 @@ def _axis_markers(model: Model, point: str, prefix: str) -> list[str]:
     return [lab.replace("{S}", prefix) for key in ("marker", "of") for lab in strings(spec.get(key, []))]
 
 
-def _groups(trial: Trial, model: Model, kinematics, built_from: Callable[[str, str], list[str]]):
-    """[(group, points, sets)]: per leg ('Left', 'Right') and for the pelvis, the named (n, 3)
-    points (lab frame, m) and, per segment, the list of its points (they move as one); and the joint
-    centres' names -> (side, model point). A leg's markers are its segments' ``[segment_markers]``
-    and the markers on its joints (:func:`_axis_markers`); a joint centre is a point of its
-    segments only when built from none of them (the hip, from the pelvis): a centre built from a
-    leg's markers moves with them and would hide their step."""
-    index = {lab: i for i, lab in enumerate(trial.marker_labels)}
+def _groups(model: Model, labels: tuple[str, ...], bodies: tuple, built_from: Callable[[str, str], list[str]]):
+    """[(group, points, sets)]: per leg ('Left', 'Right') and for the pelvis, the points' names ->
+    where each comes from (a column of the trial's markers, or (side, segment): that segment's
+    proximal point, lab frame) and, per segment, the list of its points (they move as one); and the
+    joint centres' names -> (side, model point). ``bodies``: (side, the chain's segment names) for
+    each leg with motion. A leg's markers are its segments' ``[segment_markers]`` and the markers
+    on its joints (:func:`_axis_markers`); a joint centre is a point of its segments only when built
+    from none of them (the hip, from the pelvis): a centre built from a leg's markers moves with
+    them and would hide their step."""
+    index = {lab: i for i, lab in enumerate(labels)}
     out, centres = [], {}
-    for side in SIDES:
-        if side not in kinematics.motion:
-            continue
+    for side, names in bodies:
         prefix = model.sides[side]
-        motion = dict(zip([b.name for b in kinematics.chains[side].bodies], kinematics.motion[side]))
-        segs = [seg for seg in model.chain if seg in motion]
+        segs = [seg for seg in model.chain if seg in names]
         ends = {seg: (model.segments[seg]["proximal"], model.segments[seg]["distal"]) for seg in segs}
         on = {point: _axis_markers(model, point, prefix) for point in {p for e in ends.values() for p in e}}
         members = {seg: [lab.replace("{S}", prefix) for lab in model.segment_markers.get(seg, [])]
@@ -114,41 +114,111 @@ def _groups(trial: Trial, model: Model, kinematics, built_from: Callable[[str, s
         members = {seg: [lab for lab in dict.fromkeys(labs) if lab in index] for seg, labs in members.items()}
         order = list(dict.fromkeys(lab for labs in members.values() for lab in labs))  # the model's order:
         mine = set(order)  # a tie between two points' steps names the same one on every run
-        points = {lab: trial.markers[:, index[lab]] for lab in order}
+        points = {lab: index[lab] for lab in order}
         for seg in segs:
-            xyz = motion[seg].proximal_lab
             point = ends[seg][0]
             # a centre on its joint's markers (knee, ankle) is built from them: no need to follow its recipe
             if not mine.intersection(on[point]) and not mine.intersection(built_from(point, prefix)):
                 name = f"{side.lower()} {point} centre"
-                points[name] = xyz
+                points[name] = (side, seg)
                 members[seg].append(name)
                 centres[name] = (side, point)
         out.append((side, points, members))
     root = model.root
     pelvis = [lab for lab in model.segment_markers.get(root, []) if "{S}" not in lab and lab in index]
     if len(pelvis) >= 3:
-        out.append((root, {lab: trial.markers[:, index[lab]] for lab in pelvis}, {root: pelvis}))
+        out.append((root, {lab: index[lab] for lab in pelvis}, {root: pelvis}))
     return out, centres
+
+
+class _Layout:
+    """The points, pairs and three-point segments :func:`knock_findings` measures for one model,
+    one set of marker labels and one set of legs: the same for every trial of a session, so built
+    once (:func:`_layout`). Read-only."""
+
+    def __init__(self, model: Model, labels: tuple[str, ...], bodies: tuple, built_from):
+        self.groups, self.centres = _groups(model, labels, bodies, built_from)
+        # every group's points in one array and every pair of points of a segment: one pass of
+        # cumulative sums for all distances and all three-point segments' plane normals
+        names, owner, pairs, triangles, first = [], [], [], [], 0
+        for g, (group, points, sets) in enumerate(self.groups):
+            pos = {x: first + i for i, x in enumerate(points)}
+            names += list(points)
+            owner += [g] * len(points)
+            pairs += sorted({tuple(sorted((pos[a], pos[b]))) for s in sets.values()
+                             for a, b in itertools.combinations(s, 2)})
+            if group in SIDES:
+                triangles += [(g, seg, [pos[x] for x in s]) for seg, s in sets.items() if len(s) == 3]
+            first += len(points)
+        self.names, self.triangles, self.k = names, triangles, len(pairs)
+        self.sources = [src for _, points, _ in self.groups for src in points.values()]
+        if not pairs:
+            return
+        self.ia, self.ib = np.array(pairs).T
+        row = {pair: r for r, pair in enumerate(pairs)}  # two sides of each triangle: rows of the pairs
+        self.edges = [row[tuple(sorted((c[0], c[j])))] for _, _, c in triangles for j in (1, 2)]
+        self.incidence = np.zeros((self.k, len(names)))  # (k, points): 1 where the pair has the point
+        self.incidence[np.arange(self.k), self.ia] = self.incidence[np.arange(self.k), self.ib] = 1.0
+        self.bounds = np.searchsorted(owner, np.arange(len(self.groups) + 1))  # each group's points: consecutive
+        self.pairs = [(names[a], names[b]) for a, b in pairs]
+        for a in (self.ia, self.ib, self.incidence, self.bounds):
+            a.setflags(write=False)
+
+
+_LAYOUTS: dict = {}  # (id(model), labels, bodies, built_from) -> (model, _Layout)
+MAX_LAYOUTS = 16
+
+
+def _layout(model: Model, labels: tuple[str, ...], bodies: tuple, built_from) -> _Layout:
+    """The :class:`_Layout` of a model (read-only, shared as :func:`~gaitid.model.markerset.load_model`
+    shares it), a trial's marker labels, its legs and a ``built_from``, built on the first call
+    (a model is unhashable: keyed by its id, kept alive by the cache so that the id stays its own)."""
+    key = (id(model), labels, bodies, built_from)
+    hit = _LAYOUTS.get(key)
+    if hit is not None and hit[0] is model:
+        return hit[1]
+    if len(_LAYOUTS) >= MAX_LAYOUTS:
+        _LAYOUTS.clear()
+    layout = _Layout(model, labels, bodies, built_from)
+    _LAYOUTS[key] = (model, layout)
+    return layout
+
+
+def _window_means(x: np.ndarray, w: int, first: int) -> tuple[np.ndarray, np.ndarray]:
+    """For t = w..n-w, the mean of ``x`` (n, k) over frames t..t+w-1 minus that over t-w..t-1, and,
+    for the columns from ``first`` on, the mean over t-w..t-1: one pass of cumulative sums."""
+    n = x.shape[0]
+    c = np.zeros((n + 1, x.shape[1]))
+    np.cumsum(x, axis=0, out=c[1:])
+    step = (c[2 * w:] - 2.0 * c[w:n - w + 1] + c[:n - 2 * w + 1]) / w
+    return step, (c[w:n - w + 1, first:] - c[:n - 2 * w + 1, first:]) / w
 
 
 def _steps(x: np.ndarray, w: int, first: int, unseen: np.ndarray | None
            ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """For t = w..n-w, the mean of ``x`` (n, k; NaN where ``unseen``, (n, k) bool or None: nowhere)
     over frames t..t+w-1 minus that over t-w..t-1 (0 where either window misses a frame), and, for
-    the columns from ``first`` on, the mean over t-w..t-1: (n - 2w + 1, k) and (n - 2w + 1, k -
-    first) arrays; and where both windows have every frame, (n - 2w + 1, k) (None: everywhere)."""
-    n = x.shape[0]
-    c = np.zeros((n + 1, x.shape[1]))
-    np.cumsum(x if unseen is None else np.where(unseen, 0.0, x), axis=0, out=c[1:])
-    step = (c[2 * w:] - 2.0 * c[w:n - w + 1] + c[:n - 2 * w + 1]) / w
-    before = (c[w:n - w + 1, first:] - c[:n - 2 * w + 1, first:]) / w
+    the columns from ``first`` on, the mean over t-w..t-1 (0 in a column whose windows are never
+    both whole): (n - 2w + 1, k) and (n - 2w + 1, k - first) arrays; and where both windows have
+    every frame, (n - 2w + 1, k) (None: everywhere). The means are summed only in the columns with
+    two whole windows somewhere (a marker seen in short stretches only has none)."""
     if unseen is None:
+        step, before = _window_means(x, w, first)
         return step, before, None
+    n = x.shape[0]
     m = np.zeros((n + 1, x.shape[1]), np.int32)
     np.cumsum(unseen, axis=0, out=m[1:])
     full = (m[w:n - w + 1] == m[:n - 2 * w + 1]) & (m[2 * w:] == m[w:n - w + 1])
-    return np.where(full, step, 0.0), before, full
+    live = np.flatnonzero(full.any(axis=0))
+    if live.size == x.shape[1]:
+        step, before = _window_means(np.where(unseen, 0.0, x), w, first)
+        np.copyto(step, 0.0, where=~full)
+        return step, before, full
+    step, before = np.zeros(full.shape), np.zeros(full.shape)
+    if live.size:
+        step[:, live], before[:, live] = _window_means(np.where(unseen[:, live], 0.0, x[:, live]), w, 0)
+        np.copyto(step, 0.0, where=~full)
+    return step, before[:, first:], full
 
 
 def _heading(kinematics, n: int) -> np.ndarray:
@@ -220,32 +290,24 @@ def knock_findings(trial: Trial, model: Model, kinematics, knock_m: float,
         if n // 2 < MIN_WINDOW * w:
             return [], "marker knocks not checked (the trial is shorter than 1.8 strides)", math.nan
         w = n // 2
-    groups, centres = _groups(trial, model, kinematics, built_from)
-    # every group's points in one array and every pair of points of a segment: one pass of
-    # cumulative sums for all distances and all three-point segments' plane normals
-    names, owner, pairs, triangles, first = [], [], [], [], 0
-    for g, (group, points, sets) in enumerate(groups):
-        pos = {x: first + i for i, x in enumerate(points)}
-        names += list(points)
-        owner += [g] * len(points)
-        pairs += sorted({tuple(sorted((pos[a], pos[b]))) for s in sets.values() for a, b in itertools.combinations(s, 2)})
-        if group in SIDES:
-            triangles += [(g, seg, [pos[x] for x in s]) for seg, s in sets.items() if len(s) == 3]
-        first += len(points)
-    if not pairs:
+    bodies = tuple((side, tuple(b.name for b in kinematics.chains[side].bodies[:len(kinematics.motion[side])]))
+                   for side in SIDES if side in kinematics.motion)
+    lay = _layout(model, tuple(trial.marker_labels), bodies, built_from)
+    groups, centres, names, triangles, k = lay.groups, lay.centres, lay.names, lay.triangles, lay.k
+    if not k:
         return [], "marker knocks not checked (no segment with two points)", math.nan
-    xyz = np.stack([p for _, points, _ in groups for p in points.values()])  # (points, n, 3) m lab
-    ia, ib = np.array(pairs).T
-    d = xyz[ia] - xyz[ib]
-    k = len(pairs)
+    motion = {side: dict(zip(seg_names, kinematics.motion[side])) for side, seg_names in bodies}
+    xyz = np.stack([trial.markers[:, src] if isinstance(src, int) else motion[src[0]][src[1]].proximal_lab
+                    for src in lay.sources])  # (points, n, 3) m lab
+    ia = lay.ia
+    d = xyz[ia] - xyz[lay.ib]
     turning = bool(triangles) and math.isfinite(turn_deg)
     x = np.empty((n, k + 3 * len(triangles) * turning))  # the distances (m), then each plane's normal
-    x[:, :k] = np.sqrt(np.einsum("kij,kij->ki", d, d)).T
+    x[:, :k] = norm(d).T
     if turning:  # each plane's normal: the cross product of two sides (its length, twice the area, is
         # about constant on a segment and does not change the mean's direction), in the heading frame
         left = _heading(kinematics, n)
-        row = {pair: r for r, pair in enumerate(pairs)}  # two sides of each triangle: rows of d
-        e = d[[row[tuple(sorted((c[0], c[j])))] for _, _, c in triangles for j in (1, 2)]]
+        e = d[lay.edges]
         (u0, u1, u2), (v0, v1, v2) = e[0::2].transpose(2, 0, 1), e[1::2].transpose(2, 0, 1)  # (T, n) each
         nx, ny = u1 * v2 - u2 * v1, u2 * v0 - u0 * v2
         x[:, k::3] = (nx * left[:, 1] - ny * left[:, 0]).T  # forward
@@ -253,11 +315,8 @@ def knock_findings(trial: Trial, model: Model, kinematics, knock_m: float,
         x[:, k + 2::3] = (u0 * v1 - u1 * v0).T  # up
     unseen = ~np.isfinite(x)
     step, before, full = _steps(x, w, k, unseen if unseen.any() else None)
-    incidence = np.zeros((k, len(names)))  # (k, points): 1 where the pair has the point
-    incidence[np.arange(k), ia] = incidence[np.arange(k), ib] = 1.0
-    score = np.sqrt(step[:, :k] ** 2 @ incidence)  # (T, points) m
-    bounds = np.searchsorted(owner, np.arange(len(groups) + 1))  # each group's points: consecutive columns
-    pairs = [(names[a], names[b]) for a, b in pairs]
+    score = np.sqrt(step[:, :k] ** 2 @ lay.incidence)  # (T, points) m
+    bounds, pairs = lay.bounds, lay.pairs
     warnings, worst, knocked = [], (-1.0, ""), set()
     for g, (group, _, _) in enumerate(groups):
         lo, hi = bounds[g], bounds[g + 1]

@@ -4,6 +4,7 @@ real and synthetic trial, and each mutation of a real plate set-up named with it
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -54,6 +55,7 @@ def test_every_real_plate_set_up_passes_geometry_and_units(path):
     assert (g.status, u.status) == (PASSED, PASSED), (g.warnings, u.warnings)
     n = len(trial.force_plates)
     assert f"{n} with Z into the floor" in g.detail and f"{n} of {n} plate(s) push up" in g.detail
+    assert re.search(r"COP median inside every plate, \d+\.\d cm inside the edge at the closest", u.detail), u.detail
 
 
 @pytest.mark.realdata
@@ -165,6 +167,7 @@ def test_moments_too_large_put_the_cop_outside_the_plate(tmp_path):
     path = mutated(realdata_path(ZOO), tmp_path, "big.c3d", channel_scale(1, slice(3, 6), 1000.0))
     (w,) = units(read_c3d(path)).warnings
     assert w.startswith("force plate 1: its centre of pressure lies outside the plate on most loaded frames")
+    assert re.search(r"COP median \d+\.\d cm outside the plate edge at worst", units(read_c3d(path)).detail)
     assert units(read_c3d(path), plate_cop_outside_m=math.inf).status == PASSED
 
 

@@ -270,7 +270,12 @@ def plate_units_check(trial: Trial, cop_outside_m: float) -> Check:
                 f"{outside.size} frames with Fz >= {LOADED_COP_N:g} N; tolerance {cop_outside_m * 100:g} cm, "
                 "Settings.plate_cop_outside_m): moment channels in a larger unit than read (N.m read as N.mm: "
                 "x1000), a gain too high on the moments, or FORCE_PLATFORM:ORIGIN wrong")
-    detail = (f"COP median {worst * 100:+.1f} cm outside the plate edge at worst (tolerance {cop_outside_m * 100:g} cm); "
-              f"{compared} channel unit(s) compared with their labels") if np.isfinite(worst) else \
-        f"no loaded plate; {compared} channel unit(s) compared with their labels"
+    if not np.isfinite(worst):
+        where = "no loaded plate"
+    elif worst <= 0:  # every plate's median COP inside its outline: say how far inside the closest lies
+        where = f"COP median inside every plate, {-worst * 100:.1f} cm inside the edge at the closest"
+    else:
+        where = f"COP median {worst * 100:.1f} cm outside the plate edge at worst"
+    detail = (f"{where} (tolerance {cop_outside_m * 100:g} cm outside); " if np.isfinite(worst) else f"{where}; ") + \
+        f"{compared} channel unit(s) compared with their labels"
     return Check.outcome(name, detail, warnings)

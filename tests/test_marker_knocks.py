@@ -32,6 +32,18 @@ def knock(label: str, offset_mm, start: int):
     return edit
 
 
+def knocked_check(relative: str, tmp_path, label: str, offset_mm, options=None):
+    """The markers check of the real trial ``relative`` (its clean options) with ``label`` moved by
+    ``offset_mm`` (lab frame) from its middle frame on, the trial as read and that frame's index."""
+    options = dict(CLEAN[relative] if options is None else options)
+    if "static" in options:
+        options["static"] = realdata_path(options["static"])
+    source = realdata_path(relative)
+    trial = read_c3d(source)
+    half = trial.n_frames // 2
+    return markers_check(process(mutant(source, tmp_path, knock(label, offset_mm, half)), **options)), trial, half
+
+
 def knocks(check) -> list[tuple[str, int, int]]:
     """(named point, size mm, frame) of each knock warning of the markers check."""
     return [(m.group(1), int(m.group(2)), int(m.group(3))) for m in map(KNOCK.match, check.warnings) if m]
@@ -84,13 +96,7 @@ def test_a_knee_marker_knocked_forward_mid_trial_is_named_with_its_frame(tmp_pat
     """The knock the segment lengths miss on three of these trials (the knee centre moves less
     along the shank than their own length changes) while it moves their moments by 57-102 % of
     the peak: 14-44 mm here against 2-6 mm on the clean trials."""
-    options = dict(CLEAN[relative])
-    if "static" in options:
-        options["static"] = realdata_path(options["static"])
-    source = realdata_path(relative)
-    trial = read_c3d(source)
-    half = trial.n_frames // 2
-    check = markers_check(process(mutant(source, tmp_path, knock("LKNE", (50.0, 0.0, 0.0), half)), **options))
+    check, trial, half = knocked_check(relative, tmp_path, "LKNE", (50.0, 0.0, 0.0))
     assert check.status == WARNED
     found = knocks(check)
     assert [f[0] for f in found] == ["LKNE"], check.warnings
@@ -156,13 +162,7 @@ def test_a_marker_moved_across_its_three_point_segment_turns_its_plane_and_is_na
     tissue: the thigh or tibia wand, or the knee marker, moved along lab X (across the segment's
     plane) turns that plane by 18-68 deg, against at most 8 deg on the clean trials."""
     label, offset = SILENT_BEFORE[relative]
-    options = dict(CLEAN[relative])
-    if "static" in options:
-        options["static"] = realdata_path(options["static"])
-    source = realdata_path(relative)
-    trial = read_c3d(source)
-    half = trial.n_frames // 2
-    check = markers_check(process(mutant(source, tmp_path, knock(label, offset, half)), **options))
+    check, trial, half = knocked_check(relative, tmp_path, label, offset)
     assert check.status == WARNED and not knocks(check), check.warnings
     found = turns(check)
     assert len(found) == 1, check.warnings
@@ -171,8 +171,7 @@ def test_a_marker_moved_across_its_three_point_segment_turns_its_plane_and_is_na
     assert angle >= 15 and abs(frame - (trial.first_frame + half)) <= trial.point_rate  # within a stride
     warning = next(w for w in check.warnings if TURN.match(w))
     assert "Settings.marker_turn_deg" in warning and "knocked, re-placed or its wand turned" in warning
-    off = markers_check(process(mutant(source, tmp_path, knock(label, offset, half)), marker_turn_deg=math.inf,
-                                **options))
+    off, _, _ = knocked_check(relative, tmp_path, label, offset, dict(CLEAN[relative], marker_turn_deg=math.inf))
     assert not turns(off) and "planes' turns not checked (Settings.marker_turn_deg is inf)" in off.detail
 
 

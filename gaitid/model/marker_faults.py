@@ -110,10 +110,11 @@ def _plan(model: Model, trial: Trial):
             memo[point, prefix] = _point_markers(model, point, prefix, present)
         return list(memo[point, prefix])
 
+    plan = (present, labels, columns, _side_pairs(model, labels), built_from)
     if len(_PLANS) >= MAX_PLANS:
         _PLANS.clear()
-    _PLANS[key] = (model, (present, labels, columns, _side_pairs(model, labels), built_from))
-    return _PLANS[key][1]
+    _PLANS[key] = (model, plan)
+    return plan  # not read back: another thread may clear the cache in between
 
 
 def segment_lengths(kinematics) -> dict[tuple[str, str], np.ndarray]:

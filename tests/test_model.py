@@ -14,7 +14,7 @@ from gaitid.core.errors import ModelError
 from gaitid.model import frames as fr
 from gaitid.model.bsip import list_tables, load_table, segment_parameters
 from gaitid.model.joint_centres import asis_trochanter_distance, chord_joint_centre, davis_hip_centre, midpoint
-from gaitid.model.markerset import list_models, load_model
+from gaitid.model.markerset import list_models, load_model, per_model
 
 # ------------------------------------------------------------------ joint centres
 
@@ -279,3 +279,20 @@ def test_progression_frame_follows_travel_or_facing():
     P = fr.progression_frame(np.zeros((n, 3)), facing)
     np.testing.assert_allclose(P[0, :, 0], [-1, 0, 0], atol=1e-12)
     assert np.isnan(fr.progression_frame(np.full((n, 3), np.nan), facing)).all()
+
+
+def test_per_model_builds_once_per_model_and_key_and_starts_over_at_its_limit():
+    cache, built = {}, []
+    model = load_model("plugin-gait")
+
+    def build(tag):
+        built.append(tag)
+        return tag
+
+    assert per_model(cache, model, ("a",), lambda: build("a")) == "a"
+    assert per_model(cache, model, ("a",), lambda: build("again")) == "a"  # kept
+    assert per_model(cache, model, ("b",), lambda: build("b")) == "b"
+    assert per_model(cache, load_model("isb"), ("a",), lambda: build("isb")) == "isb"  # another model
+    assert built == ["a", "b", "isb"]
+    per_model(cache, model, ("c",), lambda: build("c"), limit=3)  # full: starts over
+    assert len(cache) == 1 and per_model(cache, model, ("a",), lambda: build("a2")) == "a2"

@@ -41,7 +41,7 @@ from gaitid.core.signal import column_nanmedian, runs
 from gaitid.core.trial import Trial
 from gaitid.core.vocabulary import SIDES, side_path
 from gaitid.model.marker_knocks import knock_findings
-from gaitid.model.markerset import Model
+from gaitid.model.markerset import Model, per_model
 from gaitid.model.trial_markers import apply_aliases, strings
 
 NAME = "markers"
@@ -82,8 +82,7 @@ def _model_markers(model: Model) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-_PLANS: dict = {}  # (id(model), marker labels, virtual labels) -> (model, plan): see _plan
-MAX_PLANS = 16
+_PLANS: dict = {}  # (id(model), marker labels, virtual labels) -> (model, plan): see per_model
 
 
 def _plan(model: Model, trial: Trial):
@@ -91,13 +90,13 @@ def _plan(model: Model, trial: Trial):
     labels present (markers and virtual points), the model's markers among them and their columns
     in ``trial.markers``, their left/right pairs (:func:`_side_pairs`), and ``built_from(point,
     prefix)``, the markers a model point of a side is computed from (:func:`_point_markers`,
-    remembered). The same for every trial of a session: built once per model (read-only, shared as
-    :func:`~gaitid.model.markerset.load_model` shares it; unhashable, so keyed by its id and kept
-    alive by the cache) and label set."""
-    key = (id(model), tuple(trial.marker_labels), tuple(trial.virtual_labels))
-    hit = _PLANS.get(key)
-    if hit is not None and hit[0] is model:
-        return hit[1]
+    remembered). The same for every trial of a session: built once per model and label set
+    (:func:`~gaitid.model.markerset.per_model`)."""
+    return per_model(_PLANS, model, (tuple(trial.marker_labels), tuple(trial.virtual_labels)),
+                     lambda: _build_plan(model, trial))
+
+
+def _build_plan(model: Model, trial: Trial):
     present = set(trial.marker_labels) | set(trial.virtual_labels)
     wanted = [t.replace("{S}", model.sides[s]) if "{S}" in t else t for t in _model_markers(model)
               for s in (SIDES if "{S}" in t else SIDES[:1])]
@@ -110,11 +109,7 @@ def _plan(model: Model, trial: Trial):
             memo[point, prefix] = _point_markers(model, point, prefix, present)
         return list(memo[point, prefix])
 
-    plan = (present, labels, columns, _side_pairs(model, labels), built_from)
-    if len(_PLANS) >= MAX_PLANS:
-        _PLANS.clear()
-    _PLANS[key] = (model, plan)
-    return plan  # not read back: another thread may clear the cache in between
+    return present, labels, columns, _side_pairs(model, labels), built_from
 
 
 def segment_lengths(kinematics) -> dict[tuple[str, str], np.ndarray]:

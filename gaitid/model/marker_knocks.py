@@ -48,7 +48,7 @@ import numpy as np
 from gaitid.core.rotation import cross, norm
 from gaitid.core.trial import Trial
 from gaitid.core.vocabulary import SIDES, side_path
-from gaitid.model.markerset import Model
+from gaitid.model.markerset import Model, per_model
 from gaitid.model.trial_markers import strings
 
 MIN_STRIDE_S, MAX_STRIDE_S = 0.6, 2.0  # s: the lags searched for a stride
@@ -165,23 +165,14 @@ class _Layout:
             a.setflags(write=False)
 
 
-_LAYOUTS: dict = {}  # (id(model), labels, bodies, built_from) -> (model, _Layout)
-MAX_LAYOUTS = 16
+_LAYOUTS: dict = {}  # (id(model), labels, bodies, built_from) -> (model, _Layout): see per_model
 
 
 def _layout(model: Model, labels: tuple[str, ...], bodies: tuple, built_from) -> _Layout:
-    """The :class:`_Layout` of a model (read-only, shared as :func:`~gaitid.model.markerset.load_model`
-    shares it), a trial's marker labels, its legs and a ``built_from``, built on the first call
-    (a model is unhashable: keyed by its id, kept alive by the cache so that the id stays its own)."""
-    key = (id(model), labels, bodies, built_from)
-    hit = _LAYOUTS.get(key)
-    if hit is not None and hit[0] is model:
-        return hit[1]
-    if len(_LAYOUTS) >= MAX_LAYOUTS:
-        _LAYOUTS.clear()
-    layout = _Layout(model, labels, bodies, built_from)
-    _LAYOUTS[key] = (model, layout)
-    return layout
+    """The :class:`_Layout` of a model, a trial's marker labels, its legs and a ``built_from``, built
+    on the first call (:func:`~gaitid.model.markerset.per_model`)."""
+    return per_model(_LAYOUTS, model, (labels, bodies, built_from),
+                     lambda: _Layout(model, labels, bodies, built_from))
 
 
 def _window_means(x: np.ndarray, w: int, first: int) -> tuple[np.ndarray, np.ndarray]:

@@ -139,6 +139,22 @@ def load_model(name_or_path: str | Path) -> Model:
     return _load_model_cached(path, stamp)
 
 
+def per_model(cache: dict, model: Model, key: tuple, build, limit: int = 16):
+    """``build()``, computed once per ``model`` object (read-only, shared as :func:`load_model`
+    shares it) and ``key`` and kept in ``cache``: a model is unhashable, so it is keyed by its id
+    and kept alive by the cache so that the id stays its own; at ``limit`` entries the cache starts
+    over. Thread-safe: the value is returned as built, never read back."""
+    full = (id(model),) + tuple(key)
+    hit = cache.get(full)
+    if hit is not None and hit[0] is model:
+        return hit[1]
+    value = build()
+    if len(cache) >= limit:
+        cache.clear()
+    cache[full] = (model, value)
+    return value
+
+
 def _merge(base: dict, child: dict) -> dict:
     """``child`` over ``base``: tables merge one level down (a point/segment/... is replaced
     whole), other values are replaced."""

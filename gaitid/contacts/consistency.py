@@ -75,11 +75,9 @@ def trial_residuals(kinematics: ModelKinematics, loads: dict[str, FootLoad], mas
     # no frame can be judged (measured, the centre of mass known, 0.1 s of such frames on either side):
     # nothing to filter
     if not eroded(usable & finite_rows(com), int(round(MARGIN_S * rate))).any():
-        n, nan = usable.size, math.nan
-        none = np.zeros(n, bool)
-        return (Residual(np.full((n, 3), np.nan), none, float(mass) * settings.gravity_m_s2, nan, nan, -1, nan, nan,
-                         nan), ResidualMoment(np.full((n, 3), np.nan), none.copy(), float(mass), nan, nan, nan, nan, -1),
-                how, "")
+        n = usable.size
+        return (Residual.none_judged(np.full((n, 3), np.nan), float(mass) * settings.gravity_m_s2),
+                ResidualMoment.none_judged(n, mass), how, "")
     # the feet's moment about the lab origin: COP x F + free moment (a foot in swing: no load, no COP needed)
     f, cop, free = (np.stack([getattr(loads[side], name) for side in SIDES]) for name in
                     ("force_lab", "cop_lab", "free_moment_lab"))
@@ -91,8 +89,7 @@ def trial_residuals(kinematics: ModelKinematics, loads: dict[str, FootLoad], mas
     res = residual_force(com, mass, rate, load[:, :3], usable, gravity=settings.gravity_m_s2, cutoff_hz=None,
                          order=order)
     if not res.n_judged:  # no frame for the force: none for the moment
-        none = np.zeros_like(usable)
-        return res, residual_moment([], com, mass, rate, load[:, :3], load[:, 3:], none, cutoff_hz=None), how, ""
+        return res, ResidualMoment.none_judged(usable.size, mass), how, ""
     parts, built = body_parts(kinematics, mass)
     mom = residual_moment(parts, com, mass, rate, load[:, :3], load[:, 3:], res.judged, cutoff_hz=None,
                           margin_frames=0, motion_cutoff_hz=None if settings.marker_cutoff_hz is not None else cutoff)

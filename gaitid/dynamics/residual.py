@@ -67,6 +67,13 @@ class Residual:
     def n_judged(self) -> int:
         return int(self.judged.sum())
 
+    @classmethod
+    def none_judged(cls, force_lab: np.ndarray, weight_n: float) -> Residual:
+        """The residual of a trial with no frame judged: ``force_lab`` (n, 3) as computed (NaN
+        where not judged: everywhere), every figure NaN, no peak (-1)."""
+        nan = math.nan
+        return cls(force_lab, np.zeros(force_lab.shape[0], bool), weight_n, nan, nan, -1, nan, nan, nan)
+
 
 def eroded(mask: np.ndarray, k: int) -> np.ndarray:
     """(n,) bool: the frames of ``mask`` whose ``k`` neighbours on each side are in ``mask`` too (frames
@@ -110,8 +117,7 @@ def residual_force(com_lab: np.ndarray, mass: float, rate: float, force_lab: np.
     res[judged] = mass * acc[judged] - force[judged]
     res[judged, 2] += weight
     if not judged.any():
-        nan = math.nan
-        return Residual(res, judged, weight, nan, nan, -1, nan, nan, nan)
+        return Residual.none_judged(res, weight)
     r = res[judged] / weight
     size = norm(r)
     at = int(np.argmax(size))
@@ -144,6 +150,12 @@ class ResidualMoment:
     @property
     def n_judged(self) -> int:
         return int(self.judged.sum())
+
+    @classmethod
+    def none_judged(cls, n: int, mass: float) -> ResidualMoment:
+        """The residual moment of a trial of ``n`` frames with no frame judged: NaN throughout, no peak (-1)."""
+        nan = math.nan
+        return cls(np.full((n, 3), np.nan), np.zeros(n, bool), float(mass), nan, nan, nan, nan, -1)
 
 
 def angular_momentum_rate(parts: list[tuple[Body, SegmentMotion]], point_lab: np.ndarray,
@@ -208,8 +220,7 @@ def residual_moment(parts: list[tuple[Body, SegmentMotion]], com_lab: np.ndarray
     judged = np.zeros(n, bool)
     judged[frames] = True
     if not frames.size:
-        nan = math.nan
-        return ResidualMoment(res, judged, float(mass), nan, nan, nan, nan, -1)
+        return ResidualMoment.none_judged(n, mass)
     r = part / mass
     size = np.sqrt(np.sum(r ** 2, axis=1))
     at = int(np.argmax(size))

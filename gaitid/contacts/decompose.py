@@ -54,10 +54,11 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from gaitid.contacts.foot_loads import plate_sum, wrench_at_cop
-from gaitid.contacts.ownership import BOTH, WHY, PlateOwnership
+from gaitid.contacts.ownership import BOTH, PlateOwnership
 from gaitid.contacts.progression import pelvis_centre
 from gaitid.core.checks import Check
 from gaitid.core.errors import DataError
+from gaitid.core.signal import column_nanmedian
 from gaitid.core.trial import Trial
 from gaitid.core.vocabulary import COP_MIN_FORCE_N, SIDES
 
@@ -143,9 +144,8 @@ def decompose_shared(trial: Trial, ownership: PlateOwnership, feet: dict, alone:
         back = [np.clip(kk - d, 0, n - 1) for d in (0, 1, 2)]
         same = [np.where((ok[b] & (near_toe[b] == near_toe[kk]) & (kk - d >= 0))[:, None], ab[b], np.nan)
                 for d, b in enumerate(back)]
-        three = np.sort(np.stack([same[0], same[1], 2 * same[1] - same[2]]), axis=0)  # NaN last
-        count = np.isfinite(three).sum(axis=0)
-        med = np.where(count == 3, three[1], np.where(count == 2, 0.5 * (three[0] + three[1]), three[0]))
+        three = np.stack([same[0], same[1], 2 * same[1] - same[2]])  # (3, n, 2)
+        med = column_nanmedian(three.reshape(3, -1)).reshape(three.shape[1:])
         med = np.where(np.isfinite(med), med, ab[kk])  # np.nanmedian's, then the last frame's
         a_b = np.where((k >= 0)[:, None], np.where((k < i)[:, None], med, ab[kk]), np.nan)
         base = np.where(near_toe[kk][:, None], toe[:, :2], heel[:, :2])

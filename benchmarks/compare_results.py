@@ -11,7 +11,8 @@ The configurations: every real trial in ../shared/realdata with the options a us
 and conventions), the synthetic walk (with overrides, segment parameters and uncertainty), and the
 synthetic treadmill, stairs and walkway trials. A configuration that fails records its error text,
 which must then be the same. Tables compared: frames, curves, curves_summary, parameters,
-parameters_summary, contacts, event_comparison, the warnings, the subject and its sources.
+parameters_summary, contacts, event_comparison, the warnings, the data checks (name, status, detail,
+warnings), the subject and its sources.
 """
 
 from __future__ import annotations
@@ -91,6 +92,7 @@ def tables(result) -> dict[str, object]:
         value = getattr(result, name)
         out[name] = None if value is None else value.reset_index(drop=True).copy()
     out["warnings"] = list(result.warnings)
+    out["checks"] = [(c.name, str(c.status), c.detail, list(c.warnings)) for c in result.checks]
     subject = result.subject
     out["subject"] = repr(getattr(subject, "subject", subject))
     out["sources"] = repr(getattr(subject, "sources", None))

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gaitid.core.rotation import cross, norm
+from gaitid.core.rotation import cross
 from gaitid.core.signal import butter_lowpass, finite_rows, second_derivative
 from gaitid.core.vocabulary import GRAVITY_M_S2
 from gaitid.dynamics.types import Body, SegmentMotion
@@ -114,16 +114,27 @@ def residual_force(com_lab: np.ndarray, mass: float, rate: float, force_lab: np.
     judged = eroded(ok, k)
     weight = float(mass) * gravity
     res = np.full((n, 3), np.nan)
-    res[judged] = mass * acc[judged] - force[judged]
-    res[judged, 2] += weight
-    if not judged.any():
+    frames = np.flatnonzero(judged)
+    if not frames.size:
         return Residual.none_judged(res, weight)
-    r = res[judged] / weight
-    size = norm(r)
-    at = int(np.argmax(size))
-    return Residual(res, judged, weight, float(np.sqrt(np.mean(size ** 2))), float(size[at]),
-                    int(np.flatnonzero(judged)[at]), float(np.sqrt(np.mean(r[:, 2] ** 2))),
-                    float(np.sqrt(np.mean(np.sum(r[:, :2] ** 2, axis=1)))), float(np.mean(r[:, 2])))
+    part = mass * acc[frames] - force[frames]
+    part[:, 2] += weight
+    res[frames] = part
+    r = part / weight
+    size, at, rms, horizontal_rms, vertical_rms = _magnitudes(r)
+    return Residual(res, judged, weight, rms, float(size[at]), int(frames[at]), vertical_rms, horizontal_rms,
+                    float(np.mean(r[:, 2])))
+
+
+def _magnitudes(r: np.ndarray) -> tuple[np.ndarray, int, float, float, float]:
+    """Of vectors ``r`` (m, 3), m >= 1: their magnitudes (m,), the index of the largest, and the RMS of
+    the magnitudes, of the XY parts' and of the Z parts' (the figures of :class:`Residual` and
+    :class:`ResidualMoment`), from one array of squares; np.linalg.norm's and np.mean's arithmetic."""
+    sq = r * r
+    horizontal = sq[:, 0] + sq[:, 1]
+    size = np.sqrt(horizontal + sq[:, 2])  # the squares added in order, as norm does
+    return (size, int(size.argmax()), math.sqrt(np.mean(size ** 2)), math.sqrt(np.mean(horizontal)),
+            math.sqrt(np.mean(sq[:, 2])))
 
 
 @dataclass(frozen=True)
@@ -212,18 +223,15 @@ def residual_moment(parts: list[tuple[Body, SegmentMotion]], com_lab: np.ndarray
         rate_h = butter_lowpass(angular_momentum_rate(parts, com), rate, motion_cutoff_hz, order)[frames]
     else:
         rate_h = angular_momentum_rate(parts, com, frames)
-    part = rate_h - (load[frames, 3:] - cross(com[frames], load[frames, :3]))  # minus the external moment about G
+    external = load[frames]
+    part = rate_h - (external[:, 3:] - cross(com[frames], external[:, :3]))  # minus the external moment about G
     ok = finite_rows(part)
     frames, part = frames[ok], part[ok]
+    if not frames.size:
+        return ResidualMoment.none_judged(n, mass)
     res = np.full((n, 3), np.nan)
     res[frames] = part
     judged = np.zeros(n, bool)
     judged[frames] = True
-    if not frames.size:
-        return ResidualMoment.none_judged(n, mass)
-    r = part / mass
-    size = np.sqrt(np.sum(r ** 2, axis=1))
-    at = int(np.argmax(size))
-    return ResidualMoment(res, judged, float(mass), float(np.sqrt(np.mean(size ** 2))),
-                          float(np.sqrt(np.mean(np.sum(r[:, :2] ** 2, axis=1)))), float(np.sqrt(np.mean(r[:, 2] ** 2))),
-                          float(size[at]), int(frames[at]))
+    size, at, rms, horizontal_rms, vertical_rms = _magnitudes(part / mass)
+    return ResidualMoment(res, judged, float(mass), rms, horizontal_rms, vertical_rms, float(size[at]), int(frames[at]))

@@ -187,9 +187,10 @@ def angular_momentum_rate(parts: list[tuple[Body, SegmentMotion]], point_lab: np
     per_frame = [body.per_frame for body, _ in parts]  # asked once per part
     mass = np.array([np.mean(body.mass) if pf else body.mass for (body, _), pf in zip(parts, per_frame)],
                     float)[:, None, None]
-    inertia = np.stack([body.inertia_seg.mean(axis=0) if pf else body.inertia_seg
+    # the parts stacked (np.array of equal shapes: np.stack's copy without its checks, which cost more here)
+    inertia = np.array([body.inertia_seg.mean(axis=0) if pf else body.inertia_seg
                         for (body, _), pf in zip(parts, per_frame)])
-    w, al, R, com, acc = (np.stack([getattr(motion, name)[lo:hi] for _, motion in parts])  # the frames' span
+    w, al, R, com, acc = (np.array([getattr(motion, name)[lo:hi] for _, motion in parts])  # the frames' span
                           for name in ("omega_seg", "alpha_seg", "R", "com_lab", "com_acc_lab"))
     inertia_t = np.swapaxes(inertia, 1, 2)  # rows v (p, n, 3) @ I^T = I v
     spin = al @ inertia_t + cross(w, w @ inertia_t)  # I al + w x I w, part frame

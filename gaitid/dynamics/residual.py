@@ -129,12 +129,14 @@ def residual_force(com_lab: np.ndarray, mass: float, rate: float, force_lab: np.
 def _magnitudes(r: np.ndarray) -> tuple[np.ndarray, int, float, float, float]:
     """Of vectors ``r`` (m, 3), m >= 1: their magnitudes (m,), the index of the largest, and the RMS of
     the magnitudes, of the XY parts' and of the Z parts' (the figures of :class:`Residual` and
-    :class:`ResidualMoment`), from one array of squares; np.linalg.norm's and np.mean's arithmetic."""
+    :class:`ResidualMoment`), from one array of squares; np.linalg.norm's and np.mean's arithmetic
+    (a mean: the sum over the count, without np.mean's wrapper)."""
+    m = len(r)
     sq = r * r
     horizontal = sq[:, 0] + sq[:, 1]
     size = np.sqrt(horizontal + sq[:, 2])  # the squares added in order, as norm does
-    return (size, int(size.argmax()), math.sqrt(np.mean(size ** 2)), math.sqrt(np.mean(horizontal)),
-            math.sqrt(np.mean(sq[:, 2])))
+    return (size, int(size.argmax()), math.sqrt((size ** 2).sum() / m), math.sqrt(horizontal.sum() / m),
+            math.sqrt(sq[:, 2].sum() / m))
 
 
 @dataclass(frozen=True)

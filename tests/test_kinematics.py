@@ -356,10 +356,10 @@ def test_column_percentiles_are_numpys_linear_percentiles_bit_for_bit():
                 np.testing.assert_array_equal(column_percentiles(x, q), np.percentile(x, q, axis=0))
 
 
-def test_nan_runs_are_the_runs_of_true_frame_by_frame():
-    """signal.nan_runs against a loop over the frames: every maximal run of True as [start, stop),
-    runs touching either end, single frames, an empty mask and one without a True."""
-    from gaitid.core.signal import nan_runs
+def test_nan_runs_and_runs_are_the_runs_of_true_frame_by_frame():
+    """signal.nan_runs and signal.runs against a loop over the frames: every maximal run of True as
+    [start, stop), runs touching either end, single frames, an empty mask and one without a True."""
+    from gaitid.core.signal import nan_runs, runs
 
     def by_loop(mask):
         out, start = [], None
@@ -376,4 +376,6 @@ def test_nan_runs_are_the_runs_of_true_frame_by_frame():
     masks += [np.ones(5, bool), np.zeros(5, bool), np.zeros(0, bool), np.array([True, False, True])]
     for mask in masks:
         assert nan_runs(mask) == by_loop(mask)
+        starts, stops = runs(mask)
+        assert list(zip(starts.tolist(), stops.tolist())) == by_loop(mask)
     assert nan_runs(np.array([1.0, np.nan, 0.0, 2.0])) == [(0, 2), (3, 4)]  # truthiness, as np.asarray(x, bool)

@@ -34,7 +34,9 @@ def nan_runs(valid: np.ndarray) -> list[tuple[int, int]]:
 
 def runs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Start and stop (exclusive) indices of the runs of True in a 1-D boolean array."""
-    d = np.diff(np.concatenate([[0], mask.astype(np.int8), [0]]))
+    v = np.zeros(mask.size + 2, np.int8)  # 0 on either side: every run has a start and a stop
+    v[1:-1] = mask
+    d = v[1:] - v[:-1]  # (np.concatenate of lists and np.diff cost half again as much on a trial's frames)
     return np.flatnonzero(d == 1), np.flatnonzero(d == -1)
 
 

@@ -418,3 +418,26 @@ def test_the_residuals_figures_are_numpys_norm_and_means_bit_for_bit(n):
     assert (mom.rms, mom.horizontal_rms, mom.vertical_rms) == (np.sqrt(np.mean(size ** 2)),
                                                               np.sqrt(np.mean(np.sum(r[:, :2] ** 2, axis=1))),
                                                               np.sqrt(np.mean(r[:, 2] ** 2)))
+
+
+def test_per_frame_segment_masses_count_by_their_mean():
+    """Perturbed chains (a mass per frame) place the centre of mass and the rest of the body as
+    constant chains of their mean masses do, number for number."""
+    from gaitid.dynamics.types import Chain
+    from gaitid.model.body_com import body_centre_of_mass
+
+    result = process(WALK)
+    kin, m = result.kinematics, result.subject.subject.mass
+    n = kin.root.origin_lab.shape[0]
+    wobble = 1 + 0.01 * np.sin(np.arange(n))
+    per_frame = {s: Chain(tuple(Body(b.name, b.mass * wobble, np.broadcast_to(b.inertia_seg, (n, 3, 3)))
+                                for b in c)) for s, c in kin.chains.items()}
+    mean = {s: Chain(tuple(Body(b.name, float(np.mean(b.mass)), b.inertia_seg) for b in c))
+            for s, c in per_frame.items()}
+    (com_pf, how_pf), (com_mean, how_mean) = (body_centre_of_mass(dataclasses.replace(kin, chains=c), m)
+                                              for c in (per_frame, mean))
+    np.testing.assert_array_equal(com_pf, com_mean)
+    assert how_pf == how_mean
+    parts_pf, parts_mean = (body_parts(dataclasses.replace(kin, chains=c), m)[0] for c in (per_frame, mean))
+    assert parts_pf[-1][0].mass == parts_mean[-1][0].mass
+    np.testing.assert_array_equal(parts_pf[-1][0].inertia_seg, parts_mean[-1][0].inertia_seg)

@@ -87,7 +87,8 @@ def body_parts(kinematics: ModelKinematics, mass: float) -> tuple[list[tuple[Bod
 
 def _mass(body: Body) -> float:
     """The body's mass (kg); of a mass per frame (perturbed chains), their mean."""
-    return float(np.mean(body.mass)) if body.per_frame else float(body.mass)
+    # np.isscalar, not Body.per_frame: its np.ndim costs more than the rest (np.mean of a 0-d array: itself)
+    return float(body.mass) if np.isscalar(body.mass) else float(np.mean(body.mass))
 
 
 def _hip_to_ankle(kinematics: ModelKinematics) -> float:

@@ -408,8 +408,8 @@ def test_the_residuals_figures_are_numpys_norm_and_means_bit_for_bit(n):
     r = res.force_lab[res.judged] / res.weight_n
     size = np.linalg.norm(r, axis=1)
     assert res.n_judged == n - 2 and res.peak_index == 1 + int(np.argmax(size)) and res.peak == size.max()
-    assert (res.rms, res.vertical_rms, res.mean_vertical) == (np.sqrt(np.mean(size ** 2)), np.sqrt(np.mean(r[:, 2] ** 2)),
-                                                             np.mean(r[:, 2]))
+    assert (res.rms, res.vertical_rms, res.mean_vertical) == (np.sqrt(np.mean(size ** 2)),
+                                                             np.sqrt(np.mean(r[:, 2] ** 2)), np.mean(r[:, 2]))
     assert res.horizontal_rms == np.sqrt(np.mean(np.sum(r[:, :2] ** 2, axis=1)))
     mom = residual_moment([], com, mass, RATE, force, moment, usable, cutoff_hz=None, margin_frames=0)
     r = mom.moment_lab / mass

@@ -394,3 +394,50 @@ def test_a_trial_without_a_judgeable_frame_gets_the_full_computations_empty_figu
         for field in dataclasses.fields(a):
             np.testing.assert_array_equal(getattr(a, field.name), getattr(b, field.name))
     assert consistency_check(k, loads, mass, result.trial, settings).status == NOT_RUN
+
+
+@pytest.mark.parametrize("n", [25, 27, 40, 140, 150, 400, 1300])
+def test_the_residuals_figures_are_numpys_norm_and_means_bit_for_bit(n):
+    """The summaries of residual_force and residual_moment (computed from one array of squares) equal
+    np.linalg.norm's magnitudes and np.mean's RMS of them, of the XY and of the Z parts, exactly, on
+    random residuals of a few judged frames (norm's one reduction) to many (pairwise sums of blocks)."""
+    rng = np.random.default_rng(n)
+    com, force, moment = (rng.standard_normal((n, 3)) * scale for scale in (0.3, 300.0, 90.0))
+    mass, usable = 71.3, np.ones(n, bool)
+    res = residual_force(com, mass, RATE, force, usable, cutoff_hz=None, margin_frames=1)
+    r = res.force_lab[res.judged] / res.weight_n
+    size = np.linalg.norm(r, axis=1)
+    assert res.n_judged == n - 2 and res.peak_index == 1 + int(np.argmax(size)) and res.peak == size.max()
+    assert (res.rms, res.vertical_rms, res.mean_vertical) == (np.sqrt(np.mean(size ** 2)),
+                                                             np.sqrt(np.mean(r[:, 2] ** 2)), np.mean(r[:, 2]))
+    assert res.horizontal_rms == np.sqrt(np.mean(np.sum(r[:, :2] ** 2, axis=1)))
+    mom = residual_moment([], com, mass, RATE, force, moment, usable, cutoff_hz=None, margin_frames=0)
+    r = mom.moment_lab / mass
+    size = np.linalg.norm(r, axis=1)
+    assert mom.n_judged == n and mom.peak_index == int(np.argmax(size)) and mom.peak == size.max()
+    assert (mom.rms, mom.horizontal_rms, mom.vertical_rms) == (np.sqrt(np.mean(size ** 2)),
+                                                              np.sqrt(np.mean(np.sum(r[:, :2] ** 2, axis=1))),
+                                                              np.sqrt(np.mean(r[:, 2] ** 2)))
+
+
+def test_per_frame_segment_masses_count_by_their_mean():
+    """Perturbed chains (a mass per frame) place the centre of mass and the rest of the body as
+    constant chains of their mean masses do, number for number."""
+    from gaitid.dynamics.types import Chain
+    from gaitid.model.body_com import body_centre_of_mass
+
+    result = process(WALK)
+    kin, m = result.kinematics, result.subject.subject.mass
+    n = kin.root.origin_lab.shape[0]
+    wobble = 1 + 0.01 * np.sin(np.arange(n))
+    per_frame = {s: Chain(tuple(Body(b.name, b.mass * wobble, np.broadcast_to(b.inertia_seg, (n, 3, 3)))
+                                for b in c)) for s, c in kin.chains.items()}
+    mean = {s: Chain(tuple(Body(b.name, float(np.mean(b.mass)), b.inertia_seg) for b in c))
+            for s, c in per_frame.items()}
+    (com_pf, how_pf), (com_mean, how_mean) = (body_centre_of_mass(dataclasses.replace(kin, chains=c), m)
+                                              for c in (per_frame, mean))
+    np.testing.assert_array_equal(com_pf, com_mean)
+    assert how_pf == how_mean
+    parts_pf, parts_mean = (body_parts(dataclasses.replace(kin, chains=c), m)[0] for c in (per_frame, mean))
+    assert parts_pf[-1][0].mass == parts_mean[-1][0].mass
+    np.testing.assert_array_equal(parts_pf[-1][0].inertia_seg, parts_mean[-1][0].inertia_seg)

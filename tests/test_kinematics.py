@@ -354,3 +354,28 @@ def test_column_percentiles_are_numpys_linear_percentiles_bit_for_bit():
                 x[rng.integers(0, n), 2] = np.nan  # a column with a NaN: NaN, as numpy's
             for q in ([95, 5], [0, 2, 50, 100], list(rng.uniform(0, 100, size=4))):
                 np.testing.assert_array_equal(column_percentiles(x, q), np.percentile(x, q, axis=0))
+
+
+def test_nan_runs_and_runs_are_the_runs_of_true_frame_by_frame():
+    """signal.nan_runs and signal.runs against a loop over the frames: every maximal run of True as
+    [start, stop), runs touching either end, single frames, an empty mask and one without a True."""
+    from gaitid.core.signal import nan_runs, runs
+
+    def by_loop(mask):
+        out, start = [], None
+        for i, v in enumerate(list(mask) + [False]):
+            if v and start is None:
+                start = i
+            elif not v and start is not None:
+                out.append((start, i))
+                start = None
+        return out
+
+    rng = np.random.default_rng(3)
+    masks = [rng.random(n) < p for n in (1, 2, 7, 380) for p in (0.2, 0.5, 0.9)]
+    masks += [np.ones(5, bool), np.zeros(5, bool), np.zeros(0, bool), np.array([True, False, True])]
+    for mask in masks:
+        assert nan_runs(mask) == by_loop(mask)
+        starts, stops = runs(mask)
+        assert list(zip(starts.tolist(), stops.tolist())) == by_loop(mask)
+    assert nan_runs(np.array([1.0, np.nan, 0.0, 2.0])) == [(0, 2), (3, 4)]  # truthiness, as np.asarray(x, bool)

@@ -79,7 +79,7 @@ def trial_residuals(kinematics: ModelKinematics, loads: dict[str, FootLoad], mas
         return (Residual.none_judged(np.full((n, 3), np.nan), float(mass) * settings.gravity_m_s2),
                 ResidualMoment.none_judged(n, mass), how, "")
     # the feet's moment about the lab origin: COP x F + free moment (a foot in swing: no load, no COP needed)
-    f, cop, free = (np.stack([getattr(loads[side], name) for side in SIDES]) for name in
+    f, cop, free = (np.array([getattr(loads[side], name) for side in SIDES]) for name in  # both feet stacked
                     ("force_lab", "cop_lab", "free_moment_lab"))
     swing = (f[..., 0] == 0) & (f[..., 1] == 0) & (f[..., 2] == 0)  # (f == 0).all(axis=2), without its slow reduction
     moment = (cross(np.where(swing[..., None], 0.0, cop), f) + free).sum(axis=0)

@@ -29,7 +29,8 @@ def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     a, b = np.asarray(a), np.asarray(b)
     if a.shape[-1] != 3 or b.shape[-1] != 3:
         raise ValueError(f"cross: vectors of 3 components expected, got shapes {a.shape} and {b.shape}")
-    out = np.empty(np.broadcast_shapes(a.shape, b.shape), np.result_type(a, b, float))
+    shape = a.shape if a.shape == b.shape else np.broadcast_shapes(a.shape, b.shape)  # (pure Python, costly)
+    out = np.empty(shape, np.result_type(a, b, float))
     a0, a1, a2, b0, b1, b2 = a[..., 0], a[..., 1], a[..., 2], b[..., 0], b[..., 1], b[..., 2]
     out[..., 0] = a1 * b2 - a2 * b1
     out[..., 1] = a2 * b0 - a0 * b2

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gaitid.core.rotation import cross, norm
+from gaitid.core.rotation import cross
 from gaitid.core.signal import butter_lowpass, finite_rows, second_derivative
 from gaitid.core.vocabulary import GRAVITY_M_S2
 from gaitid.dynamics.types import Body, SegmentMotion
@@ -114,16 +114,29 @@ def residual_force(com_lab: np.ndarray, mass: float, rate: float, force_lab: np.
     judged = eroded(ok, k)
     weight = float(mass) * gravity
     res = np.full((n, 3), np.nan)
-    res[judged] = mass * acc[judged] - force[judged]
-    res[judged, 2] += weight
-    if not judged.any():
+    frames = np.flatnonzero(judged)
+    if not frames.size:
         return Residual.none_judged(res, weight)
-    r = res[judged] / weight
-    size = norm(r)
-    at = int(np.argmax(size))
-    return Residual(res, judged, weight, float(np.sqrt(np.mean(size ** 2))), float(size[at]),
-                    int(np.flatnonzero(judged)[at]), float(np.sqrt(np.mean(r[:, 2] ** 2))),
-                    float(np.sqrt(np.mean(np.sum(r[:, :2] ** 2, axis=1)))), float(np.mean(r[:, 2])))
+    part = mass * acc[frames] - force[frames]
+    part[:, 2] += weight
+    res[frames] = part
+    r = part / weight
+    size, at, rms, horizontal_rms, vertical_rms = _magnitudes(r)
+    return Residual(res, judged, weight, rms, float(size[at]), int(frames[at]), vertical_rms, horizontal_rms,
+                    float(np.mean(r[:, 2])))
+
+
+def _magnitudes(r: np.ndarray) -> tuple[np.ndarray, int, float, float, float]:
+    """Of vectors ``r`` (m, 3), m >= 1: their magnitudes (m,), the index of the largest, and the RMS of
+    the magnitudes, of the XY parts' and of the Z parts' (the figures of :class:`Residual` and
+    :class:`ResidualMoment`), from one array of squares; np.linalg.norm's and np.mean's arithmetic
+    (a mean: the sum over the count, without np.mean's wrapper)."""
+    m = len(r)
+    sq = r * r
+    horizontal = sq[:, 0] + sq[:, 1]
+    size = np.sqrt(horizontal + sq[:, 2])  # the squares added in order, as norm does
+    return (size, int(size.argmax()), math.sqrt((size ** 2).sum() / m), math.sqrt(horizontal.sum() / m),
+            math.sqrt(sq[:, 2].sum() / m))
 
 
 @dataclass(frozen=True)
@@ -176,9 +189,10 @@ def angular_momentum_rate(parts: list[tuple[Body, SegmentMotion]], point_lab: np
     per_frame = [body.per_frame for body, _ in parts]  # asked once per part
     mass = np.array([np.mean(body.mass) if pf else body.mass for (body, _), pf in zip(parts, per_frame)],
                     float)[:, None, None]
-    inertia = np.stack([body.inertia_seg.mean(axis=0) if pf else body.inertia_seg
+    # the parts stacked (np.array of equal shapes: np.stack's copy without its checks, which cost more here)
+    inertia = np.array([body.inertia_seg.mean(axis=0) if pf else body.inertia_seg
                         for (body, _), pf in zip(parts, per_frame)])
-    w, al, R, com, acc = (np.stack([getattr(motion, name)[lo:hi] for _, motion in parts])  # the frames' span
+    w, al, R, com, acc = (np.array([getattr(motion, name)[lo:hi] for _, motion in parts])  # the frames' span
                           for name in ("omega_seg", "alpha_seg", "R", "com_lab", "com_acc_lab"))
     inertia_t = np.swapaxes(inertia, 1, 2)  # rows v (p, n, 3) @ I^T = I v
     spin = al @ inertia_t + cross(w, w @ inertia_t)  # I al + w x I w, part frame
@@ -212,18 +226,15 @@ def residual_moment(parts: list[tuple[Body, SegmentMotion]], com_lab: np.ndarray
         rate_h = butter_lowpass(angular_momentum_rate(parts, com), rate, motion_cutoff_hz, order)[frames]
     else:
         rate_h = angular_momentum_rate(parts, com, frames)
-    part = rate_h - (load[frames, 3:] - cross(com[frames], load[frames, :3]))  # minus the external moment about G
+    external = load[frames]
+    part = rate_h - (external[:, 3:] - cross(com[frames], external[:, :3]))  # minus the external moment about G
     ok = finite_rows(part)
     frames, part = frames[ok], part[ok]
+    if not frames.size:
+        return ResidualMoment.none_judged(n, mass)
     res = np.full((n, 3), np.nan)
     res[frames] = part
     judged = np.zeros(n, bool)
     judged[frames] = True
-    if not frames.size:
-        return ResidualMoment.none_judged(n, mass)
-    r = part / mass
-    size = np.sqrt(np.sum(r ** 2, axis=1))
-    at = int(np.argmax(size))
-    return ResidualMoment(res, judged, float(mass), float(np.sqrt(np.mean(size ** 2))),
-                          float(np.sqrt(np.mean(np.sum(r[:, :2] ** 2, axis=1)))), float(np.sqrt(np.mean(r[:, 2] ** 2))),
-                          float(size[at]), int(frames[at]))
+    size, at, rms, horizontal_rms, vertical_rms = _magnitudes(part / mass)
+    return ResidualMoment(res, judged, float(mass), rms, horizontal_rms, vertical_rms, float(size[at]), int(frames[at]))

@@ -41,7 +41,7 @@ def body_centre_of_mass(kinematics: ModelKinematics, mass: float) -> tuple[np.nd
     weighted = None
     for side, chain in kinematics.chains.items():
         for body, motion in zip(chain, kinematics.motion[side]):
-            m = float(np.mean(body.mass)) if body.per_frame else float(body.mass)  # np.mean of a number: itself
+            m = _mass(body)
             legs += m
             part = m * motion.com_lab
             weighted = part if weighted is None else weighted + part
@@ -62,7 +62,7 @@ def body_parts(kinematics: ModelKinematics, mass: float) -> tuple[list[tuple[Bod
     of mass and acceleration those of :func:`body_centre_of_mass`'s rest); and a few words saying so."""
     parts = [(body, motion) for side, chain in kinematics.chains.items()
              for body, motion in zip(chain, kinematics.motion[side])]
-    rest_mass = mass - sum(float(np.mean(body.mass)) if body.per_frame else body.mass for body, _ in parts)
+    rest_mass = mass - sum(_mass(body) for body, _ in parts)
     leg = _hip_to_ankle(kinematics)
     root = kinematics.root
     if root is not None:
@@ -85,6 +85,12 @@ def body_parts(kinematics: ModelKinematics, mass: float) -> tuple[list[tuple[Bod
     return parts + [(Body("rest of the body", rest_mass, inertia), rest)], how
 
 
+def _mass(body: Body) -> float:
+    """The body's mass (kg); of a mass per frame (perturbed chains), their mean."""
+    # np.isscalar, not Body.per_frame: its np.ndim costs more than the rest (np.mean of a 0-d array: itself)
+    return float(body.mass) if np.isscalar(body.mass) else float(np.mean(body.mass))
+
+
 def _hip_to_ankle(kinematics: ModelKinematics) -> float:
     """The legs' hip-to-ankle length (m): per side, the sum of the median distances between the chain's
     successive proximal joints (ankle, knee, hip) over 100 frames of the trial; the mean of the sides
@@ -93,7 +99,7 @@ def _hip_to_ankle(kinematics: ModelKinematics) -> float:
     if not sides:
         return np.nan
     step = max(1, kinematics.motion[sides[0]][0].proximal_lab.shape[0] // 100)  # 100 frames tell a median
-    joints = np.stack([m.proximal_lab[::step] for side in sides for m in kinematics.motion[side]], axis=1)
-    joints = joints.reshape(joints.shape[0], len(sides), -1, 3)  # (frames, side, joint, xyz)
-    lengths = column_nanmedian(norm(np.diff(joints, axis=2)).reshape(joints.shape[0], -1))
-    return float(np.mean(lengths.reshape(len(sides), -1).sum(axis=1)))
+    joints = np.array([[m.proximal_lab[::step] for m in kinematics.motion[side]] for side in sides])
+    lengths = norm(joints[:, 1:] - joints[:, :-1])  # (side, joint, frames): ankle to knee, knee to hip
+    per_side = column_nanmedian(lengths.reshape(-1, lengths.shape[-1]).T).reshape(len(sides), -1).sum(axis=1)
+    return float(np.mean(per_side))

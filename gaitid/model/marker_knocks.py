@@ -57,6 +57,7 @@ FIRST_PEAK = 0.8  # the stride is the first autocorrelation peak this close to t
 STILL_M = 1e-4  # m: legs whose lengths vary less (RMS about their means) have no stride
 MIN_WINDOW = 0.9  # strides: the shortest window (a trial of 1.8-2 strides: half the trial)
 LISTED = 3  # distances quoted per warning
+HIP_CENTRES = tuple(side_path(side, "hip") for side in SIDES)  # their keys in ModelKinematics.joint_centres
 
 
 def stride_frames(legs: np.ndarray, rate: float) -> int | None:
@@ -215,7 +216,7 @@ def _steps(x: np.ndarray, w: int, first: int, unseen: np.ndarray | None
 def _heading(kinematics, n: int) -> np.ndarray:
     """(n, 2): the horizontal unit vector (lab X, Y) from the right to the left hip centre, the
     body's left whichever way it walks; lab +Y when the model has no hip centres; NaN where unknown."""
-    hips = [kinematics.joint_centres.get(side_path(side, "hip")) for side in SIDES]
+    hips = [kinematics.joint_centres.get(key) for key in HIP_CENTRES]
     if any(h is None for h in hips):
         return np.tile([0.0, 1.0], (n, 1))
     left = (hips[0] - hips[1])[:, :2]

@@ -213,6 +213,16 @@ def _steps(x: np.ndarray, w: int, first: int, unseen: np.ndarray | None
     return step, before[:, first:], full
 
 
+def _seen_span(xyz: np.ndarray, least: int) -> tuple[int, int]:
+    """(a, b): the frames a..b-1 from the first to the last in which a point of ``xyz`` (points, n, 3)
+    has its X known, when they are at least ``least``; else (0, n). Every distance and normal
+    needs its points' X: a window reaching outside them misses frames in each."""
+    known = np.flatnonzero(np.isfinite(xyz[:, :, 0]).any(axis=0))
+    if known.size and known[-1] + 1 - known[0] >= least:
+        return int(known[0]), int(known[-1]) + 1
+    return 0, xyz.shape[1]
+
+
 def _heading(kinematics, n: int) -> np.ndarray:
     """(n, 2): the horizontal unit vector (lab X, Y) from the right to the left hip centre, the
     body's left whichever way it walks; lab +Y when the model has no hip centres; NaN where unknown."""
@@ -291,19 +301,22 @@ def knock_findings(trial: Trial, model: Model, kinematics, knock_m: float,
     motion = {side: dict(zip(seg_names, kinematics.motion[side])) for side, seg_names in bodies}
     xyz = np.stack([trial.markers[:, src] if isinstance(src, int) else motion[src[0]][src[1]].proximal_lab
                     for src in lay.sources])  # (points, n, 3) m lab
-    ia = lay.ia
-    d = xyz[ia] - xyz[lay.ib]
+    # only the frames from the first to the last with a point known are measured (when they hold
+    # two windows): row r of what follows is frame start + r
+    start, stop = _seen_span(xyz, 2 * w)
+    d = xyz[lay.ia, start:stop] - xyz[lay.ib, start:stop]
     turning = bool(triangles) and math.isfinite(turn_deg)
-    x = np.empty((n, k + 3 * len(triangles) * turning))  # the distances (m), then each plane's normal
+    x = np.empty((stop - start, k + 3 * len(triangles) * turning))  # the distances (m), then each plane's normal
     x[:, :k] = norm(d).T
     if turning:  # each plane's normal: the cross product of two sides (its length, twice the area, is
         # about constant on a segment and does not change the mean's direction), in the heading frame
         left = _heading(kinematics, n)
+        here = left[start:stop]
         e = d[lay.edges]
-        (u0, u1, u2), (v0, v1, v2) = e[0::2].transpose(2, 0, 1), e[1::2].transpose(2, 0, 1)  # (T, n) each
+        (u0, u1, u2), (v0, v1, v2) = e[0::2].transpose(2, 0, 1), e[1::2].transpose(2, 0, 1)  # (T, stop - start) each
         nx, ny = u1 * v2 - u2 * v1, u2 * v0 - u0 * v2
-        x[:, k::3] = (nx * left[:, 1] - ny * left[:, 0]).T  # forward
-        x[:, k + 1::3] = (nx * left[:, 0] + ny * left[:, 1]).T  # left
+        x[:, k::3] = (nx * here[:, 1] - ny * here[:, 0]).T  # forward
+        x[:, k + 1::3] = (nx * here[:, 0] + ny * here[:, 1]).T  # left
         x[:, k + 2::3] = (u0 * v1 - u1 * v0).T  # up
     unseen = ~np.isfinite(x)
     step, before, full = _steps(x, w, k, unseen if unseen.any() else None)
@@ -320,7 +333,7 @@ def knock_findings(trial: Trial, model: Model, kinematics, knock_m: float,
         if not size > knock_m:
             continue
         knocked.add(group)
-        f = t + w  # the first frame after the largest step; a knock seen in part of the stride only (a
+        f = start + t + w  # the first frame after the largest step; a knock seen in part of the stride only (a
         # knee marker knocked forward shows when the knee bends) is found within a stride of its frame
         mine = [(abs(step[t, i]), step[t, i], p) for i, p in enumerate(pairs) if names[j] in p]
         listed = ", ".join(f"to {q if p == names[j] else p} {1000 * s:+.0f} mm"
@@ -369,6 +382,6 @@ def knock_findings(trial: Trial, model: Model, kinematics, knock_m: float,
         axis = cross(b[t, i], a[t, i])
         corners = triangles[i][2]
         warnings.append(_turn_warning(trial, group, triangles[i][1], [names[c] for c in corners], xyz[corners],
-                                      left, t, w, math.degrees(math.acos(max(-1.0, cos[t, i]))),
+                                      left, start + t, w, math.degrees(math.acos(max(-1.0, cos[t, i]))),
                                       axis / np.linalg.norm(axis), turn_deg))
     return warnings, detail, worst[0]

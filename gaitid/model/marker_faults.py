@@ -139,24 +139,21 @@ def _length_table(kinematics) -> tuple[list[tuple[str, str]], np.ndarray]:
 
 def _length_findings(trial, model, keys, L, present, tol, asym_tol):
     warnings, worst, worst_asym = [], (0.0, ""), (0.0, "")
-    medians = {}
     ok = np.isfinite(L)  # L: (segments, n) m, the rows of ``keys``
     med = column_nanmedian(L.T)  # each segment's median over the frames it is known in, by one sort
     dev_all = np.where(ok, L - med[:, None], 0.0)
     big = np.abs(dev_all)
     top = np.argmax(big, axis=1)
     off_all = big > tol
-    known, n_off = ok.any(axis=1), off_all.sum(axis=1)
-    for r, (side, seg) in enumerate(keys):
-        if not known[r]:
-            continue
-        med_r = float(med[r])
-        medians[side, seg] = med_r
+    medians = {key: m for key, m, known in zip(keys, med.tolist(), ok.any(axis=1)) if known}
+    largest = big.max(axis=1)  # each segment's largest departure from its median (0 where never known)
+    r = int(np.argmax(largest))  # the first segment departing the most
+    if largest[r] > worst[0]:
+        worst = (largest[r], f"{keys[r][0].lower()} {keys[r][1]}")
+    n_off = off_all.sum(axis=1)
+    for r in np.flatnonzero(n_off):
+        (side, seg), med_r = keys[r], medians[keys[r]]
         dev, i, off = dev_all[r], int(top[r]), off_all[r]
-        if abs(dev[i]) > worst[0]:
-            worst = (abs(dev[i]), f"{side.lower()} {seg}")
-        if not n_off[r]:
-            continue
         spec = model.segments[seg]
         prefix = model.sides[side]
         marks = [x for p in (spec["proximal"], spec["distal"]) for x in _point_markers(model, p, prefix, present)]
@@ -243,14 +240,13 @@ def _side_findings(trial, kinematics, pairs, ends, X, margin):
     D = (gap[..., 0] * lateral[:, 0, None] + gap[..., 1] * lateral[:, 1, None]
          + gap[..., 2] * lateral[:, 2, None])  # (n, pairs) m; > 0 when a is left of b
     seen = np.isfinite(D)
-    lowest = np.where(seen, D, np.inf).min(axis=0)  # every pair at once
-    for p in np.flatnonzero(seen.any(axis=0)):
+    known = np.flatnonzero(seen.any(axis=0))
+    crossing = -np.where(seen, D, np.inf).min(axis=0)  # each pair's, at once (-inf: never seen)
+    if known.size:
+        p = known[np.argmax(crossing[known])]  # the first pair crossed the most
+        worst = (float(crossing[p]), "/".join(pairs[p]))
+    for p in known[crossing[known] > margin]:
         (a, b), d = pairs[p], D[:, p]
-        crossing = float(-lowest[p])
-        if crossing > worst[0]:
-            worst = (crossing, f"{a}/{b}")
-        if not crossing > margin:
-            continue
         wrong = d < -margin
         first = int(np.argmax(wrong))
         starts, _ = runs(np.nan_to_num(d, nan=1.0) < 0)
@@ -259,7 +255,7 @@ def _side_findings(trial, kinematics, pairs, ends, X, margin):
         whole = onset == int(np.argmax(np.isfinite(d)))
         when = "throughout the trial" if whole else f"from frame {frames[onset]} ({time[onset]:.2f} s)"
         warnings.append(
-            f"markers: {a} is to the right of {b} (by up to {1000 * crossing:.0f} mm along the line from the right "
+            f"markers: {a} is to the right of {b} (by up to {1000 * crossing[p]:.0f} mm along the line from the right "
             f"to the left hip centre) {when}, in {int(wrong.sum())} frame(s) beyond the {1000 * margin:g} mm "
             f"tolerated (Settings.marker_side_margin_m): {a} and {b} swapped (mislabelled) "
             f"{'for the whole trial' if whole else 'from there'}; both legs' kinetics are wrong there")

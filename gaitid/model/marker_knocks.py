@@ -69,11 +69,13 @@ def stride_frames(legs: np.ndarray, rate: float) -> int | None:
     ok = np.isfinite(x)
     n = x.shape[0]
     lo, hi = math.ceil(MIN_STRIDE_S * rate), min(int(MAX_STRIDE_S * rate), 2 * n // 3)
-    if hi <= lo or ok.sum() < 2:
+    counts = ok.sum(axis=0)
+    known = int(counts.sum())
+    if hi <= lo or known < 2:
         return None
-    mean = np.where(ok, x, 0.0).sum(axis=0) / np.maximum(ok.sum(axis=0), 1)
+    mean = np.where(ok, x, 0.0).sum(axis=0) / np.maximum(counts, 1)
     x = np.where(ok, x - mean, 0.0)  # frames unseen count as the mean
-    if not np.sqrt((x ** 2).sum() / ok.sum()) > STILL_M:
+    if not np.sqrt((x ** 2).sum() / known) > STILL_M:
         return None
     size = 1 << (n + hi - 1).bit_length()  # zero-padded to a power of two >= n + hi: no lag wraps around
     f = np.fft.rfft(x, size, axis=0)
@@ -325,7 +327,7 @@ def knock_findings(trial: Trial, model: Model, kinematics, knock_m: float,
     warnings, worst, knocked = [], (-1.0, ""), set()
     for g, (group, _, _) in enumerate(groups):
         lo, hi = bounds[g], bounds[g + 1]
-        t, j = np.unravel_index(int(np.argmax(score[:, lo:hi])), (score.shape[0], hi - lo))
+        t, j = divmod(int(np.argmax(score[:, lo:hi])), hi - lo)
         j = int(lo + j)
         size = float(score[t, j])
         if size > worst[0]:
@@ -366,7 +368,7 @@ def knock_findings(trial: Trial, model: Model, kinematics, knock_m: float,
     if not seen.any():
         return warnings, f"{detail}; planes' turns not measured (no frame with a stride seen before and after)", worst[0]
     cos = np.where(seen, cos, 1.0)
-    t, i = np.unravel_index(int(np.argmin(cos)), cos.shape)
+    t, i = divmod(int(np.argmin(cos)), cos.shape[1])
     g = triangles[i][0]
     detail += (f"; three-point segments' planes turn by at most {math.degrees(math.acos(min(1.0, cos[t, i]))):.0f} "
                f"deg ({groups[g][0].lower()} {triangles[i][1]}; tolerance {turn_deg:g} deg)")
@@ -375,7 +377,7 @@ def knock_findings(trial: Trial, model: Model, kinematics, knock_m: float,
         mine = [i for i, tri in enumerate(triangles) if tri[0] == g]  # consecutive
         if not mine or group in knocked or model.root in knocked:
             continue  # named by its distances already, or its hip centre moved with the pelvis's markers
-        t, i = np.unravel_index(int(np.argmin(cos[:, mine[0]:mine[-1] + 1])), (cos.shape[0], len(mine)))
+        t, i = divmod(int(np.argmin(cos[:, mine[0]:mine[-1] + 1])), len(mine))
         i = mine[i]
         if not cos[t, i] < limit:
             continue

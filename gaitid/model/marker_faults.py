@@ -189,16 +189,12 @@ def _stuck_findings(trial, labels, X, stuck_s, stuck_m, tol):
     warnings = []
     if not math.isfinite(stuck_s) or X.shape[0] < 2:
         return warnings
-    need = max(1, math.ceil(stuck_s * trial.point_rate))  # frame-to-frame steps in the stretch
-    # a step still in 3-D is still along lab X: only the markers with `need` such steps are measured
-    maybe = np.flatnonzero((np.abs(X[1:, :, 0] - X[:-1, :, 0]) < stuck_m).sum(axis=0) >= need)
-    if not maybe.size:
-        return warnings
-    move = X[1:, maybe] - X[:-1, maybe]  # (n-1, maybe, 3) m per frame; NaN where unseen
+    move = X[1:] - X[:-1]  # (n-1, m, 3) m per frame; NaN where unseen
     still = move[..., 0] ** 2 + move[..., 1] ** 2 + move[..., 2] ** 2 < stuck_m ** 2
-    for c in np.flatnonzero(still.sum(axis=0) >= need):  # a stretch of `need` still steps needs as many
-        j, lab = maybe[c], labels[maybe[c]]
-        starts, stops = runs(still[:, c])
+    need = max(1, math.ceil(stuck_s * trial.point_rate))  # frame-to-frame steps in the stretch
+    for j in np.flatnonzero(still.sum(axis=0) >= need):  # a stretch of `need` still steps needs as many
+        lab = labels[j]
+        starts, stops = runs(still[:, j])
         for a, b in zip(starts, stops):
             if b - a < need:
                 continue

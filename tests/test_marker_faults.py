@@ -103,6 +103,18 @@ def test_segment_lengths_are_the_joint_centres_distances():
     assert abs(np.nanmedian(lengths["Left", "shank"]) - 0.420) < 0.002
 
 
+def test_segment_lengths_are_numpys_norms_bit_for_bit():
+    """The lengths of every segment, computed at once from the stacked joint centres, are each
+    segment's own np.linalg.norm of proximal minus distal, bit for bit."""
+    kin = process(WALK).kinematics
+    lengths = segment_lengths(kin)
+    assert len(lengths) == sum(len(kin.motion[side]) for side in kin.motion) == 6
+    for side in kin.motion:
+        for body, motion in zip(kin.chains[side].bodies, kin.motion[side]):
+            np.testing.assert_array_equal(lengths[side, body.name],
+                                          np.linalg.norm(motion.proximal_lab - motion.distal_lab, axis=1))
+
+
 @pytest.mark.parametrize("relative", ["sample", "c3d-parser/MH0222_BP06.c3d"])
 def test_knee_markers_swapped_from_mid_trial_are_named_with_the_first_frame(tmp_path, relative):
     source = WALK if relative == "sample" else realdata_path(relative)

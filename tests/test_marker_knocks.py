@@ -243,3 +243,42 @@ def test_the_strides_autocorrelation_is_numpys_correlate(n):
     expected = next(lag for lag in peak if ac[lag] >= 0.8 * max(ac[p] for p in peak)) if peak else None
     assert stride_frames(legs, rate) == expected
     assert expected is None or abs(expected - 90) <= 4  # the 0.9 s stride
+
+
+def test_frames_without_a_known_point_are_left_out_with_the_same_findings(tmp_path, monkeypatch):
+    """The knock pass measures only the frames from the first to the last with a point known (every
+    window reaching beyond misses frames in every distance and normal): with every marker and joint
+    centre unknown in the sample walk's first and last 40 frames, a left knee marker knocked 50 mm
+    and the right thigh wand moved 30 mm across its plane are named at the same frames, with the
+    same figures and detail, as when every frame is measured."""
+    import dataclasses
+
+    import gaitid.model.marker_knocks as marker_knocks
+    from gaitid.model.marker_faults import marker_fault_check
+    from gaitid.model.markerset import load_model
+
+    def edit(labels, xyz):
+        knock("LKNE", (50.0, 0.0, 0.0), 190)(labels, xyz)
+        knock("RTHI", (30.0, 0.0, 0.0), 190)(labels, xyz)
+
+    result = process(mutant(WALK, tmp_path, edit))
+    trial, kin = result.trial, result.kinematics
+    gone = np.zeros(trial.n_frames, bool)
+    gone[:40] = gone[-40:] = True
+
+    def blind(xyz):
+        return np.where(gone[:, None], np.nan, xyz)
+
+    markers = trial.markers.copy()
+    markers[gone] = np.nan
+    trial = dataclasses.replace(trial, markers=markers)
+    kin = dataclasses.replace(kin, motion={side: [dataclasses.replace(m, proximal_lab=blind(m.proximal_lab),
+                                                                      distal_lab=blind(m.distal_lab)) for m in motion]
+                                           for side, motion in kin.motion.items()},
+                              joint_centres={key: blind(xyz) for key, xyz in kin.joint_centres.items()})
+    model = load_model("plugin-gait")
+    trimmed = marker_fault_check(trial, model, kin)
+    assert [k[0] for k in knocks(trimmed)] == ["LKNE"] and [t[3] for t in turns(trimmed)] == ["RTHI"]
+    assert abs(knocks(trimmed)[0][2] - (trial.first_frame + 190)) <= 100  # within a stride
+    monkeypatch.setattr(marker_knocks, "_seen_span", lambda xyz, least: (0, xyz.shape[1]))
+    assert marker_fault_check(trial, model, kin) == trimmed

@@ -245,3 +245,37 @@ def test_contact_medians_are_numpys_median_of_each_contacts_numbers():
                 known = part[np.isfinite(part[:, j]), j]
                 assert counts[k, j] == known.size
                 assert (np.isnan(medians[k, j]) if not known.size else medians[k, j] == np.median(known))
+
+
+def test_a_contact_given_to_no_foot_or_to_a_foot_unseen_is_judged_against_the_nearer_foot():
+    """The COP check measures each contact against the foot it is given to, and against every foot
+    (for the nearer) only when it is given to none or that foot's markers are unknown in half its
+    frames: either way the figure is np.median of the COP's distance to the foot's triangle."""
+    from gaitid.contacts import distance_to_triangle
+    from gaitid.contacts.cop_check import LOADED_N, cop_foot_check
+
+    r = process(WALK)
+    trial, s = r.trial, r.settings
+
+    def cop_check(t, contacts):
+        return cop_foot_check(t, r.markers, contacts, s.cop_foot_margin_m, s.cop_min_travel)
+
+    given = cop_check(trial, r.foot_contacts)
+    assert given.status == PASSED and given.detail.startswith("2 contact(s)")
+    # given to no foot: judged against the nearer, the same foot on a clean walk, so the same figures
+    assert cop_check(trial, [replace(c, side=None) for c in r.foot_contacts]) == given
+    # the right foot's markers unknown over its own contact: judged against the left foot, far off
+    (right,) = [c for c in r.foot_contacts if c.side == "Right"]
+    (iv,) = right.intervals
+    plate = trial.force_plates[iv.plate - 1].point
+    a, b = iv.span((trial.first_frame - 1) / trial.point_rate, trial.force_plates[iv.plate - 1].analog.rate)
+    frames = trial.indices_between(a, b)
+    frames = frames[(plate.force[frames, 2] >= LOADED_N) & np.isfinite(plate.cop[frames, :2]).all(axis=1)]
+    markers = trial.markers.copy()
+    markers[frames, trial.marker_labels.index("RHEE")] = np.nan
+    (w,) = cop_check(replace(trial, markers=markers), r.foot_contacts).warnings
+    left = [trial.point(lab)[frames, :2] for lab in ("LHEE", "LTOE", "LANK")]
+    expected = np.median(distance_to_triangle(plate.cop[frames, :2], *left))
+    assert f"force plate {iv.plate}: over its contact at {a:.2f}-{b:.2f} s the centre of pressure lies a median " \
+           f"{expected * 100:.1f} cm from the nearer (left) foot" in w
+    assert expected > 0.2

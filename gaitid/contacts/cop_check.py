@@ -62,6 +62,21 @@ def _contact_medians(values: np.ndarray, sizes: list[int]) -> tuple[np.ndarray, 
     return (column_nanmedian(flat).reshape(pad.shape[1:]), np.isfinite(flat).sum(axis=0).reshape(pad.shape[1:]))
 
 
+def _measure(pairs: list[tuple[int, str]], loaded: list[np.ndarray], cops: list[np.ndarray],
+             feet: dict) -> dict[tuple[int, str], tuple[np.ndarray, int]]:
+    """(contact, side) -> (the medians over the contact's loaded frames (np.median of the known ones) of
+    the COP's distance to that foot's heel-toe-ankle triangle and of its heel-to-toe vector (lab X, Y):
+    (3,) m; the frames the distance is known in) for each of ``pairs``, all at once (numpy calls, not
+    frames, cost). ``loaded``: each contact's frames; ``cops``: its COP there, (frames, 2) m lab."""
+    if not pairs:
+        return {}
+    rows = [loaded[k] for k, _ in pairs]
+    heel, toe, ankle = (np.concatenate([feet[side][j][fr] for (_, side), fr in zip(pairs, rows)]) for j in range(3))
+    d = distance_to_triangle(np.concatenate([cops[k] for k, _ in pairs]), heel, toe, ankle)
+    medians, known = _contact_medians(np.column_stack([d, toe - heel]), [fr.size for fr in rows])
+    return {pair: (medians[i], int(known[i, 0])) for i, pair in enumerate(pairs)}
+
+
 def cop_foot_check(trial: Trial, markers: GaitMarkers, contacts: list[FootContact], margin_m: float,
                    min_travel: float) -> Check:
     """'COP under the foot': see the module docstring. ``contacts``: the contacts stage's."""
@@ -88,25 +103,20 @@ def cop_foot_check(trial: Trial, markers: GaitMarkers, contacts: list[FootContac
         w = plates[plate].point
         frames = trial.indices_between(a, b)
         loaded.append(frames[(w.force[frames, 2] >= LOADED_N) & finite_rows(w.cop[frames, :2])])
-    # the COP's distance to each foot over every contact's frames at once (numpy calls, not frames, cost):
-    # corners (feet, 3, frames, 2) of each foot's heel-toe-ankle triangle
-    every = np.concatenate(loaded)
-    cops = np.concatenate([plates[sp[0]].point.cop[fr, :2] for sp, fr in zip(spans, loaded)])
-    corners = np.stack([np.stack([heel[every], toe[every], ankle[every]]) for heel, toe, ankle in feet.values()])
-    d = distance_to_triangle(np.broadcast_to(cops, corners.shape[:1] + cops.shape), *np.moveaxis(corners, 1, 0))
-    # each contact's median distance to each foot (np.median of the known ones) and each foot's median
-    # heel-to-toe vector over the contact: (contacts, feet, 3), every contact at once
-    per_frame = np.concatenate([d.T[:, :, None], np.stack([toe[every] - heel[every] for heel, toe, _ in feet.values()],
-                                                           axis=1)], axis=2)  # (frames, feet, 3)
-    medians, known = _contact_medians(per_frame.reshape(every.size, -1), [fr.size for fr in loaded])
-    medians, known = medians.reshape(-1, len(feet), 3), known.reshape(-1, len(feet), 3)[..., 0]
+    cops = [plates[sp[0]].point.cop[fr, :2] for sp, fr in zip(spans, loaded)]
+    # each contact against the foot it is given to; against every foot (for the nearer one) when it is
+    # given to none, or when that foot's markers are unknown in half its frames
+    got = _measure([(k, sp[5]) for k, sp in enumerate(spans) if sp[5] in feet], loaded, cops, feet)
+    unsure = [k for k, sp in enumerate(spans) if got.get((k, sp[5]), (0, 0))[1] < 0.5 * loaded[k].size]
+    got.update(_measure([(k, side) for k in unsure for side in feet if side != spans[k][5]], loaded, cops, feet))
     for k, (plate, a, b, complete, belt, given, source) in enumerate(spans):
         p = plates[plate]
         frames = loaded[k]
         if frames.size < 3:
             continue
-        cop = p.point.cop[frames, :2]
-        dist = {side: float(medians[k, i, 0]) for i, side in enumerate(feet) if known[k, i] >= 0.5 * frames.size}
+        cop = cops[k]
+        dist = {side: float(got[k, side][0][0]) for side in feet
+                if (k, side) in got and got[k, side][1] >= 0.5 * frames.size}
         if not dist:
             continue
         judged += 1
@@ -116,7 +126,7 @@ def cop_foot_check(trial: Trial, markers: GaitMarkers, contacts: list[FootContac
         worst_d = max(worst_d, dist[side])
         heel, toe, _ = feet[side]
         step = complete and b - a < STEP_MAX_S
-        axis = medians[k, list(feet).index(side), 1:]  # the median of toe - heel over the contact
+        axis = got[k, side][0][1:]  # the median of toe - heel over the contact
         length = float(np.linalg.norm(axis))
         travel = sideways = np.nan
         if step and np.isfinite(length) and length >= 0.05:

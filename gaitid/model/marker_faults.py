@@ -39,8 +39,8 @@ from gaitid.core.checks import Check
 from gaitid.core.rotation import norm
 from gaitid.core.signal import column_nanmedian, runs
 from gaitid.core.trial import Trial
-from gaitid.core.vocabulary import SIDES, side_path
-from gaitid.model.marker_knocks import knock_findings
+from gaitid.core.vocabulary import SIDES
+from gaitid.model.marker_knocks import HIP_CENTRES, knock_findings
 from gaitid.model.markerset import Model, per_model
 from gaitid.model.trial_markers import apply_aliases, strings
 
@@ -88,7 +88,8 @@ _PLANS: dict = {}  # (id(model), marker labels, virtual labels) -> (model, plan)
 def _plan(model: Model, trial: Trial):
     """(present, labels, columns, pairs, built_from) of a (label-aliased) trial under ``model``: the
     labels present (markers and virtual points), the model's markers among them and their columns
-    in ``trial.markers``, their left/right pairs (:func:`_side_pairs`), and ``built_from(point,
+    in ``trial.markers``, their left/right pairs (:func:`_side_pairs`) with each pair's two
+    positions in ``labels`` (two read-only index arrays), and ``built_from(point,
     prefix)``, the markers a model point of a side is computed from (:func:`_point_markers`,
     remembered). The same for every trial of a session: built once per model and label set
     (:func:`~gaitid.model.markerset.per_model`)."""
@@ -109,46 +110,56 @@ def _build_plan(model: Model, trial: Trial):
             memo[point, prefix] = _point_markers(model, point, prefix, present)
         return list(memo[point, prefix])
 
-    return present, labels, columns, _side_pairs(model, labels), built_from
+    pairs = _side_pairs(model, labels)
+    ends = tuple(np.array([labels.index(p[k]) for p in pairs], dtype=np.intp) for k in (0, 1))
+    for a in ends:
+        a.setflags(write=False)
+    return present, labels, columns, (pairs, ends), built_from
 
 
 def segment_lengths(kinematics) -> dict[tuple[str, str], np.ndarray]:
     """(side, segment) -> (n,) m: the distance from each chain segment's proximal to its distal
     point (lab frame), per frame; NaN where either is unknown."""
-    out = {}
+    return dict(zip(*_length_table(kinematics)))
+
+
+def _length_table(kinematics) -> tuple[list[tuple[str, str]], np.ndarray]:
+    """The (side, segment) keys of :func:`segment_lengths` and their lengths as the rows of one
+    (segments, n) array (m): one subtraction and one norm for every segment."""
+    keys, proximal, distal = [], [], []
     for side in SIDES:
         for body, motion in zip(kinematics.chains[side].bodies, kinematics.motion[side]):
-            out[side, body.name] = norm(motion.proximal_lab - motion.distal_lab)
-    return out
+            keys.append((side, body.name))
+            proximal.append(motion.proximal_lab)
+            distal.append(motion.distal_lab)
+    if not keys:
+        return keys, np.empty((0, 0))
+    return keys, norm(np.stack(proximal) - np.stack(distal))
 
 
-def _length_findings(trial, model, lengths, present, tol, asym_tol):
+def _length_findings(trial, model, keys, L, present, tol, asym_tol):
     warnings, worst, worst_asym = [], (0.0, ""), (0.0, "")
-    medians = {}
-    keys = list(lengths)
-    L = np.stack([lengths[key] for key in keys])  # (segments, n) m
-    ok = np.isfinite(L)
+    ok = np.isfinite(L)  # L: (segments, n) m, the rows of ``keys``
     med = column_nanmedian(L.T)  # each segment's median over the frames it is known in, by one sort
     dev_all = np.where(ok, L - med[:, None], 0.0)
     big = np.abs(dev_all)
     top = np.argmax(big, axis=1)
     off_all = big > tol
-    for r, (side, seg) in enumerate(keys):
-        if not ok[r].any():
-            continue
-        med_r = float(med[r])
-        medians[side, seg] = med_r
+    medians = {key: m for key, m, known in zip(keys, med.tolist(), ok.any(axis=1)) if known}
+    largest = big.max(axis=1)  # each segment's largest departure from its median (0 where never known)
+    r = int(np.argmax(largest))  # the first segment departing the most
+    if largest[r] > worst[0]:
+        worst = (largest[r], f"{keys[r][0].lower()} {keys[r][1]}")
+    n_off = off_all.sum(axis=1)
+    for r in np.flatnonzero(n_off):
+        (side, seg), med_r = keys[r], medians[keys[r]]
         dev, i, off = dev_all[r], int(top[r]), off_all[r]
-        if abs(dev[i]) > worst[0]:
-            worst = (abs(dev[i]), f"{side.lower()} {seg}")
-        if not off.any():
-            continue
         spec = model.segments[seg]
         prefix = model.sides[side]
         marks = [x for p in (spec["proximal"], spec["distal"]) for x in _point_markers(model, p, prefix, present)]
         warnings.append(
             f"markers: the {side.lower()} {seg} ({spec['proximal']} to {spec['distal']}) is {1000 * med_r:.0f} mm long "
-            f"(median) but {1000 * dev[i]:+.0f} mm ({100 * dev[i] / med_r:+.0f} %) off that in {int(off.sum())} "
+            f"(median) but {1000 * dev[i]:+.0f} mm ({100 * dev[i] / med_r:+.0f} %) off that in {int(n_off[r])} "
             f"frame(s), {_ranges(trial, off)}, more than the {1000 * tol:g} mm tolerated "
             f"(Settings.segment_length_tolerance_m): a marker it is built from "
             f"({', '.join(dict.fromkeys(marks)) or 'see the model'}) swapped, mislabelled, knocked or stuck there; "
@@ -178,7 +189,7 @@ def _stuck_findings(trial, labels, X, stuck_s, stuck_m, tol):
     warnings = []
     if not math.isfinite(stuck_s) or X.shape[0] < 2:
         return warnings
-    move = np.diff(X, axis=0)  # (n-1, m, 3) m per frame; NaN where unseen
+    move = X[1:] - X[:-1]  # (n-1, m, 3) m per frame; NaN where unseen
     still = move[..., 0] ** 2 + move[..., 1] ** 2 + move[..., 2] ** 2 < stuck_m ** 2
     need = max(1, math.ceil(stuck_s * trial.point_rate))  # frame-to-frame steps in the stretch
     for j in np.flatnonzero(still.sum(axis=0) >= need):  # a stretch of `need` still steps needs as many
@@ -211,31 +222,27 @@ def _side_pairs(model: Model, labels: list[str]) -> list[tuple[str, str]]:
                                 for t in _model_markers(model) if "{S}" in t) if a in labels and b in labels]
 
 
-def _side_findings(trial, kinematics, labels, pairs, X, margin):
-    """Warnings for left/right marker pairs (:func:`_side_pairs`) crossed by more than ``margin`` (m);
-    also the worst crossing."""
+def _side_findings(trial, kinematics, pairs, ends, X, margin):
+    """Warnings for left/right marker pairs (:func:`_side_pairs`; ``ends``: their columns in ``X``)
+    crossed by more than ``margin`` (m); also the worst crossing."""
     warnings, worst = [], (-math.inf, "")
-    hips = side_path("Left", "hip"), side_path("Right", "hip")
-    if not math.isfinite(margin) or not all(h in kinematics.joint_centres for h in hips):
+    if not math.isfinite(margin) or not all(h in kinematics.joint_centres for h in HIP_CENTRES):
         return warnings, None
     if not pairs:
         return warnings, worst
-    lateral = kinematics.joint_centres[hips[0]] - kinematics.joint_centres[hips[1]]
+    lateral = kinematics.joint_centres[HIP_CENTRES[0]] - kinematics.joint_centres[HIP_CENTRES[1]]
     lateral = lateral / norm(lateral, keepdims=True)  # (n, 3) lab, right to left hip
-    index = {lab: i for i, lab in enumerate(labels)}
-    ia, ib = (np.array([index[p[k]] for p in pairs]) for k in (0, 1))
-    gap = X[:, ia] - X[:, ib]  # (n, pairs, 3) m lab
+    gap = X[:, ends[0]] - X[:, ends[1]]  # (n, pairs, 3) m lab
     D = (gap[..., 0] * lateral[:, 0, None] + gap[..., 1] * lateral[:, 1, None]
          + gap[..., 2] * lateral[:, 2, None])  # (n, pairs) m; > 0 when a is left of b
     seen = np.isfinite(D)
-    lowest = np.where(seen, D, np.inf).min(axis=0)  # every pair at once
-    for p in np.flatnonzero(seen.any(axis=0)):
+    known = np.flatnonzero(seen.any(axis=0))
+    crossing = -np.where(seen, D, np.inf).min(axis=0)  # each pair's, at once (-inf: never seen)
+    if known.size:
+        p = known[np.argmax(crossing[known])]  # the first pair crossed the most
+        worst = (float(crossing[p]), "/".join(pairs[p]))
+    for p in known[crossing[known] > margin]:
         (a, b), d = pairs[p], D[:, p]
-        crossing = float(-lowest[p])
-        if crossing > worst[0]:
-            worst = (crossing, f"{a}/{b}")
-        if not crossing > margin:
-            continue
         wrong = d < -margin
         first = int(np.argmax(wrong))
         starts, _ = runs(np.nan_to_num(d, nan=1.0) < 0)
@@ -244,7 +251,7 @@ def _side_findings(trial, kinematics, labels, pairs, X, margin):
         whole = onset == int(np.argmax(np.isfinite(d)))
         when = "throughout the trial" if whole else f"from frame {frames[onset]} ({time[onset]:.2f} s)"
         warnings.append(
-            f"markers: {a} is to the right of {b} (by up to {1000 * crossing:.0f} mm along the line from the right "
+            f"markers: {a} is to the right of {b} (by up to {1000 * crossing[p]:.0f} mm along the line from the right "
             f"to the left hip centre) {when}, in {int(wrong.sum())} frame(s) beyond the {1000 * margin:g} mm "
             f"tolerated (Settings.marker_side_margin_m): {a} and {b} swapped (mislabelled) "
             f"{'for the whole trial' if whole else 'from there'}; both legs' kinetics are wrong there")
@@ -257,16 +264,16 @@ def marker_fault_check(trial: Trial, model: Model, kinematics, *, length_toleran
     """The markers' check of one trial (module docstring): PASSED with the worst figures, WARNED
     naming each fault (segment or marker(s), frames and times, likely cause, the setting), or
     NOT_RUN when no segment length is known."""
-    lengths = segment_lengths(kinematics)
-    if not any(np.isfinite(v).any() for v in lengths.values()):
+    keys, L = _length_table(kinematics)
+    if not np.isfinite(L).any():
         return Check.not_run(NAME, "no segment's two ends are ever both known")
     trial = apply_aliases(trial, model)
     present, labels, columns, pairs, built_from = _plan(model, trial)
     X = trial.markers[:, columns] if labels else np.empty((trial.n_frames, 0, 3))
-    warnings, worst, worst_asym = _length_findings(trial, model, lengths, present, length_tolerance_m,
+    warnings, worst, worst_asym = _length_findings(trial, model, keys, L, present, length_tolerance_m,
                                                    asymmetry_tolerance)
     warnings += _stuck_findings(trial, labels, X, stuck_s, stuck_m, length_tolerance_m)
-    side_warnings, crossing = _side_findings(trial, kinematics, labels, pairs, X, side_margin_m)
+    side_warnings, crossing = _side_findings(trial, kinematics, *pairs, X, side_margin_m)
     warnings += side_warnings
     knock_warnings, knock_detail, _ = knock_findings(trial, model, kinematics, knock_m, built_from, turn_deg)
     warnings += knock_warnings

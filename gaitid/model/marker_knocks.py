@@ -57,6 +57,7 @@ FIRST_PEAK = 0.8  # the stride is the first autocorrelation peak this close to t
 STILL_M = 1e-4  # m: legs whose lengths vary less (RMS about their means) have no stride
 MIN_WINDOW = 0.9  # strides: the shortest window (a trial of 1.8-2 strides: half the trial)
 LISTED = 3  # distances quoted per warning
+HIP_CENTRES = tuple(side_path(side, "hip") for side in SIDES)  # their keys in ModelKinematics.joint_centres
 
 
 def stride_frames(legs: np.ndarray, rate: float) -> int | None:
@@ -68,11 +69,13 @@ def stride_frames(legs: np.ndarray, rate: float) -> int | None:
     ok = np.isfinite(x)
     n = x.shape[0]
     lo, hi = math.ceil(MIN_STRIDE_S * rate), min(int(MAX_STRIDE_S * rate), 2 * n // 3)
-    if hi <= lo or ok.sum() < 2:
+    counts = ok.sum(axis=0)
+    known = int(counts.sum())
+    if hi <= lo or known < 2:
         return None
-    mean = np.where(ok, x, 0.0).sum(axis=0) / np.maximum(ok.sum(axis=0), 1)
+    mean = np.where(ok, x, 0.0).sum(axis=0) / np.maximum(counts, 1)
     x = np.where(ok, x - mean, 0.0)  # frames unseen count as the mean
-    if not np.sqrt((x ** 2).sum() / ok.sum()) > STILL_M:
+    if not np.sqrt((x ** 2).sum() / known) > STILL_M:
         return None
     size = 1 << (n + hi - 1).bit_length()  # zero-padded to a power of two >= n + hi: no lag wraps around
     f = np.fft.rfft(x, size, axis=0)
@@ -212,10 +215,20 @@ def _steps(x: np.ndarray, w: int, first: int, unseen: np.ndarray | None
     return step, before[:, first:], full
 
 
+def _seen_span(xyz: np.ndarray, least: int) -> tuple[int, int]:
+    """(a, b): the frames a..b-1 from the first to the last in which a point of ``xyz`` (points, n, 3)
+    has its X known, when they are at least ``least``; else (0, n). Every distance and normal
+    needs its points' X: a window reaching outside them misses frames in each."""
+    known = np.flatnonzero(np.isfinite(xyz[:, :, 0]).any(axis=0))
+    if known.size and known[-1] + 1 - known[0] >= least:
+        return int(known[0]), int(known[-1]) + 1
+    return 0, xyz.shape[1]
+
+
 def _heading(kinematics, n: int) -> np.ndarray:
     """(n, 2): the horizontal unit vector (lab X, Y) from the right to the left hip centre, the
     body's left whichever way it walks; lab +Y when the model has no hip centres; NaN where unknown."""
-    hips = [kinematics.joint_centres.get(side_path(side, "hip")) for side in SIDES]
+    hips = [kinematics.joint_centres.get(key) for key in HIP_CENTRES]
     if any(h is None for h in hips):
         return np.tile([0.0, 1.0], (n, 1))
     left = (hips[0] - hips[1])[:, :2]
@@ -290,19 +303,22 @@ def knock_findings(trial: Trial, model: Model, kinematics, knock_m: float,
     motion = {side: dict(zip(seg_names, kinematics.motion[side])) for side, seg_names in bodies}
     xyz = np.stack([trial.markers[:, src] if isinstance(src, int) else motion[src[0]][src[1]].proximal_lab
                     for src in lay.sources])  # (points, n, 3) m lab
-    ia = lay.ia
-    d = xyz[ia] - xyz[lay.ib]
+    # only the frames from the first to the last with a point known are measured (when they hold
+    # two windows): row r of what follows is frame start + r
+    start, stop = _seen_span(xyz, 2 * w)
+    d = xyz[lay.ia, start:stop] - xyz[lay.ib, start:stop]
     turning = bool(triangles) and math.isfinite(turn_deg)
-    x = np.empty((n, k + 3 * len(triangles) * turning))  # the distances (m), then each plane's normal
+    x = np.empty((stop - start, k + 3 * len(triangles) * turning))  # the distances (m), then each plane's normal
     x[:, :k] = norm(d).T
     if turning:  # each plane's normal: the cross product of two sides (its length, twice the area, is
         # about constant on a segment and does not change the mean's direction), in the heading frame
         left = _heading(kinematics, n)
+        here = left[start:stop]
         e = d[lay.edges]
-        (u0, u1, u2), (v0, v1, v2) = e[0::2].transpose(2, 0, 1), e[1::2].transpose(2, 0, 1)  # (T, n) each
+        (u0, u1, u2), (v0, v1, v2) = e[0::2].transpose(2, 0, 1), e[1::2].transpose(2, 0, 1)  # (T, stop - start) each
         nx, ny = u1 * v2 - u2 * v1, u2 * v0 - u0 * v2
-        x[:, k::3] = (nx * left[:, 1] - ny * left[:, 0]).T  # forward
-        x[:, k + 1::3] = (nx * left[:, 0] + ny * left[:, 1]).T  # left
+        x[:, k::3] = (nx * here[:, 1] - ny * here[:, 0]).T  # forward
+        x[:, k + 1::3] = (nx * here[:, 0] + ny * here[:, 1]).T  # left
         x[:, k + 2::3] = (u0 * v1 - u1 * v0).T  # up
     unseen = ~np.isfinite(x)
     step, before, full = _steps(x, w, k, unseen if unseen.any() else None)
@@ -311,7 +327,7 @@ def knock_findings(trial: Trial, model: Model, kinematics, knock_m: float,
     warnings, worst, knocked = [], (-1.0, ""), set()
     for g, (group, _, _) in enumerate(groups):
         lo, hi = bounds[g], bounds[g + 1]
-        t, j = np.unravel_index(int(np.argmax(score[:, lo:hi])), (score.shape[0], hi - lo))
+        t, j = divmod(int(np.argmax(score[:, lo:hi])), hi - lo)
         j = int(lo + j)
         size = float(score[t, j])
         if size > worst[0]:
@@ -319,7 +335,7 @@ def knock_findings(trial: Trial, model: Model, kinematics, knock_m: float,
         if not size > knock_m:
             continue
         knocked.add(group)
-        f = t + w  # the first frame after the largest step; a knock seen in part of the stride only (a
+        f = start + t + w  # the first frame after the largest step; a knock seen in part of the stride only (a
         # knee marker knocked forward shows when the knee bends) is found within a stride of its frame
         mine = [(abs(step[t, i]), step[t, i], p) for i, p in enumerate(pairs) if names[j] in p]
         listed = ", ".join(f"to {q if p == names[j] else p} {1000 * s:+.0f} mm"
@@ -352,7 +368,7 @@ def knock_findings(trial: Trial, model: Model, kinematics, knock_m: float,
     if not seen.any():
         return warnings, f"{detail}; planes' turns not measured (no frame with a stride seen before and after)", worst[0]
     cos = np.where(seen, cos, 1.0)
-    t, i = np.unravel_index(int(np.argmin(cos)), cos.shape)
+    t, i = divmod(int(np.argmin(cos)), cos.shape[1])
     g = triangles[i][0]
     detail += (f"; three-point segments' planes turn by at most {math.degrees(math.acos(min(1.0, cos[t, i]))):.0f} "
                f"deg ({groups[g][0].lower()} {triangles[i][1]}; tolerance {turn_deg:g} deg)")
@@ -361,13 +377,13 @@ def knock_findings(trial: Trial, model: Model, kinematics, knock_m: float,
         mine = [i for i, tri in enumerate(triangles) if tri[0] == g]  # consecutive
         if not mine or group in knocked or model.root in knocked:
             continue  # named by its distances already, or its hip centre moved with the pelvis's markers
-        t, i = np.unravel_index(int(np.argmin(cos[:, mine[0]:mine[-1] + 1])), (cos.shape[0], len(mine)))
+        t, i = divmod(int(np.argmin(cos[:, mine[0]:mine[-1] + 1])), len(mine))
         i = mine[i]
         if not cos[t, i] < limit:
             continue
         axis = cross(b[t, i], a[t, i])
         corners = triangles[i][2]
         warnings.append(_turn_warning(trial, group, triangles[i][1], [names[c] for c in corners], xyz[corners],
-                                      left, t, w, math.degrees(math.acos(max(-1.0, cos[t, i]))),
+                                      left, start + t, w, math.degrees(math.acos(max(-1.0, cos[t, i]))),
                                       axis / np.linalg.norm(axis), turn_deg))
     return warnings, detail, worst[0]

@@ -115,6 +115,8 @@ def test_widen_is_a_binary_dilation():
         for k in (0, 1, 3, 10):
             ref = binary_dilation(mask, np.ones(2 * k + 1, bool)) if k else mask
             np.testing.assert_array_equal(_widen(mask, k), ref)
+            both = np.stack([mask, rng.random(n) < 0.15])  # both feet's masks in one call, row by row
+            np.testing.assert_array_equal(_widen(both, k), [_widen(row, k) for row in both])
 
 
 @pytest.mark.parametrize("sequence", ["YXZ", "YZX", "XYZ", "XZY", "ZXY", "ZYX"])

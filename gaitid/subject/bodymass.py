@@ -83,16 +83,17 @@ def _vertical_forces(trial: Trial) -> tuple[np.ndarray, list[str]]:
     """(n_frames, n_plates) vertical force on the subject (N), each plate's unloaded offset removed."""
     if not trial.force_plates:
         raise DataError("no force plates: body mass cannot be estimated; give the mass (kg)", trial.path)
-    notes = []
-    fz = np.stack([p.point.force[:, 2] for p in trial.force_plates], axis=1, dtype=float)  # a copy
-    idle = np.abs(fz) < UNLOADED_N
-    for j, (p, n_idle) in enumerate(zip(trial.force_plates, idle.sum(axis=0))):
-        if n_idle >= max(5, 0.05 * fz.shape[0]):
-            off = median(fz[idle[:, j], j])  # no NaN among them (|NaN| < 50 is False)
+    cols, notes = [], []
+    for p in trial.force_plates:
+        fz = np.asarray(p.point.force[:, 2], float)
+        idle = np.abs(fz) < UNLOADED_N
+        if idle.sum() >= max(5, 0.05 * len(fz)):
+            off = median(fz[idle])  # no NaN among them (|NaN| < 50 is False)
             if abs(off) > 2.0:
                 notes.append(f"plate {p.index}: unloaded offset {off:.1f} N removed")
-                fz[:, j] -= off
-    return fz, notes
+                fz = fz - off
+        cols.append(fz)
+    return np.stack(cols, axis=1), notes
 
 
 def _standing(trial: Trial, total: np.ndarray, window_s: float, max_cv: float, max_speed: float):

@@ -108,6 +108,16 @@ def test_decimate_is_the_centred_window_of_convolve1d(factor):
         np.testing.assert_allclose(got, ref, atol=1e-12, rtol=0)
 
 
+def test_the_mass_checks_gradient_is_numpys_bit_for_bit():
+    from gaitid.subject.bodymass import _gradient
+
+    rng = np.random.default_rng(8)
+    for n in (2, 3, 16, 381, 1249):
+        x = rng.normal(size=n).cumsum() * 10.0 ** rng.integers(-3, 4)
+        np.testing.assert_array_equal(_gradient(x), np.gradient(x))
+        np.testing.assert_array_equal(_gradient(_gradient(x)), np.gradient(np.gradient(x)))
+
+
 def test_widen_is_a_binary_dilation():
     rng = np.random.default_rng(5)
     for n in (1, 2, 7, 50):
@@ -115,6 +125,8 @@ def test_widen_is_a_binary_dilation():
         for k in (0, 1, 3, 10):
             ref = binary_dilation(mask, np.ones(2 * k + 1, bool)) if k else mask
             np.testing.assert_array_equal(_widen(mask, k), ref)
+            both = np.stack([mask, rng.random(n) < 0.15])  # both feet's masks in one call, row by row
+            np.testing.assert_array_equal(_widen(both, k), [_widen(row, k) for row in both])
 
 
 @pytest.mark.parametrize("sequence", ["YXZ", "YZX", "XYZ", "XZY", "ZXY", "ZYX"])

@@ -332,6 +332,29 @@ def test_column_median_above_is_the_sorted_medians_comparison():
         np.testing.assert_array_equal(column_median_above(x, 0.8), expected)
 
 
+def test_median_is_numpys_median_bit_for_bit():
+    """signal.median partitions at one index: np.median's number, odd and even lengths, ties, infinities,
+    a NaN anywhere (NaN) and one sample."""
+    from gaitid.core.signal import median
+
+    rng = np.random.default_rng(17)
+    for n in (1, 2, 3, 4, 7, 8, 99, 100, 380, 1249, 20001):
+        x = rng.normal(size=n) * 10.0 ** rng.integers(-6, 7, size=n)
+        samples = [x, np.round(x, 0), np.full(n, 3.5)]
+        if n > 3:
+            y = x.copy()
+            y[rng.integers(n)] = np.inf
+            y[rng.integers(n)] = -np.inf
+            z = x.copy()
+            z[rng.integers(n)] = np.nan
+            samples += [y, z]
+        for v in samples:
+            got = median(v)
+            assert isinstance(got, float)
+            np.testing.assert_array_equal(got, np.median(v))
+    assert np.isnan(median(np.zeros(0)))
+
+
 def test_finite_rows_is_isfinite_all_along_the_last_axis():
     from gaitid.core.signal import finite_rows
 

@@ -333,12 +333,15 @@ def test_inside_distances_outlines_at_once_equal_inside_distance_per_outline():
     outlines = [square, (square + [0.6, 0, 0])[::-1].copy(), square + [1.2, 0.1, 0.2]]
     xy = rng.uniform(-0.5, 2.0, (70000, 2))  # more than one 65,536-row chunk
     xy[[5, 70000 - 1]] = np.nan
+    xy[10:18] = [[0, 0], [0.6, 0.4], [0.3, 0], [0.6, 0.2], [0, 0.1], [1.2, 0.3], [0.5, 0.5], [-0.2, 0.4]]  # on edges
     ok = np.isfinite(xy).all(axis=1)
     for polys in (outlines, outlines + [np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]], float)]):
         ref = np.full((xy.shape[0], len(polys)), np.nan)
         for j, c in enumerate(polys):
             ref[ok, j] = inside_distance(xy[ok], c)
-        np.testing.assert_array_equal(inside_distances(xy, polys), ref)
+        got = inside_distances(xy, polys)
+        np.testing.assert_array_equal(got, ref)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(ref))  # zeros on an edge line too
     with pytest.raises(DataError, match="degenerate"):
         inside_distances(xy[:10], outlines + [np.zeros((4, 3))])
 

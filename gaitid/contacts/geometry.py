@@ -45,7 +45,8 @@ def inside_distances(xy: np.ndarray, outlines: list[np.ndarray]) -> np.ndarray:
     """(n, m) signed distance of points (n, 2) inside each convex plate outline (+ inside), NaN
     where the point is NaN: for each edge, sgn (ex (py - cy) - ey (px - cx)) / |e|, the left
     normal of a counter-clockwise outline pointing inside, and the smallest over the edges. All
-    outlines at once when they have as many corners (every plate), in chunks of points."""
+    outlines at once when they have as many corners (every plate), in chunks of points; the points
+    along the last axis of the temporaries (m, k, chunk), where numpy's loops run long."""
     xy = np.asarray(xy, float)
     if len({len(c) for c in outlines}) > 1:
         return np.concatenate([inside_distances(xy, [c]) for c in outlines], axis=1)
@@ -55,24 +56,25 @@ def inside_distances(xy: np.ndarray, outlines: list[np.ndarray]) -> np.ndarray:
     ok = finite_rows(xy)
     poly = np.stack([np.asarray(c, float)[:, :2] for c in outlines])  # (m, k, 2)
     sgn, ex, ey, ln = _edges(poly.shape, poly.tobytes())
-    pts = xy[ok]
-    dist = np.empty((pts.shape[0], len(outlines)))
-    for a in range(0, pts.shape[0], 65536):  # (chunk, m, k) temporaries: bounded for hour-long trials
-        rx = np.subtract(pts[a:a + 65536, 0, None, None], poly[None, ..., 0])
-        ry = np.subtract(pts[a:a + 65536, 1, None, None], poly[None, ..., 1])
+    cx, cy = poly[..., 0, None], poly[..., 1, None]  # (m, k, 1)
+    px, py = xy[ok].T
+    dist = np.empty((len(outlines), px.size))
+    for a in range(0, px.size, 65536):  # (m, k, chunk) temporaries: bounded for hour-long trials
+        rx = np.subtract(px[a:a + 65536], cx)
+        ry = np.subtract(py[a:a + 65536], cy)
         ry *= ex
         rx *= ey
         ry -= rx
-        ry *= sgn[None, :, None]
+        ry *= sgn
         ry /= ln
-        dist[a:a + 65536] = ry.min(axis=2)
-    out[ok] = dist
+        dist[:, a:a + 65536] = ry.min(axis=1)
+    out[ok] = dist.T
     return out
 
 
 @lru_cache(maxsize=64)
 def _edges(shape: tuple[int, ...], corners: bytes) -> tuple[np.ndarray, ...]:
-    """Orientation sign (m,), edge vectors' x and y (1, m, k) and lengths (1, m, k) of outlines
+    """Orientation sign (m, 1, 1), edge vectors' x and y (m, k, 1) and lengths (m, k, 1) of outlines
     (m, k, 2) given as bytes: a trial's plates are the same in every call (read-only arrays)."""
     poly = np.frombuffer(corners).reshape(shape)
     x, y = poly[..., 0], poly[..., 1]
@@ -80,7 +82,8 @@ def _edges(shape: tuple[int, ...], corners: bytes) -> tuple[np.ndarray, ...]:
     if np.any(np.abs(area) < 1e-12):
         raise DataError("degenerate force-plate outline (zero area corners)")
     e = np.roll(poly, -1, axis=1) - poly  # (m, k, 2) edges
-    out = (np.where(area > 0, 1.0, -1.0), e[None, ..., 0], e[None, ..., 1], np.linalg.norm(e, axis=2)[None])
+    out = (np.where(area > 0, 1.0, -1.0)[:, None, None], e[..., 0, None], e[..., 1, None],
+           np.linalg.norm(e, axis=2)[..., None])
     for a in out:
         a.setflags(write=False)
     return out

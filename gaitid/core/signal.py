@@ -54,6 +54,19 @@ def column_nanmedian(x: np.ndarray) -> np.ndarray:
     return np.where(count > 0, (lo + hi) / 2, np.nan)
 
 
+def median(x: np.ndarray) -> float:
+    """np.median(x) of a 1-D float array: the same number (NaN when ``x`` holds a NaN or is empty, without
+    numpy's warning), by one sort: np.median's argument handling and partition cost 2-7 times numpy's
+    sort, from a step's few hundred samples to 100,000 (a partition at one index is faster on random
+    numbers but 20 times slower on the many equal samples of an unloaded plate)."""
+    n = x.size
+    ordered = np.sort(x)  # NaN last
+    if n == 0 or np.isnan(ordered[-1]):
+        return float("nan")
+    h = n // 2
+    return float(ordered[h]) if n % 2 else float((ordered[h - 1] + ordered[h]) / 2)
+
+
 def column_percentiles(x: np.ndarray, q) -> np.ndarray:
     """np.percentile(x, q, axis=0) of an (n, k) array, n >= 1, (len(q), k), numpy's linear interpolation
     term by term (bit for bit, tested; NaN for a column holding one), without its argument handling

@@ -15,6 +15,7 @@ import os
 import numpy as np
 
 from gaitid.core.errors import DataError
+from gaitid.core.signal import median
 
 MIN_EXTENT_M = 0.03  # 3 cm: one foot's markers read in m span 0.15 m; read mm as m: 0.00015 m
 MAX_EXTENT_M = 50.0  # a whole body in mm read as m spans about 1,800 m; a large lab's frame 10-15 m
@@ -34,7 +35,7 @@ def marker_extent(markers: np.ndarray) -> float:
     # markers a row at a time, not along a short last axis element by element (3-4x faster; max/min exact)
     m = np.ascontiguousarray(markers.transpose(1, 0, 2))
     extent = np.fmax.reduce(m, axis=0) - np.fmin.reduce(m, axis=0)  # (frames, 3): NaN samples ignored
-    return float(np.median(extent.max(axis=1)))
+    return median(extent.max(axis=1))
 
 
 def check_marker_extent(markers: np.ndarray, unit: str, field: str, path: str | os.PathLike | None) -> None:

@@ -25,7 +25,7 @@ import numpy as np
 from gaitid.core.checks import Check
 from gaitid.core.errors import DataError
 from gaitid.core.rotation import norm
-from gaitid.core.signal import finite_rows
+from gaitid.core.signal import finite_rows, median
 from gaitid.core.trial import ForcePlate, Trial
 from gaitid.io.forceplates import force_scale, length_scale
 from gaitid.io.vertical import LOADED_N, up_from_markers
@@ -78,6 +78,22 @@ def _axes_of(shape: tuple[int, ...], corners_bytes: bytes) -> tuple[np.ndarray, 
     return out
 
 
+def _centre_half_sizes(corners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The outline's centre (3,), lab, and half-sizes (2,) along its x and y (|c1c2| / 2, |c1c4| / 2), m
+    (read-only: computed once per plate outline)."""
+    c = np.ascontiguousarray(corners, float)
+    return _centre_half_of(c.shape, c.tobytes())
+
+
+@lru_cache(maxsize=64)
+def _centre_half_of(shape: tuple[int, ...], corners_bytes: bytes) -> tuple[np.ndarray, np.ndarray]:
+    c = np.frombuffer(corners_bytes).reshape(shape)
+    out = c.mean(axis=0), 0.5 * np.array([np.linalg.norm(c[0] - c[1]), np.linalg.norm(c[0] - c[3])])
+    for a in out:
+        a.setflags(write=False)
+    return out
+
+
 def markers_up(trial: Trial) -> np.ndarray | None:
     """Up in the trial's lab as the markers' layout says (:func:`gaitid.io.vertical.up_from_markers`), or None."""
     if not trial.markers.size:
@@ -112,7 +128,8 @@ def _mean_loaded_force(p: ForcePlate) -> tuple[np.ndarray, int]:
     f = p.point.force
     mag = norm(f)
     loaded = np.isfinite(mag) & (mag > LOADED_N)
-    return (f[loaded].mean(axis=0) if loaded.any() else np.full(3, np.nan)), int(loaded.sum())
+    count = int(loaded.sum())
+    return (f[loaded].sum(axis=0) / count if count else np.full(3, np.nan)), count  # (np.mean's sum and division)
 
 
 def plate_geometry_check(trial: Trial, corner_tolerance_m: float, origin_offset_m: float,
@@ -210,8 +227,8 @@ def _cop_outside(p: ForcePlate) -> tuple[np.ndarray, np.ndarray]:
     ok = np.isfinite(fz) & (np.abs(fz) >= LOADED_COP_N) & finite_rows(w.cop)
     c = np.asarray(p.corners, float)
     x, y, _ = _plate_axes(c)
-    half = 0.5 * np.array([np.linalg.norm(c[0] - c[1]), np.linalg.norm(c[0] - c[3])])
-    rel = w.cop[ok] - c.mean(axis=0)
+    centre, half = _centre_half_sizes(c)
+    rel = w.cop[ok] - centre
     uv = np.abs(np.column_stack([rel @ x, rel @ y]))
     return (uv - half).max(axis=1), norm(uv)
 
@@ -230,8 +247,8 @@ def plate_units_check(trial: Trial, cop_outside_m: float) -> Check:
     for p in plates:
         tag = f"force plate {p.index}"
         outside, from_centre = _cop_outside(p)
-        median_out = float(np.median(outside)) if outside.size else np.nan
-        median_r = float(np.median(from_centre)) if from_centre.size else np.nan
+        median_out = median(outside) if outside.size else np.nan
+        median_r = median(from_centre) if from_centre.size else np.nan
         if outside.size:
             worst = max(worst, median_out)
         found: dict[tuple[str, str], list[str]] = {}

@@ -25,7 +25,7 @@ import warnings
 
 import numpy as np
 
-from gaitid.core.signal import column_nanmedian
+from gaitid.core.signal import column_nanmedian, median
 
 LOADED_N = 50.0  # |GRF| above which a plate sample counts as loaded (N)
 
@@ -69,7 +69,7 @@ def up_from_markers(markers: np.ndarray, dominance: float = 1.0, min_markers: in
             return None
         along = markers[:, :, axis]
         along = along[~np.isnan(along)]  # not empty: the axis has usable frames
-        sign = np.sign(np.median(along))  # np.nanmedian's value, without its NaN handling
+        sign = np.sign(median(along))  # np.nanmedian's value, without its NaN handling
     if sign == 0 or not np.isfinite(sign):
         sign = 1.0
     up = np.zeros(3)

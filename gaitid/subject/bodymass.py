@@ -55,7 +55,7 @@ from gaitid.contacts.geometry import inside_distances
 from gaitid.core.butterworth import butter_sections, default_padlen, zero_phase_filter
 from gaitid.core.errors import DataError
 from gaitid.core.rotation import norm
-from gaitid.core.signal import column_median_above, finite_rows
+from gaitid.core.signal import column_median_above, finite_rows, median
 from gaitid.core.trial import Trial
 from gaitid.core.vocabulary import GRAVITY_M_S2, SIDES
 from gaitid.model.gait_markers import GaitMarkers
@@ -88,7 +88,7 @@ def _vertical_forces(trial: Trial) -> tuple[np.ndarray, list[str]]:
         fz = np.asarray(p.point.force[:, 2], float)
         idle = np.abs(fz) < UNLOADED_N
         if idle.sum() >= max(5, 0.05 * len(fz)):
-            off = float(np.median(fz[idle]))  # no NaN among them (|NaN| < 50 is False)
+            off = median(fz[idle])  # no NaN among them (|NaN| < 50 is False)
             if abs(off) > 2.0:
                 notes.append(f"plate {p.index}: unloaded offset {off:.1f} N removed")
                 fz = fz - off
@@ -96,11 +96,12 @@ def _vertical_forces(trial: Trial) -> tuple[np.ndarray, list[str]]:
     return np.stack(cols, axis=1), notes
 
 
-def _standing(trial: Trial, fz: np.ndarray, window_s: float, max_cv: float, max_speed: float):
+def _standing(trial: Trial, total: np.ndarray, window_s: float, max_cv: float, max_speed: float):
+    """Quiet standing over the first or last ``window_s`` of ``total`` (n_frames,), the plates' summed
+    vertical force (N): (mass, window) or None."""
     rate = trial.point_rate
     n = trial.n_frames
     k = min(n, max(3, int(round(window_s * rate))))
-    total = np.sum(fz, axis=1)
     moving = False  # the markers' mean speed: computed when a window first needs it
     for a, b in ((0, k), (n - k, n)):
         f = total[a:b]
@@ -178,61 +179,71 @@ def _trunk_vertical_acceleration(trial: Trial, frames: np.ndarray, pad_s: float 
         return None
     out = np.full(n, np.nan)
     smooth = zero_phase_filter(butter_sections(4, COM_CUTOFF_HZ, rate), zc, filter_pad)
-    out[span] = np.gradient(np.gradient(smooth)) * rate**2
+    out[span] = _gradient(_gradient(smooth)) * rate**2
     return out
 
 
-def _single_support(trial: Trial, fz: np.ndarray, contacts: list[FootContact], markers: GaitMarkers,
-                    foot_tolerance: float, margin_s: float) -> np.ndarray:
+def _gradient(x: np.ndarray) -> np.ndarray:
+    """np.gradient(x) of a 1-D array of at least 2 samples, unit spacing: its numbers (central
+    differences halved, one-sided at the ends) without its argument handling."""
+    out = np.empty_like(x)
+    np.subtract(x[2:], x[:-2], out=out[1:-1])
+    out[1:-1] /= 2.0
+    out[0], out[-1] = x[1] - x[0], x[-1] - x[-2]
+    return out
+
+
+def _single_support(trial: Trial, fz: np.ndarray, total: np.ndarray, contacts: list[FootContact],
+                    markers: GaitMarkers, foot_tolerance: float, margin_s: float) -> np.ndarray:
     """Frames (bool, n_frames) of single support on a valid plate contact, the other foot in the
-    air (module docstring)."""
-    corners = {fp.index: fp.corners for fp in trial.force_plates}
+    air (module docstring); ``total``: the plates' summed vertical force (n_frames,)."""
     n = trial.n_frames
     k = int(round(margin_s * trial.point_rate))
-    seen, carried, loose = np.ones(n, bool), {}, {}
-    lows = feet_ground_points(trial, markers, 0.03, 0.5)  # heel, toe: NaN unless on the ground
+    seen = np.ones(n, bool)
     for side in SIDES:
         foot = markers.foot(side)
         seen &= finite_rows(trial.point(foot.heel)) & finite_rows(trial.point(foot.toe))
-        low = lows[side]
-        ground = np.zeros(n, bool)
-        for x in low:
-            ground |= np.isfinite(x[:, 0])
-        on_plate, outside = np.zeros(n, bool), np.zeros(n, bool)
-        for c in contacts:
-            # the COP under this foot alone; a contact invalid only because the foot is partly off
-            # the plate is checked frame by frame below (its other frames are usable)
-            if c.side != side or c.feet != (side,) or not c.complete:
-                continue
-            fr = trial.indices_between(c.strike_time, c.off_time)
-            on_plate[fr] = True
-            # a heel or toe on the ground outside the plate: part of the load missed (both in one call)
-            xy = np.concatenate([x[fr, :2] for x in low])
-            ok = finite_rows(xy)
-            if ok.any():
-                d = inside_distances(xy[ok], [corners[p] for p in c.plates]).max(axis=1)
-                out = np.zeros(xy.shape[0], bool)
-                out[ok] = d < -foot_tolerance
-                outside[fr] |= out.reshape(len(low), fr.size).any(axis=0)
-        carried[side] = on_plate & ~outside
-        bad = ground & ~carried[side]  # on the ground, not (wholly) on a valid contact's plate
-        loose[side] = _widen(bad, k)
-    swing = {s: ~loose[s] & ~carried[s] for s in SIDES}
-    loaded = finite_rows(fz) & (np.sum(fz, axis=1) > CONTACT_N)  # a NaN force is unknown, not 0
-    one_foot = (carried["Left"] & swing["Right"]) | (carried["Right"] & swing["Left"])
-    return seen & loaded & one_foot & ~loose["Left"] & ~loose["Right"]
+    lows = feet_ground_points(trial, markers, 0.03, 0.5)  # heel, toe: NaN unless on the ground
+    low = np.stack([x[:, :2] for side in SIDES for x in lows[side]]).reshape(len(SIDES), 2, n, 2)
+    grounded = np.isfinite(low[..., 0])  # (side, heel/toe, frame)
+    # the contacts whose COP is under their foot alone; one invalid only because the foot is partly off
+    # the plate is checked frame by frame below (its other frames are usable)
+    own = [c for c in contacts if c.side in SIDES and c.feet == (c.side,) and c.complete]
+    ends = trial.index_of_time(np.array([(c.strike_time, c.off_time) for c in own]).reshape(-1, 2))
+    spans = [(c, SIDES.index(c.side), slice(max(a, 0), min(b, n - 1) + 1)) for c, (a, b) in zip(own, ends.tolist())
+             if min(b, n - 1) >= max(a, 0)]  # each contact's frames (trial.indices_between), the empty ones left out
+    on_plate, outside = np.zeros((len(SIDES), n), bool), np.zeros((len(SIDES), n), bool)
+    for _, s, fr in spans:
+        on_plate[s, fr] = True
+    # each heel and toe on the ground during its foot's contacts against every plate of these contacts, in one call
+    plates = sorted({p for c in own for p in c.plates})
+    corners = {fp.index: fp.corners for fp in trial.force_plates}
+    need = grounded & on_plate[:, None]
+    inside = np.full(low.shape[:3] + (len(plates),), np.nan)  # NaN: off the ground or off the contacts
+    if need.any():
+        inside[need] = inside_distances(low[need], [corners[p] for p in plates])
+    for c, s, fr in spans:
+        # a heel or toe on the ground outside the contact's plate(s): part of the load missed
+        reach = inside[s, :, fr][..., [plates.index(p) for p in c.plates]].max(axis=-1)
+        outside[s, fr] |= (reach < -foot_tolerance).any(axis=0)
+    carried = on_plate & ~outside
+    loose = _widen(grounded.any(axis=1) & ~carried, k)  # on the ground, not (wholly) on a valid contact's plate
+    swing = ~loose & ~carried
+    loaded = finite_rows(fz) & (total > CONTACT_N)  # a NaN force is unknown, not 0
+    one_foot = (carried[0] & swing[1]) | (carried[1] & swing[0])
+    return seen & loaded & one_foot & ~loose[0] & ~loose[1]
 
 
-def _dynamic(trial: Trial, fz: np.ndarray, contacts: list[FootContact], markers: GaitMarkers,
+def _dynamic(trial: Trial, fz: np.ndarray, total: np.ndarray, contacts: list[FootContact], markers: GaitMarkers,
              foot_tolerance: float, margin_s: float):
-    sel = _single_support(trial, fz, contacts, markers, foot_tolerance, margin_s)
+    sel = _single_support(trial, fz, total, contacts, markers, foot_tolerance, margin_s)
     if sel.sum() < MIN_SUPPORT_S * trial.point_rate:
         return None
     idx = np.flatnonzero(sel)
     acc = _trunk_vertical_acceleration(trial, idx)
     if acc is None:
         return None
-    f, ga = np.nansum(fz, axis=1)[sel], G + acc[sel]
+    f, ga = total[sel], G + acc[sel]  # (every plate finite on these frames)
     ok = np.isfinite(ga)
     if ok.sum() < MIN_SUPPORT_S * trial.point_rate:
         return None
@@ -287,14 +298,15 @@ def estimate_mass(trial: Trial, method: str = "auto", *, contacts: list[FootCont
         raise DataError("the 'dynamic' mass estimate needs the plate contacts and gait markers (contacts=, markers=)",
                         trial.path)
     fz, notes = _vertical_forces(trial)
+    total = np.sum(fz, axis=1)
     if method in ("auto", "standing"):
-        got = _standing(trial, fz, window_s, max_cv, max_speed)
+        got = _standing(trial, total, window_s, max_cv, max_speed)
         if got is not None:
             return MassEstimate(got[0], "standing", got[1], notes)
     if method in ("auto", "dynamic") and (contacts is None or markers is None):
         notes.append("single support not tried: no plate contacts and gait markers given")
     elif method in ("auto", "dynamic"):
-        got = _dynamic(trial, fz, contacts, markers, foot_tolerance, margin_s)
+        got = _dynamic(trial, fz, total, contacts, markers, foot_tolerance, margin_s)
         if got is not None and math.isfinite(got[0]):
             notes.append(f"Fz = m (g + a_trunk) fitted over {got[3]:.2f} s of single support wholly on a plate, "
                          f"the other foot in the air (residual RMS {got[2]:.0f} N)")
@@ -374,13 +386,15 @@ def check_mass(trial: Trial, mass: float, source: str, *, contacts: list[FootCon
     if not trial.force_plates:
         return result(note="no force plates: the body mass was not checked against the plates")
     fz, _ = _vertical_forces(trial)
-    got = _standing(trial, fz, 1.0, 0.02, 0.05)
+    total = np.sum(fz, axis=1)
+    got = _standing(trial, total, 1.0, 0.02, 0.05)
     if got is not None:
         return result(got[0], "quiet standing", got[1], "mean vertical force of quiet standing")
     got = _treadmill_strides(trial, fz, contacts or [])
     if got is not None:
         return result(got[0], "treadmill strides", got[1], "mean summed vertical force over whole strides")
-    got = _dynamic(trial, fz, contacts, markers, 0.03, 0.04) if contacts is not None and markers is not None else None
+    got = (_dynamic(trial, fz, total, contacts, markers, 0.03, 0.04) if contacts is not None and markers is not None
+           else None)
     if got is not None and math.isfinite(got[0]):
         return result(got[0], "single support", got[1], f"Fz = m (g + a_trunk) over {got[3]:.2f} s of single support")
     return result(note="the plates cannot tell the body mass (no quiet standing, treadmill stride or "
@@ -388,9 +402,10 @@ def check_mass(trial: Trial, mass: float, source: str, *, contacts: list[FootCon
 
 
 def _widen(mask: np.ndarray, k: int) -> np.ndarray:
-    """``mask`` (n,) with every True frame widened by ``k`` frames each way (a binary dilation;
-    nothing beyond the ends)."""
-    n = mask.size
-    count = np.concatenate([[0], np.cumsum(mask)])
-    i = np.arange(n)
-    return count[np.minimum(i + k + 1, n)] > count[np.maximum(i - k, 0)]
+    """``mask`` (..., n) with every True frame widened by ``k`` frames each way along the last axis (a
+    binary dilation; nothing beyond the ends)."""
+    n = mask.shape[-1]
+    count = np.zeros(mask.shape[:-1] + (n + 2 * k + 1,), np.intp)  # [k + j]: True frames before j, j = -k .. n + k
+    np.cumsum(mask, axis=-1, out=count[..., k + 1:n + k + 1])
+    count[..., n + k + 1:] = count[..., n + k:n + k + 1]
+    return count[..., 2 * k + 1:] > count[..., :n]  # any True frame from i - k to i + k

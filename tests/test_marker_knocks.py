@@ -280,5 +280,22 @@ def test_frames_without_a_known_point_are_left_out_with_the_same_findings(tmp_pa
     trimmed = marker_fault_check(trial, model, kin)
     assert [k[0] for k in knocks(trimmed)] == ["LKNE"] and [t[3] for t in turns(trimmed)] == ["RTHI"]
     assert abs(knocks(trimmed)[0][2] - (trial.first_frame + 190)) <= 100  # within a stride
-    monkeypatch.setattr(marker_knocks, "_seen_span", lambda xyz, least: (0, xyz.shape[1]))
+    monkeypatch.setattr(marker_knocks, "_seen_span", lambda points, least: (0, points[0].shape[0]))
     assert marker_fault_check(trial, model, kin) == trimmed
+
+
+def test_pairs_differences_are_the_gathered_subtraction_bit_for_bit():
+    """The knock pass's pair differences, written pair by pair from the points as held (strided
+    columns of the markers, joint centres), are xyz[ia] - xyz[ib] of the stacked points, NaN included."""
+    from gaitid.model.marker_knocks import _differences
+
+    rng = np.random.default_rng(7)
+    markers = rng.normal(size=(50, 6, 3))
+    markers[5:9, 2] = np.nan
+    points = [markers[:, j] for j in range(6)] + [rng.normal(size=(50, 3))]  # columns of one array, and one more
+    ia, ib = np.array([0, 0, 1, 2, 6, 3]), np.array([1, 2, 2, 6, 4, 5])
+    xyz = np.stack(points)
+    got = _differences(points, ia, ib, 3, 47)
+    want = xyz[ia, 3:47] - xyz[ib, 3:47]
+    assert got.shape == (6, 44, 3)
+    assert np.array_equal(got, want, equal_nan=True) and np.isnan(got[1, 2:6]).all()

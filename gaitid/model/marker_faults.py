@@ -275,6 +275,7 @@ def marker_fault_check(trial: Trial, model: Model, kinematics, *, length_toleran
     warnings += _stuck_findings(trial, labels, X, stuck_s, stuck_m, length_tolerance_m)
     side_warnings, crossing = _side_findings(trial, kinematics, *pairs, X, side_margin_m)
     warnings += side_warnings
+    del X, L  # freed before the knock pass makes the check's largest arrays: fresh pages cost in process()
     knock_warnings, knock_detail, _ = knock_findings(trial, model, kinematics, knock_m, built_from, turn_deg)
     warnings += knock_warnings
     detail = (f"segment lengths within {1000 * worst[0]:.0f} mm of their medians ({worst[1]}; tolerance "

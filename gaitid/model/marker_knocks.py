@@ -215,14 +215,24 @@ def _steps(x: np.ndarray, w: int, first: int, unseen: np.ndarray | None
     return step, before[:, first:], full
 
 
-def _seen_span(xyz: np.ndarray, least: int) -> tuple[int, int]:
-    """(a, b): the frames a..b-1 from the first to the last in which a point of ``xyz`` (points, n, 3)
+def _seen_span(points: list[np.ndarray], least: int) -> tuple[int, int]:
+    """(a, b): the frames a..b-1 from the first to the last in which one of ``points`` (each (n, 3))
     has its X known, when they are at least ``least``; else (0, n). Every distance and normal
     needs its points' X: a window reaching outside them misses frames in each."""
-    known = np.flatnonzero(np.isfinite(xyz[:, :, 0]).any(axis=0))
+    known = np.flatnonzero(np.isfinite(np.array([p[:, 0] for p in points])).any(axis=0))
     if known.size and known[-1] + 1 - known[0] >= least:
         return int(known[0]), int(known[-1]) + 1
-    return 0, xyz.shape[1]
+    return 0, points[0].shape[0]
+
+
+def _differences(points: list[np.ndarray], ia: np.ndarray, ib: np.ndarray, start: int, stop: int) -> np.ndarray:
+    """(pairs, stop - start, 3): points[ia] - points[ib] over frames start..stop-1, written pair by pair
+    into one array: no stacked copy of the points and no gathered copy of either end (a marker
+    check's largest arrays, whose fresh pages cost more than the subtraction inside process())."""
+    d = np.empty((len(ia), stop - start, 3))
+    for i, (a, b) in enumerate(zip(ia.tolist(), ib.tolist())):
+        np.subtract(points[a][start:stop], points[b][start:stop], out=d[i])
+    return d
 
 
 def _heading(kinematics, n: int) -> np.ndarray:
@@ -301,12 +311,12 @@ def knock_findings(trial: Trial, model: Model, kinematics, knock_m: float,
     if not k:
         return [], "marker knocks not checked (no segment with two points)", math.nan
     motion = {side: dict(zip(seg_names, kinematics.motion[side])) for side, seg_names in bodies}
-    xyz = np.stack([trial.markers[:, src] if isinstance(src, int) else motion[src[0]][src[1]].proximal_lab
-                    for src in lay.sources])  # (points, n, 3) m lab
+    points = [trial.markers[:, src] if isinstance(src, int) else motion[src[0]][src[1]].proximal_lab
+              for src in lay.sources]  # each (n, 3) m lab, as held (not copied)
     # only the frames from the first to the last with a point known are measured (when they hold
     # two windows): row r of what follows is frame start + r
-    start, stop = _seen_span(xyz, 2 * w)
-    d = xyz[lay.ia, start:stop] - xyz[lay.ib, start:stop]
+    start, stop = _seen_span(points, 2 * w)
+    d = _differences(points, lay.ia, lay.ib, start, stop)
     turning = bool(triangles) and math.isfinite(turn_deg)
     x = np.empty((stop - start, k + 3 * len(triangles) * turning))  # the distances (m), then each plane's normal
     x[:, :k] = norm(d).T
@@ -383,7 +393,8 @@ def knock_findings(trial: Trial, model: Model, kinematics, knock_m: float,
             continue
         axis = cross(b[t, i], a[t, i])
         corners = triangles[i][2]
-        warnings.append(_turn_warning(trial, group, triangles[i][1], [names[c] for c in corners], xyz[corners],
-                                      left, start + t, w, math.degrees(math.acos(max(-1.0, cos[t, i]))),
-                                      axis / np.linalg.norm(axis), turn_deg))
+        warnings.append(_turn_warning(trial, group, triangles[i][1], [names[c] for c in corners],
+                                      np.array([points[c] for c in corners]), left, start + t, w,
+                                      math.degrees(math.acos(max(-1.0, cos[t, i]))), axis / np.linalg.norm(axis),
+                                      turn_deg))
     return warnings, detail, worst[0]

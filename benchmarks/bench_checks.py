@@ -14,7 +14,10 @@ once per outline, as over a lab's trials. The last column, "in situ", times the 
 inside process() itself (the quality stage, the subject stage's mass check and the reader's extent
 check, wrapped where process() calls them): one cold call each, as a user's run pays them, against
 that run's process() time; median over the rounds. ``--each`` then times each check alone on one
-processed Result (the least of 15 batches of 20 calls, CPU ms).
+processed Result (the least of 15 batches of 20 calls, CPU ms). ``--ab`` then times process()
+with the checks and with the same three stages replaced by stubs that return at once (no check
+run), in ``--rounds`` x 4 pairs of calls: the share is the median of the pairs' differences over
+the median time with them, whatever the checks cost beyond their own calls (memory, caches).
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ REAL = Path(__file__).resolve().parent.parent.parent / "shared" / "realdata"
 TRIALS = {
     "sample walk": (sample_data_dir() / "walk_synthetic.c3d", {}),
     "HC030A05": (REAL / "biomechzoo/HC030A05.c3d", {}),
+    "FunctionalWalk": (REAL / "btkdata/FunctionalWalk.c3d", {}),
     "MH0222_BP06": (REAL / "c3d-parser/MH0222_BP06.c3d", {}),
     "test_small": (REAL / "python-gaitalytics/test_small.c3d", {}),
     "walking2 (1249 frames)": (REAL / "opensim-core/walking2.c3d", {"model": "isb", "subject": 70.0}),
@@ -109,10 +113,54 @@ class InSitu:
         return self.spent / (time.process_time() - t0)
 
 
+class Stubbed:
+    """The checks' three stages replaced, in the modules process() calls them from, by stubs that
+    return a result saying nothing was checked; ``on()`` and ``off()`` switch."""
+
+    def __init__(self):
+        from gaitid import pipeline
+        from gaitid.io import c3d
+        from gaitid.subject import stage
+        from gaitid.subject.bodymass import MassCheck
+
+        self.places = ((pipeline, "quality_checks"), (stage, "check_mass"), (c3d, "check_marker_extent"))
+        self.real = [getattr(module, name) for module, name in self.places]
+        self.stubs = [lambda *a, **k: [],
+                      lambda trial, mass, source, **k: MassCheck(mass, source, None, "", None, 0.15, "not checked"),
+                      lambda *a, **k: None]
+
+    def _set(self, functions) -> None:
+        for (module, name), fn in zip(self.places, functions):
+            setattr(module, name, fn)
+
+    def on(self) -> None:
+        self._set(self.real)
+
+    def off(self) -> None:
+        self._set(self.stubs)
+
+
+def ab_share(path, options, rounds: int, stubbed: Stubbed) -> tuple[float, float, float]:
+    """process() CPU time with the checks and without them (medians of ``rounds`` calls each, s,
+    in pairs, alternately first) and the checks' share: the median of the pairs' differences over
+    the median time with them (a pair's two calls see the same load on a shared machine)."""
+    times = {True: [], False: []}
+    for i in range(rounds):
+        for with_checks in ((True, False) if i % 2 else (False, True)):
+            stubbed.on() if with_checks else stubbed.off()
+            t0 = time.process_time()
+            gaitid.process(path, **options)
+            times[with_checks].append(time.process_time() - t0)
+    stubbed.on()
+    a, b = statistics.median(times[True]), statistics.median(times[False])
+    return a, b, statistics.median(x - y for x, y in zip(times[True], times[False])) / a
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--each", action="store_true", help="then each check alone, CPU ms")
+    ap.add_argument("--ab", action="store_true", help="then process() with and without the checks, alternated")
     args = ap.parse_args(argv)
     print("CPU ms, median of the rounds; share = the checks' sum / process() (which includes them)")
     print(f"{'trial':24s} {'process':>8s} {'quality':>8s} {'mass':>6s} {'extent':>7s} {'share':>7s} {'in situ':>8s}")
@@ -142,6 +190,13 @@ def main(argv=None) -> int:
                 r = gaitid.process(path, **options)
                 times = {k: least(f) for k, f in each_check(r, load_model(r.settings.model)).items()}
                 print(f"{name:24s} " + " | ".join(f"{k} {1e3 * t:.2f}" for k, t in times.items()))
+    if args.ab:
+        print("process() with and without the checks, CPU ms, medians of alternated calls")
+        stubbed = Stubbed()
+        for name, (path, options) in TRIALS.items():
+            if path.is_file():
+                with_, without, share = ab_share(path, options, 4 * args.rounds, stubbed)
+                print(f"{name:24s} with {1e3 * with_:6.1f}  without {1e3 * without:6.1f}  share {100 * share:5.1f} %")
     return 0
 
 

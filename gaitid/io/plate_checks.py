@@ -229,8 +229,8 @@ def _cop_outside(p: ForcePlate) -> tuple[np.ndarray, np.ndarray]:
     x, y, _ = _plate_axes(c)
     centre, half = _centre_half_sizes(c)
     rel = w.cop[ok] - centre
-    uv = np.abs(np.column_stack([rel @ x, rel @ y]))
-    return (uv - half).max(axis=1), norm(uv)
+    u, v = np.abs(rel @ x), np.abs(rel @ y)  # along the plate's x and y
+    return np.maximum(u - half[0], v - half[1]), np.sqrt(u * u + v * v)  # (core.rotation.norm's sum of squares)
 
 
 def plate_units_check(trial: Trial, cop_outside_m: float) -> Check:

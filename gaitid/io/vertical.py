@@ -21,7 +21,7 @@ the identity.
 
 from __future__ import annotations
 
-import warnings
+import math
 
 import numpy as np
 
@@ -59,13 +59,12 @@ def up_from_markers(markers: np.ndarray, dominance: float = 1.0, min_markers: in
     hi_i = np.ceil(0.8 * (np.maximum(n_valid, 1) - 1)).astype(int)
     frame, axes = np.arange(markers.shape[0])[:, None], np.arange(3)
     spread = np.where(usable, ordered[frame, hi_i, axes] - ordered[frame, lo_i, axes], np.nan)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # infinite coordinates
-        spread_med = column_nanmedian(spread)  # NaN for an axis without a usable frame
-        if not np.all(np.isfinite(spread_med)):
+    with np.errstate(all="ignore"):  # infinite coordinates
+        spread_med = column_nanmedian(spread).tolist()  # NaN for an axis without a usable frame
+        if not all(map(math.isfinite, spread_med)):
             return None
-        axis = int(np.argmax(spread_med))
-        if spread_med[axis] < dominance * np.sort(spread_med)[-2]:
+        axis = spread_med.index(max(spread_med))  # (the first of equals, as np.argmax)
+        if spread_med[axis] < dominance * sorted(spread_med)[-2]:
             return None
         along = markers[:, :, axis]
         along = along[~np.isnan(along)]  # not empty: the axis has usable frames

@@ -17,11 +17,14 @@ def distance_to_triangle(p: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndar
     if not np.shape(p) == np.shape(a) == np.shape(b) == np.shape(c):
         p, a, b, c = np.broadcast_arrays(p, a, b, c)
     q = np.array([a, b, c, a, p], float)  # the corners round the triangle, then the point: (5, ..., n, 2)
+    known = finite_rows(q).all(axis=0)
     edges = q[1:4] - q[:3]  # ab, bc, ca: (3, ..., n, 2)
     rel = q[4] - q[:3]  # p from each edge's start
+    del q  # (the largest temporary: freed before the ones below are made)
     ex, ey, rx, ry = edges[..., 0], edges[..., 1], rel[..., 0], rel[..., 1]
     side = ex * ry - ey * rx  # ab x ap, bc x bp, ca x cp
     inside = (side >= 0).all(axis=0) | (side <= 0).all(axis=0)
+    del side
     # distance to each edge segment: the nearest point's parameter t along it, clipped to [0, 1] (0 on
     # an edge of no length)
     denom = ex * ex + ey * ey
@@ -30,7 +33,7 @@ def distance_to_triangle(p: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndar
     t = np.where(denom > 0, t, 0.0)
     dx, dy = rx - t * ex, ry - t * ey
     edge = np.sqrt(dx * dx + dy * dy).min(axis=0)  # (core.rotation.norm's sum of squares)
-    return np.where(finite_rows(q).all(axis=0), np.where(inside, 0.0, edge), np.nan)
+    return np.where(known, np.where(inside, 0.0, edge), np.nan)
 
 
 def inside_distance(p: np.ndarray, polygon: np.ndarray) -> np.ndarray:

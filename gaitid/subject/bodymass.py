@@ -229,10 +229,9 @@ def _single_support(trial: Trial, fz: np.ndarray, total: np.ndarray, contacts: l
         outside[s, fr] |= (reach < -foot_tolerance).any(axis=0)
     carried = on_plate & ~outside
     loose = _widen(grounded.any(axis=1) & ~carried, k)  # on the ground, not (wholly) on a valid contact's plate
-    swing = ~loose & ~carried
     loaded = finite_rows(fz) & (total > CONTACT_N)  # a NaN force is unknown, not 0
-    one_foot = (carried[0] & swing[1]) | (carried[1] & swing[0])
-    return seen & loaded & one_foot & ~loose[0] & ~loose[1]
+    # one foot carried, the other not: with neither foot loose, the other one swings (neither carried nor loose)
+    return seen & loaded & (carried[0] ^ carried[1]) & ~(loose[0] | loose[1])
 
 
 def _dynamic(trial: Trial, fz: np.ndarray, total: np.ndarray, contacts: list[FootContact], markers: GaitMarkers,

@@ -128,7 +128,7 @@ def _mean_loaded_force(p: ForcePlate) -> tuple[np.ndarray, int]:
     f = p.point.force
     mag = norm(f)
     loaded = np.isfinite(mag) & (mag > LOADED_N)
-    count = int(loaded.sum())
+    count = np.count_nonzero(loaded)
     return (f[loaded].sum(axis=0) / count if count else np.full(3, np.nan)), count  # (np.mean's sum and division)
 
 

@@ -251,9 +251,8 @@ def _dynamic(trial: Trial, fz: np.ndarray, total: np.ndarray, contacts: list[Foo
     # least squares: Fz = m (g + z''_com); np.sum and np.mean's arithmetic, without their wrappers
     mass = float(np.add.reduce(f * ga) / np.add.reduce(ga * ga))
     rms = math.sqrt(np.add.reduce((f - mass * ga) ** 2) / used)
-    start = trial.first_frame - 1  # trial.time of two frames: (frame - 1) / rate
-    return (mass, (float((start + idx[0]) / trial.point_rate), float((start + idx[-1]) / trial.point_rate)), rms,
-            used / trial.point_rate)
+    rate, start = trial.point_rate, trial.first_frame - 1  # trial.time of the window's two ends: (frame - 1) / rate
+    return mass, (float((start + idx[0]) / rate), float((start + idx[-1]) / rate)), rms, used / rate
 
 
 def _steps(trial: Trial, fz: np.ndarray):

@@ -342,6 +342,9 @@ def test_inside_distances_outlines_at_once_equal_inside_distance_per_outline():
         got = inside_distances(xy, polys)
         np.testing.assert_array_equal(got, ref)
         np.testing.assert_array_equal(np.signbit(got), np.signbit(ref))  # zeros on an edge line too
+        every = inside_distances(xy[ok], polys)  # every point known (the points used as given)
+        np.testing.assert_array_equal(every, ref[ok])
+        np.testing.assert_array_equal(np.signbit(every), np.signbit(ref[ok]))
     with pytest.raises(DataError, match="degenerate"):
         inside_distances(xy[:10], outlines + [np.zeros((4, 3))])
 

@@ -21,6 +21,8 @@ vertical force at least :data:`LOADED_N`:
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from gaitid.contacts.contact import FootContact
@@ -49,15 +51,15 @@ def _contact_medians(values: np.ndarray, sizes: list[int]) -> tuple[np.ndarray, 
     contacts' rows consecutive (``sizes``), and their counts: the contacts as NaN-padded columns of one
     :func:`column_nanmedian` (np.median's values of the numbers), or one call per contact when one
     contact is much longer than the rest (the padding stays within a few times the values)."""
-    cuts = np.cumsum(sizes)[:-1]
+    starts = list(itertools.accumulate(sizes, initial=0))  # each contact's first row, then the end
     longest = max(sizes, default=0)
     if longest * len(sizes) > 4 * values.shape[0] + 1000:
-        parts = np.split(values, cuts)
+        parts = np.split(values, starts[1:-1])
         return (np.array([column_nanmedian(v) for v in parts]),
                 np.array([np.isfinite(v).sum(axis=0) for v in parts]))
     pad = np.full((max(longest, 1), len(sizes), values.shape[1]), np.nan)
-    row = np.arange(values.shape[0]) - np.repeat(np.concatenate([[0], cuts]), sizes)  # the row within its contact
-    pad[row, np.repeat(np.arange(len(sizes)), sizes)] = values
+    for i, (a, b) in enumerate(itertools.pairwise(starts)):  # each contact's rows (a slice each, not index arrays)
+        pad[:b - a, i] = values[a:b]
     flat = pad.reshape(pad.shape[0], -1)
     return (column_nanmedian(flat).reshape(pad.shape[1:]), np.isfinite(flat).sum(axis=0).reshape(pad.shape[1:]))
 
@@ -99,10 +101,13 @@ def cop_foot_check(trial: Trial, markers: GaitMarkers, contacts: list[FootContac
         return Check.not_run(name, "the feet's heel, toe and ankle markers are missing")
     warnings, worst_d, least_travel, judged = [], 0.0, np.inf, 0
     spans, loaded = sorted(spans), []
-    for plate, a, b, *_ in spans:  # each contact's loaded frames with a COP
+    # each contact's loaded frames with a COP, from its frames (trial.indices_between) as a slice
+    ends = trial.index_of_time(np.array([sp[1:3] for sp in spans]))
+    for (plate, *_), (lo, hi) in zip(spans, ends.tolist()):
         w = plates[plate].point
-        frames = trial.indices_between(a, b)
-        loaded.append(frames[(w.force[frames, 2] >= LOADED_N) & finite_rows(w.cop[frames, :2])])
+        lo = max(lo, 0)
+        hi = max(min(hi, trial.n_frames - 1) + 1, lo)
+        loaded.append(lo + np.flatnonzero((w.force[lo:hi, 2] >= LOADED_N) & finite_rows(w.cop[lo:hi, :2])))
     cops = [plates[sp[0]].point.cop[fr, :2] for sp, fr in zip(spans, loaded)]
     # each contact against the foot it is given to; against every foot (for the nearer one) when it is
     # given to none, or when that foot's markers are unknown in half its frames

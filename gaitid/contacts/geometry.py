@@ -7,7 +7,6 @@ from functools import lru_cache
 import numpy as np
 
 from gaitid.core.errors import DataError
-from gaitid.core.rotation import norm
 from gaitid.core.signal import finite_rows
 
 
@@ -15,20 +14,26 @@ def distance_to_triangle(p: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndar
     """Horizontal distance (n,) from points p to triangles abc (all (n, 2), or (..., n, 2) alike), 0
     inside; NaN if any NaN. The three edges in one pass, each edge vector and each p - corner computed
     once (the side tests use them too)."""
-    p, a, b, c = np.broadcast_arrays(p, a, b, c)
-    edges = np.stack([b - a, c - b, a - c])  # ab, bc, ca: (3, ..., n, 2)
-    rel = np.stack([p - a, p - b, p - c])  # p from each edge's start
-    side = edges[..., 0] * rel[..., 1] - edges[..., 1] * rel[..., 0]  # ab x ap, bc x bp, ca x cp
+    if not np.shape(p) == np.shape(a) == np.shape(b) == np.shape(c):
+        p, a, b, c = np.broadcast_arrays(p, a, b, c)
+    q = np.array([a, b, c, a, p], float)  # the corners round the triangle, then the point: (5, ..., n, 2)
+    known = finite_rows(q).all(axis=0)
+    edges = q[1:4] - q[:3]  # ab, bc, ca: (3, ..., n, 2)
+    rel = q[4] - q[:3]  # p from each edge's start
+    del q  # (the largest temporary: freed before the ones below are made)
+    ex, ey, rx, ry = edges[..., 0], edges[..., 1], rel[..., 0], rel[..., 1]
+    side = ex * ry - ey * rx  # ab x ap, bc x bp, ca x cp
     inside = (side >= 0).all(axis=0) | (side <= 0).all(axis=0)
-    # distance to each edge segment: the nearest point's parameter t along it, clipped to [0, 1]
-    denom = np.einsum("...i,...i->...", edges, edges)
+    del side
+    # distance to each edge segment: the nearest point's parameter t along it, clipped to [0, 1] (0 on
+    # an edge of no length)
+    denom = ex * ex + ey * ey
     with np.errstate(invalid="ignore", divide="ignore"):
-        t = np.clip(np.einsum("...i,...i->...", rel, edges) / np.where(denom > 0, denom, np.nan), 0.0, 1.0)
+        t = np.clip((rx * ex + ry * ey) / denom, 0.0, 1.0)
     t = np.where(denom > 0, t, 0.0)
-    edge = norm(rel - t[..., None] * edges).min(axis=0)
-    out = np.where(inside, 0.0, edge)
-    bad = ~(finite_rows(p) & finite_rows(a) & finite_rows(b) & finite_rows(c))
-    return np.where(bad, np.nan, out)
+    dx, dy = rx - t * ex, ry - t * ey
+    edge = np.sqrt(dx * dx + dy * dy).min(axis=0)  # (core.rotation.norm's sum of squares)
+    return np.where(known, np.where(inside, 0.0, edge), np.nan)
 
 
 def inside_distance(p: np.ndarray, polygon: np.ndarray) -> np.ndarray:
@@ -54,10 +59,11 @@ def inside_distances(xy: np.ndarray, outlines: list[np.ndarray]) -> np.ndarray:
     if not outlines:
         return out
     ok = finite_rows(xy)
-    poly = np.stack([np.asarray(c, float)[:, :2] for c in outlines])  # (m, k, 2)
+    every = ok.all()  # (the usual case: the points are not gathered, nor their distances scattered back)
+    poly = np.array([np.asarray(c, float)[:, :2] for c in outlines])  # (m, k, 2)
     sgn, ex, ey, ln = _edges(poly.shape, poly.tobytes())
     cx, cy = poly[..., 0, None], poly[..., 1, None]  # (m, k, 1)
-    px, py = xy[ok].T
+    px, py = (xy if every else xy[ok]).T
     dist = np.empty((len(outlines), px.size))
     for a in range(0, px.size, 65536):  # (m, k, chunk) temporaries: bounded for hour-long trials
         rx = np.subtract(px[a:a + 65536], cx)
@@ -68,7 +74,10 @@ def inside_distances(xy: np.ndarray, outlines: list[np.ndarray]) -> np.ndarray:
         ry *= sgn
         ry /= ln
         dist[:, a:a + 65536] = ry.min(axis=1)
-    out[ok] = dist.T
+    if every:
+        out[:] = dist.T
+    else:
+        out[ok] = dist.T
     return out
 
 

@@ -16,6 +16,8 @@ Times in s; ``rate`` in Hz.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from gaitid.core.butterworth import butter_sections, default_padlen, zero_phase_filter
@@ -70,18 +72,21 @@ def median(x: np.ndarray) -> float:
 def column_percentiles(x: np.ndarray, q) -> np.ndarray:
     """np.percentile(x, q, axis=0) of an (n, k) array, n >= 1, (len(q), k), numpy's linear interpolation
     term by term (bit for bit, tested; NaN for a column holding one), without its argument handling
-    (which costs more than the sort on a step's few hundred frames)."""
+    (which costs more than the sort on a step's few hundred frames); each percentile's index and weight
+    as Python numbers (numpy's arithmetic on arrays of a few of them cost ten times the sort)."""
     x = np.asarray(x, float)
     n = x.shape[0]
-    virtual = (n - 1) * (np.asarray(q, float) / 100)
-    above = virtual >= n - 1
-    below = np.where(above, -1.0, np.floor(virtual))  # numpy's previous index: -1 (the last) above the end
-    gamma = (virtual - below)[:, None]
     ordered = np.sort(x, axis=0)  # NaN last
-    a = ordered[np.where(above, n - 1, below).astype(np.intp)]
-    b = ordered[np.where(above, n - 1, below + 1).astype(np.intp)]
-    diff = b - a
-    out = np.where(gamma >= 0.5, b - diff * (1 - gamma), a + diff * gamma)
+    rows = []
+    for p in q:
+        virtual = (n - 1) * (float(p) / 100)
+        above = virtual >= n - 1
+        below = -1.0 if above else float(math.floor(virtual))  # numpy's previous index: -1 (the last) above the end
+        a = ordered[n - 1 if above else int(below)]
+        b = ordered[n - 1 if above else int(below) + 1]
+        gamma, diff = virtual - below, b - a
+        rows.append(b - diff * (1 - gamma) if gamma >= 0.5 else a + diff * gamma)
+    out = np.array(rows).reshape(len(rows), x.shape[1])
     out[:, np.isnan(ordered[-1])] = np.nan
     return out
 

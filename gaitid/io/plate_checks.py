@@ -128,7 +128,7 @@ def _mean_loaded_force(p: ForcePlate) -> tuple[np.ndarray, int]:
     f = p.point.force
     mag = norm(f)
     loaded = np.isfinite(mag) & (mag > LOADED_N)
-    count = int(loaded.sum())
+    count = np.count_nonzero(loaded)
     return (f[loaded].sum(axis=0) / count if count else np.full(3, np.nan)), count  # (np.mean's sum and division)
 
 
@@ -229,8 +229,8 @@ def _cop_outside(p: ForcePlate) -> tuple[np.ndarray, np.ndarray]:
     x, y, _ = _plate_axes(c)
     centre, half = _centre_half_sizes(c)
     rel = w.cop[ok] - centre
-    uv = np.abs(np.column_stack([rel @ x, rel @ y]))
-    return (uv - half).max(axis=1), norm(uv)
+    u, v = np.abs(rel @ x), np.abs(rel @ y)  # along the plate's x and y
+    return np.maximum(u - half[0], v - half[1]), np.sqrt(u * u + v * v)  # (core.rotation.norm's sum of squares)
 
 
 def plate_units_check(trial: Trial, cop_outside_m: float) -> Check:
@@ -247,8 +247,7 @@ def plate_units_check(trial: Trial, cop_outside_m: float) -> Check:
     for p in plates:
         tag = f"force plate {p.index}"
         outside, from_centre = _cop_outside(p)
-        median_out = median(outside) if outside.size else np.nan
-        median_r = median(from_centre) if from_centre.size else np.nan
+        median_out = median(outside)  # NaN without a loaded frame
         if outside.size:
             worst = max(worst, median_out)
         found: dict[tuple[str, str], list[str]] = {}
@@ -259,6 +258,8 @@ def plate_units_check(trial: Trial, cop_outside_m: float) -> Check:
             compared += 1
             if want[0] != got[0] or abs(want[1] - got[1]) > 1e-6 * abs(got[1]):
                 found.setdefault((read, stored), []).append(label)
+        # the COP's median distance from the plate centre: only the warnings name it
+        median_r = median(from_centre) if found or median_out > cop_outside_m else np.nan
         for (read, stored), labels in found.items():
             want, got = unit_value(read), unit_value(stored)
             names = ", ".join(f"'{lab}'" for lab in labels)

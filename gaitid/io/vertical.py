@@ -21,7 +21,7 @@ the identity.
 
 from __future__ import annotations
 
-import warnings
+import math
 
 import numpy as np
 
@@ -53,19 +53,19 @@ def up_from_markers(markers: np.ndarray, dominance: float = 1.0, min_markers: in
     markers = markers[:: max(1, markers.shape[0] // 50)]  # 50 frames are plenty
     # 20th-80th percentile range per frame and axis, NaN-aware without np.nanpercentile's slow per-row path
     ordered = np.sort(markers, axis=1)  # NaN last
-    n_valid = np.sum(~np.isnan(markers), axis=1)  # (n_frames, 3)
+    n_valid = (~np.isnan(markers)).sum(axis=1)  # (n_frames, 3)
     usable = n_valid >= 3
-    lo_i = np.floor(0.2 * (np.maximum(n_valid, 1) - 1)).astype(int)
-    hi_i = np.ceil(0.8 * (np.maximum(n_valid, 1) - 1)).astype(int)
+    last = np.maximum(n_valid, 1) - 1  # the last number's index
+    lo_i = np.floor(0.2 * last).astype(int)
+    hi_i = np.ceil(0.8 * last).astype(int)
     frame, axes = np.arange(markers.shape[0])[:, None], np.arange(3)
     spread = np.where(usable, ordered[frame, hi_i, axes] - ordered[frame, lo_i, axes], np.nan)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # infinite coordinates
-        spread_med = column_nanmedian(spread)  # NaN for an axis without a usable frame
-        if not np.all(np.isfinite(spread_med)):
+    with np.errstate(all="ignore"):  # infinite coordinates
+        spread_med = column_nanmedian(spread).tolist()  # NaN for an axis without a usable frame
+        if not all(map(math.isfinite, spread_med)):
             return None
-        axis = int(np.argmax(spread_med))
-        if spread_med[axis] < dominance * np.sort(spread_med)[-2]:
+        axis = spread_med.index(max(spread_med))  # (the first of equals, as np.argmax)
+        if spread_med[axis] < dominance * sorted(spread_med)[-2]:
             return None
         along = markers[:, :, axis]
         along = along[~np.isnan(along)]  # not empty: the axis has usable frames

@@ -87,7 +87,7 @@ def _vertical_forces(trial: Trial) -> tuple[np.ndarray, list[str]]:
     for p in trial.force_plates:
         fz = np.asarray(p.point.force[:, 2], float)
         idle = np.abs(fz) < UNLOADED_N
-        if idle.sum() >= max(5, 0.05 * len(fz)):
+        if np.count_nonzero(idle) >= max(5, 0.05 * len(fz)):
             off = median(fz[idle])  # no NaN among them (|NaN| < 50 is False)
             if abs(off) > 2.0:
                 notes.append(f"plate {p.index}: unloaded offset {off:.1f} N removed")
@@ -204,7 +204,7 @@ def _single_support(trial: Trial, fz: np.ndarray, total: np.ndarray, contacts: l
         foot = markers.foot(side)
         seen &= finite_rows(trial.point(foot.heel)) & finite_rows(trial.point(foot.toe))
     lows = feet_ground_points(trial, markers, 0.03, 0.5)  # heel, toe: NaN unless on the ground
-    low = np.stack([x[:, :2] for side in SIDES for x in lows[side]]).reshape(len(SIDES), 2, n, 2)
+    low = np.array([[x[:, :2] for x in lows[side]] for side in SIDES])  # (side, heel/toe, frame, 2)
     grounded = np.isfinite(low[..., 0])  # (side, heel/toe, frame)
     # the contacts whose COP is under their foot alone; one invalid only because the foot is partly off
     # the plate is checked frame by frame below (its other frames are usable)
@@ -218,40 +218,41 @@ def _single_support(trial: Trial, fz: np.ndarray, total: np.ndarray, contacts: l
     # each heel and toe on the ground during its foot's contacts against every plate of these contacts, in one call
     plates = sorted({p for c in own for p in c.plates})
     corners = {fp.index: fp.corners for fp in trial.force_plates}
-    need = grounded & on_plate[:, None]
+    need = np.flatnonzero(grounded & on_plate[:, None])  # (side, heel/toe, frame) as flat indices
     inside = np.full(low.shape[:3] + (len(plates),), np.nan)  # NaN: off the ground or off the contacts
-    if need.any():
-        inside[need] = inside_distances(low[need], [corners[p] for p in plates])
+    if need.size:
+        inside.reshape(-1, len(plates))[need] = inside_distances(low.reshape(-1, 2)[need], [corners[p] for p in plates])
     for c, s, fr in spans:
         # a heel or toe on the ground outside the contact's plate(s): part of the load missed
-        reach = inside[s, :, fr][..., [plates.index(p) for p in c.plates]].max(axis=-1)
+        j = [plates.index(p) for p in c.plates]
+        reach = inside[s, :, fr, j[0]] if len(j) == 1 else inside[s, :, fr][..., j].max(axis=-1)  # (heel/toe, frame)
         outside[s, fr] |= (reach < -foot_tolerance).any(axis=0)
     carried = on_plate & ~outside
     loose = _widen(grounded.any(axis=1) & ~carried, k)  # on the ground, not (wholly) on a valid contact's plate
-    swing = ~loose & ~carried
     loaded = finite_rows(fz) & (total > CONTACT_N)  # a NaN force is unknown, not 0
-    one_foot = (carried[0] & swing[1]) | (carried[1] & swing[0])
-    return seen & loaded & one_foot & ~loose[0] & ~loose[1]
+    # one foot carried, the other not: with neither foot loose, the other one swings (neither carried nor loose)
+    return seen & loaded & (carried[0] ^ carried[1]) & ~(loose[0] | loose[1])
 
 
 def _dynamic(trial: Trial, fz: np.ndarray, total: np.ndarray, contacts: list[FootContact], markers: GaitMarkers,
              foot_tolerance: float, margin_s: float):
-    sel = _single_support(trial, fz, total, contacts, markers, foot_tolerance, margin_s)
-    if sel.sum() < MIN_SUPPORT_S * trial.point_rate:
+    idx = np.flatnonzero(_single_support(trial, fz, total, contacts, markers, foot_tolerance, margin_s))
+    if idx.size < MIN_SUPPORT_S * trial.point_rate:
         return None
-    idx = np.flatnonzero(sel)
     acc = _trunk_vertical_acceleration(trial, idx)
     if acc is None:
         return None
-    f, ga = total[sel], G + acc[sel]  # (every plate finite on these frames)
+    f, ga = total[idx], G + acc[idx]  # (every plate finite on these frames)
     ok = np.isfinite(ga)
-    if ok.sum() < MIN_SUPPORT_S * trial.point_rate:
+    used = np.count_nonzero(ok)
+    if used < MIN_SUPPORT_S * trial.point_rate:
         return None
     f, ga = f[ok], ga[ok]
-    mass = float(np.sum(f * ga) / np.sum(ga * ga))  # least squares: Fz = m (g + z''_com)
-    rms = float(np.sqrt(np.mean((f - mass * ga) ** 2)))
-    t = trial.time
-    return mass, (float(t[idx[0]]), float(t[idx[-1]])), rms, ok.sum() / trial.point_rate
+    # least squares: Fz = m (g + z''_com); np.sum and np.mean's arithmetic, without their wrappers
+    mass = float(np.add.reduce(f * ga) / np.add.reduce(ga * ga))
+    rms = math.sqrt(np.add.reduce((f - mass * ga) ** 2) / used)
+    rate, start = trial.point_rate, trial.first_frame - 1  # trial.time of the window's two ends: (frame - 1) / rate
+    return mass, (float((start + idx[0]) / rate), float((start + idx[-1]) / rate)), rms, used / rate
 
 
 def _steps(trial: Trial, fz: np.ndarray):

@@ -126,15 +126,17 @@ def segment_lengths(kinematics) -> dict[tuple[str, str], np.ndarray]:
 def _length_table(kinematics) -> tuple[list[tuple[str, str]], np.ndarray]:
     """The (side, segment) keys of :func:`segment_lengths` and their lengths as the rows of one
     (segments, n) array (m): one subtraction and one norm for every segment."""
-    keys, proximal, distal = [], [], []
+    keys, ends = [], []
     for side in SIDES:
         for body, motion in zip(kinematics.chains[side].bodies, kinematics.motion[side]):
             keys.append((side, body.name))
-            proximal.append(motion.proximal_lab)
-            distal.append(motion.distal_lab)
+            ends.append((motion.proximal_lab, motion.distal_lab))
     if not keys:
         return keys, np.empty((0, 0))
-    return keys, norm(np.stack(proximal) - np.stack(distal))
+    d = np.empty((len(keys),) + ends[0][0].shape)  # (segments, n, 3) m lab: each written in place, no stacked copies
+    for row, (proximal, distal) in zip(d, ends):
+        np.subtract(proximal, distal, out=row)
+    return keys, norm(d)
 
 
 def _length_findings(trial, model, keys, L, present, tol, asym_tol):
@@ -190,7 +192,10 @@ def _stuck_findings(trial, labels, X, stuck_s, stuck_m, tol):
     if not math.isfinite(stuck_s) or X.shape[0] < 2:
         return warnings
     move = X[1:] - X[:-1]  # (n-1, m, 3) m per frame; NaN where unseen
-    still = move[..., 0] ** 2 + move[..., 1] ** 2 + move[..., 2] ** 2 < stuck_m ** 2
+    np.multiply(move, move, out=move)  # each component's square, in one product
+    still = move[..., 0] + move[..., 1]
+    still += move[..., 2]
+    still = still < stuck_m ** 2
     need = max(1, math.ceil(stuck_s * trial.point_rate))  # frame-to-frame steps in the stretch
     for j in np.flatnonzero(still.sum(axis=0) >= need):  # a stretch of `need` still steps needs as many
         lab = labels[j]

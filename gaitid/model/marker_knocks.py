@@ -73,14 +73,17 @@ def stride_frames(legs: np.ndarray, rate: float) -> int | None:
     known = int(counts.sum())
     if hi <= lo or known < 2:
         return None
-    mean = np.where(ok, x, 0.0).sum(axis=0) / np.maximum(counts, 1)
-    x = np.where(ok, x - mean, 0.0)  # frames unseen count as the mean
+    if known == x.size:  # every frame known (the usual case): the same numbers without the masks
+        x = x - x.sum(axis=0) / n
+    else:
+        mean = np.where(ok, x, 0.0).sum(axis=0) / np.maximum(counts, 1)
+        x = np.where(ok, x - mean, 0.0)  # frames unseen count as the mean
     if not np.sqrt((x ** 2).sum() / known) > STILL_M:
         return None
     size = 1 << (n + hi - 1).bit_length()  # zero-padded to a power of two >= n + hi: no lag wraps around
-    f = np.fft.rfft(x, size, axis=0)
-    power = f.real ** 2 + f.imag ** 2  # |f|^2: the autocorrelation's transform
-    ac = np.fft.irfft(power.sum(axis=1), size)[:hi + 1] / (n - np.arange(hi + 1))  # per overlapping pair
+    f = np.fft.rfft(x.T, size)  # (k, size // 2 + 1): each leg's transform, one row each
+    power = (f.real ** 2 + f.imag ** 2).sum(axis=0)  # |f|^2 summed over the legs: the autocorrelation's transform
+    ac = np.fft.irfft(power, size)[:hi + 1] / (n - np.arange(hi + 1))  # per overlapping pair
     peak = np.flatnonzero((ac[lo:hi] > ac[lo - 1:hi - 1]) & (ac[lo:hi] >= ac[lo + 1:hi + 1])) + lo  # local maxima
     peak = peak[ac[peak] >= MIN_CORRELATION * ac[0]]
     if not peak.size:
@@ -184,8 +187,13 @@ def _window_means(x: np.ndarray, w: int, first: int) -> tuple[np.ndarray, np.nda
     n = x.shape[0]
     c = np.zeros((n + 1, x.shape[1]))
     np.cumsum(x, axis=0, out=c[1:])
-    step = (c[2 * w:] - 2.0 * c[w:n - w + 1] + c[:n - 2 * w + 1]) / w
-    return step, (c[w:n - w + 1, first:] - c[:n - 2 * w + 1, first:]) / w
+    step = 2.0 * c[w:n - w + 1]  # (c[2w:] - 2 c[w:] + c[:]) / w, operation by operation in one array
+    np.subtract(c[2 * w:], step, out=step)
+    step += c[:n - 2 * w + 1]
+    step /= w
+    before = np.subtract(c[w:n - w + 1, first:], c[:n - 2 * w + 1, first:])
+    before /= w
+    return step, before
 
 
 def _steps(x: np.ndarray, w: int, first: int, unseen: np.ndarray | None
@@ -293,9 +301,12 @@ def knock_findings(trial: Trial, model: Model, kinematics, knock_m: float,
     ``built_from(point, prefix)``: the markers a model point of a side is computed from."""
     if not math.isfinite(knock_m) and not math.isfinite(turn_deg):
         return [], "marker knocks not checked (Settings.marker_knock_m and Settings.marker_turn_deg are inf)", math.nan
-    legs = [norm(kinematics.motion[side][-1].proximal_lab - kinematics.motion[side][0].proximal_lab)
-            for side in SIDES if kinematics.motion.get(side)]  # hip to ankle centre, (n,) m
-    stride = stride_frames(np.column_stack(legs), trial.point_rate) if legs else None
+    sides = [side for side in SIDES if kinematics.motion.get(side)]
+    hip_ankle = np.empty((trial.n_frames, len(sides), 3))  # each leg's ankle to hip centre, m lab
+    for j, side in enumerate(sides):
+        np.subtract(kinematics.motion[side][-1].proximal_lab, kinematics.motion[side][0].proximal_lab,
+                    out=hip_ankle[:, j])
+    stride = stride_frames(norm(hip_ankle), trial.point_rate) if sides else None  # legs' lengths, (n, legs) m
     if stride is None:
         return [], "marker knocks not checked (no stride in the legs' lengths, or fewer than two)", math.nan
     n = trial.n_frames
@@ -319,17 +330,25 @@ def knock_findings(trial: Trial, model: Model, kinematics, knock_m: float,
     d = _differences(points, lay.ia, lay.ib, start, stop)
     turning = bool(triangles) and math.isfinite(turn_deg)
     x = np.empty((stop - start, k + 3 * len(triangles) * turning))  # the distances (m), then each plane's normal
-    x[:, :k] = norm(d).T
     if turning:  # each plane's normal: the cross product of two sides (its length, twice the area, is
-        # about constant on a segment and does not change the mean's direction), in the heading frame
+        # about constant on a segment and does not change the mean's direction), in the heading frame,
+        # written into x's columns as computed
         left = _heading(kinematics, n)
-        here = left[start:stop]
+        hx, hy = left[start:stop].T
         e = d[lay.edges]
         (u0, u1, u2), (v0, v1, v2) = e[0::2].transpose(2, 0, 1), e[1::2].transpose(2, 0, 1)  # (T, stop - start) each
         nx, ny = u1 * v2 - u2 * v1, u2 * v0 - u0 * v2
-        x[:, k::3] = (nx * here[:, 1] - ny * here[:, 0]).T  # forward
-        x[:, k + 1::3] = (nx * here[:, 0] + ny * here[:, 1]).T  # left
-        x[:, k + 2::3] = (u0 * v1 - u1 * v0).T  # up
+        np.subtract(nx * hy, ny * hx, out=x[:, k::3].T)  # forward
+        np.add(nx * hx, ny * hy, out=x[:, k + 1::3].T)  # left
+        np.subtract(u0 * v1, u1 * v0, out=x[:, k + 2::3].T)  # up
+        del e, u0, u1, u2, v0, v1, v2, nx, ny
+    # the distances: norm's arithmetic (each component squared, added in order, the root) with the
+    # squares written over the differences, no longer needed (one product, no temporary as large as d)
+    np.multiply(d, d, out=d)
+    dist = d[..., 0] + d[..., 1]  # (pairs, stop - start)
+    dist += d[..., 2]
+    del d
+    x[:, :k] = np.sqrt(dist, out=dist).T
     unseen = ~np.isfinite(x)
     step, before, full = _steps(x, w, k, unseen if unseen.any() else None)
     score = np.sqrt(step[:, :k] ** 2 @ lay.incidence)  # (T, points) m

@@ -238,8 +238,9 @@ def _side_findings(trial, kinematics, pairs, ends, X, margin):
     lateral = kinematics.joint_centres[HIP_CENTRES[0]] - kinematics.joint_centres[HIP_CENTRES[1]]
     lateral = lateral / norm(lateral, keepdims=True)  # (n, 3) lab, right to left hip
     gap = X[:, ends[0]] - X[:, ends[1]]  # (n, pairs, 3) m lab
-    D = (gap[..., 0] * lateral[:, 0, None] + gap[..., 1] * lateral[:, 1, None]
-         + gap[..., 2] * lateral[:, 2, None])  # (n, pairs) m; > 0 when a is left of b
+    gap *= lateral[:, None]  # each component's product, in one operation
+    D = gap[..., 0] + gap[..., 1]  # (n, pairs) m, the products added in order; > 0 when a is left of b
+    D += gap[..., 2]
     seen = np.isfinite(D)
     known = np.flatnonzero(seen.any(axis=0))
     crossing = -np.where(seen, D, np.inf).min(axis=0)  # each pair's, at once (-inf: never seen)

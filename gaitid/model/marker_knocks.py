@@ -84,11 +84,13 @@ def stride_frames(legs: np.ndarray, rate: float) -> int | None:
     f = np.fft.rfft(x.T, size)  # (k, size // 2 + 1): each leg's transform, one row each
     power = (f.real ** 2 + f.imag ** 2).sum(axis=0)  # |f|^2 summed over the legs: the autocorrelation's transform
     ac = np.fft.irfft(power, size)[:hi + 1] / (n - np.arange(hi + 1))  # per overlapping pair
-    peak = np.flatnonzero((ac[lo:hi] > ac[lo - 1:hi - 1]) & (ac[lo:hi] >= ac[lo + 1:hi + 1])) + lo  # local maxima
-    peak = peak[ac[peak] >= MIN_CORRELATION * ac[0]]
+    mid = ac[lo:hi]
+    peak = np.flatnonzero((mid > ac[lo - 1:hi - 1]) & (mid >= ac[lo + 1:hi + 1])  # local maxima, high enough
+                          & (mid >= MIN_CORRELATION * ac[0])) + lo
     if not peak.size:
         return None
-    return int(peak[np.argmax(ac[peak] >= FIRST_PEAK * ac[peak].max())])  # the first: two strides repeat too
+    height = ac[peak]
+    return int(peak[np.argmax(height >= FIRST_PEAK * height.max())])  # the first: two strides repeat too
 
 
 def _axis_markers(model: Model, point: str, prefix: str) -> list[str]:
@@ -185,7 +187,8 @@ def _window_means(x: np.ndarray, w: int, first: int) -> tuple[np.ndarray, np.nda
     """For t = w..n-w, the mean of ``x`` (n, k) over frames t..t+w-1 minus that over t-w..t-1, and,
     for the columns from ``first`` on, the mean over t-w..t-1: one pass of cumulative sums."""
     n = x.shape[0]
-    c = np.zeros((n + 1, x.shape[1]))
+    c = np.empty((n + 1, x.shape[1]))  # only the first row needs its zeros: the sums fill the rest
+    c[0] = 0.0
     np.cumsum(x, axis=0, out=c[1:])
     step = 2.0 * c[w:n - w + 1]  # (c[2w:] - 2 c[w:] + c[:]) / w, operation by operation in one array
     np.subtract(c[2 * w:], step, out=step)
@@ -237,9 +240,10 @@ def _differences(points: list[np.ndarray], ia: np.ndarray, ib: np.ndarray, start
     """(pairs, stop - start, 3): points[ia] - points[ib] over frames start..stop-1, written pair by pair
     into one array: no stacked copy of the points and no gathered copy of either end (a marker
     check's largest arrays, whose fresh pages cost more than the subtraction inside process())."""
+    held = [p[start:stop] for p in points]  # each point's frames, sliced once (a point is in several pairs)
     d = np.empty((len(ia), stop - start, 3))
-    for i, (a, b) in enumerate(zip(ia.tolist(), ib.tolist())):
-        np.subtract(points[a][start:stop], points[b][start:stop], out=d[i])
+    for row, a, b in zip(d, ia.tolist(), ib.tolist()):
+        np.subtract(held[a], held[b], out=row)
     return d
 
 
@@ -349,8 +353,8 @@ def knock_findings(trial: Trial, model: Model, kinematics, knock_m: float,
     dist += d[..., 2]
     del d
     x[:, :k] = np.sqrt(dist, out=dist).T
-    unseen = ~np.isfinite(x)
-    step, before, full = _steps(x, w, k, unseen if unseen.any() else None)
+    finite = np.isfinite(x)
+    step, before, full = _steps(x, w, k, None if finite.all() else ~finite)
     score = np.sqrt(step[:, :k] ** 2 @ lay.incidence)  # (T, points) m
     bounds, pairs = lay.bounds, lay.pairs
     warnings, worst, knocked = [], (-1.0, ""), set()

@@ -190,13 +190,8 @@ def _window_means(x: np.ndarray, w: int, first: int) -> tuple[np.ndarray, np.nda
     c = np.empty((n + 1, x.shape[1]))  # only the first row needs its zeros: the sums fill the rest
     c[0] = 0.0
     np.cumsum(x, axis=0, out=c[1:])
-    step = 2.0 * c[w:n - w + 1]  # (c[2w:] - 2 c[w:] + c[:]) / w, operation by operation in one array
-    np.subtract(c[2 * w:], step, out=step)
-    step += c[:n - 2 * w + 1]
-    step /= w
-    before = np.subtract(c[w:n - w + 1, first:], c[:n - 2 * w + 1, first:])
-    before /= w
-    return step, before
+    step = (c[2 * w:] - 2.0 * c[w:n - w + 1] + c[:n - 2 * w + 1]) / w
+    return step, (c[w:n - w + 1, first:] - c[:n - 2 * w + 1, first:]) / w
 
 
 def _steps(x: np.ndarray, w: int, first: int, unseen: np.ndarray | None

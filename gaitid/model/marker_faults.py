@@ -139,21 +139,20 @@ def _length_table(kinematics) -> tuple[list[tuple[str, str]], np.ndarray]:
     return keys, norm(d)
 
 
-def _length_findings(trial, model, keys, L, present, tol, asym_tol):
-    warnings, worst, worst_asym = [], (0.0, ""), (0.0, "")
-    ok = np.isfinite(L)  # L: (segments, n) m, the rows of ``keys``
+def _length_findings(trial, model, keys, L, ok, present, tol, asym_tol):
+    warnings, worst, worst_asym = [], (0.0, ""), (0.0, "")  # L: (segments, n) m, the rows of ``keys``; ok: finite
     med = column_nanmedian(L.T)  # each segment's median over the frames it is known in, by one sort
     dev_all = np.where(ok, L - med[:, None], 0.0)
     big = np.abs(dev_all)
-    top = np.argmax(big, axis=1)
+    top = big.argmax(axis=1)
     off_all = big > tol
     medians = {key: m for key, m, known in zip(keys, med.tolist(), ok.any(axis=1)) if known}
     largest = big.max(axis=1)  # each segment's largest departure from its median (0 where never known)
-    r = int(np.argmax(largest))  # the first segment departing the most
+    r = int(largest.argmax())  # the first segment departing the most
     if largest[r] > worst[0]:
         worst = (largest[r], f"{keys[r][0].lower()} {keys[r][1]}")
     n_off = off_all.sum(axis=1)
-    for r in np.flatnonzero(n_off):
+    for r in n_off.nonzero()[0]:
         (side, seg), med_r = keys[r], medians[keys[r]]
         dev, i, off = dev_all[r], int(top[r]), off_all[r]
         spec = model.segments[seg]
@@ -197,7 +196,7 @@ def _stuck_findings(trial, labels, X, stuck_s, stuck_m, tol):
     still += move[..., 2]
     still = still < stuck_m ** 2
     need = max(1, math.ceil(stuck_s * trial.point_rate))  # frame-to-frame steps in the stretch
-    for j in np.flatnonzero(still.sum(axis=0) >= need):  # a stretch of `need` still steps needs as many
+    for j in (still.sum(axis=0) >= need).nonzero()[0]:  # a stretch of `need` still steps needs as many
         lab = labels[j]
         starts, stops = runs(still[:, j])
         for a, b in zip(starts, stops):
@@ -242,10 +241,10 @@ def _side_findings(trial, kinematics, pairs, ends, X, margin):
     D = gap[..., 0] + gap[..., 1]  # (n, pairs) m, the products added in order; > 0 when a is left of b
     D += gap[..., 2]
     seen = np.isfinite(D)
-    known = np.flatnonzero(seen.any(axis=0))
+    known = seen.any(axis=0).nonzero()[0]
     crossing = -np.where(seen, D, np.inf).min(axis=0)  # each pair's, at once (-inf: never seen)
     if known.size:
-        p = known[np.argmax(crossing[known])]  # the first pair crossed the most
+        p = known[crossing[known].argmax()]  # the first pair crossed the most
         worst = (float(crossing[p]), "/".join(pairs[p]))
     for p in known[crossing[known] > margin]:
         (a, b), d = pairs[p], D[:, p]
@@ -271,17 +270,18 @@ def marker_fault_check(trial: Trial, model: Model, kinematics, *, length_toleran
     naming each fault (segment or marker(s), frames and times, likely cause, the setting), or
     NOT_RUN when no segment length is known."""
     keys, L = _length_table(kinematics)
-    if not np.isfinite(L).any():
+    ok = np.isfinite(L)
+    if not ok.any():
         return Check.not_run(NAME, "no segment's two ends are ever both known")
     trial = apply_aliases(trial, model)
     present, labels, columns, pairs, built_from = _plan(model, trial)
     X = trial.markers[:, columns] if labels else np.empty((trial.n_frames, 0, 3))
-    warnings, worst, worst_asym = _length_findings(trial, model, keys, L, present, length_tolerance_m,
+    warnings, worst, worst_asym = _length_findings(trial, model, keys, L, ok, present, length_tolerance_m,
                                                    asymmetry_tolerance)
     warnings += _stuck_findings(trial, labels, X, stuck_s, stuck_m, length_tolerance_m)
     side_warnings, crossing = _side_findings(trial, kinematics, *pairs, X, side_margin_m)
     warnings += side_warnings
-    del X, L  # freed before the knock pass makes the check's largest arrays: fresh pages cost in process()
+    del X, L, ok  # freed before the knock pass makes the check's largest arrays: fresh pages cost in process()
     knock_warnings, knock_detail, _ = knock_findings(trial, model, kinematics, knock_m, built_from, turn_deg)
     warnings += knock_warnings
     detail = (f"segment lengths within {1000 * worst[0]:.0f} mm of their medians ({worst[1]}; tolerance "

@@ -85,12 +85,12 @@ def stride_frames(legs: np.ndarray, rate: float) -> int | None:
     power = (f.real ** 2 + f.imag ** 2).sum(axis=0)  # |f|^2 summed over the legs: the autocorrelation's transform
     ac = np.fft.irfft(power, size)[:hi + 1] / (n - np.arange(hi + 1))  # per overlapping pair
     mid = ac[lo:hi]
-    peak = np.flatnonzero((mid > ac[lo - 1:hi - 1]) & (mid >= ac[lo + 1:hi + 1])  # local maxima, high enough
-                          & (mid >= MIN_CORRELATION * ac[0])) + lo
+    peak = ((mid > ac[lo - 1:hi - 1]) & (mid >= ac[lo + 1:hi + 1])  # local maxima, high enough
+            & (mid >= MIN_CORRELATION * ac[0])).nonzero()[0] + lo
     if not peak.size:
         return None
     height = ac[peak]
-    return int(peak[np.argmax(height >= FIRST_PEAK * height.max())])  # the first: two strides repeat too
+    return int(peak[(height >= FIRST_PEAK * height.max()).argmax()])  # the first: two strides repeat too
 
 
 def _axis_markers(model: Model, point: str, prefix: str) -> list[str]:
@@ -225,7 +225,7 @@ def _seen_span(points: list[np.ndarray], least: int) -> tuple[int, int]:
     """(a, b): the frames a..b-1 from the first to the last in which one of ``points`` (each (n, 3))
     has its X known, when they are at least ``least``; else (0, n). Every distance and normal
     needs its points' X: a window reaching outside them misses frames in each."""
-    known = np.flatnonzero(np.isfinite(np.array([p[:, 0] for p in points])).any(axis=0))
+    known = np.isfinite(np.array([p[:, 0] for p in points])).any(axis=0).nonzero()[0]
     if known.size and known[-1] + 1 - known[0] >= least:
         return int(known[0]), int(known[-1]) + 1
     return 0, points[0].shape[0]
@@ -355,7 +355,7 @@ def knock_findings(trial: Trial, model: Model, kinematics, knock_m: float,
     warnings, worst, knocked = [], (-1.0, ""), set()
     for g, (group, _, _) in enumerate(groups):
         lo, hi = bounds[g], bounds[g + 1]
-        t, j = divmod(int(np.argmax(score[:, lo:hi])), hi - lo)
+        t, j = divmod(int(score[:, lo:hi].argmax()), hi - lo)
         j = int(lo + j)
         size = float(score[t, j])
         if size > worst[0]:
@@ -396,7 +396,7 @@ def knock_findings(trial: Trial, model: Model, kinematics, knock_m: float,
     if not seen.any():
         return warnings, f"{detail}; planes' turns not measured (no frame with a stride seen before and after)", worst[0]
     cos = np.where(seen, cos, 1.0)
-    t, i = divmod(int(np.argmin(cos)), cos.shape[1])
+    t, i = divmod(int(cos.argmin()), cos.shape[1])
     g = triangles[i][0]
     detail += (f"; three-point segments' planes turn by at most {math.degrees(math.acos(min(1.0, cos[t, i]))):.0f} "
                f"deg ({groups[g][0].lower()} {triangles[i][1]}; tolerance {turn_deg:g} deg)")
@@ -405,7 +405,7 @@ def knock_findings(trial: Trial, model: Model, kinematics, knock_m: float,
         mine = [i for i, tri in enumerate(triangles) if tri[0] == g]  # consecutive
         if not mine or group in knocked or model.root in knocked:
             continue  # named by its distances already, or its hip centre moved with the pelvis's markers
-        t, i = divmod(int(np.argmin(cos[:, mine[0]:mine[-1] + 1])), len(mine))
+        t, i = divmod(int(cos[:, mine[0]:mine[-1] + 1].argmin()), len(mine))
         i = mine[i]
         if not cos[t, i] < limit:
             continue

@@ -136,7 +136,10 @@ def _length_table(kinematics) -> tuple[list[tuple[str, str]], np.ndarray]:
     d = np.empty((len(keys),) + ends[0][0].shape)  # (segments, n, 3) m lab: each written in place, no stacked copies
     for row, (proximal, distal) in zip(d, ends):
         np.subtract(proximal, distal, out=row)
-    return keys, norm(d)
+    np.multiply(d, d, out=d)  # norm's arithmetic (squares added in order, the root) with one product
+    lengths = d[..., 0] + d[..., 1]
+    lengths += d[..., 2]
+    return keys, np.sqrt(lengths, out=lengths)
 
 
 def _length_findings(trial, model, keys, L, ok, present, tol, asym_tol):

@@ -225,6 +225,8 @@ def _seen_span(points: list[np.ndarray], least: int) -> tuple[int, int]:
     """(a, b): the frames a..b-1 from the first to the last in which one of ``points`` (each (n, 3))
     has its X known, when they are at least ``least``; else (0, n). Every distance and normal
     needs its points' X: a window reaching outside them misses frames in each."""
+    if any(math.isfinite(p[0, 0]) for p in points) and any(math.isfinite(p[-1, 0]) for p in points):
+        return 0, points[0].shape[0]  # a point seen in the first frame and one in the last (the usual case)
     known = np.isfinite(np.array([p[:, 0] for p in points])).any(axis=0).nonzero()[0]
     if known.size and known[-1] + 1 - known[0] >= least:
         return int(known[0]), int(known[-1]) + 1

@@ -125,7 +125,8 @@ def segment_lengths(kinematics) -> dict[tuple[str, str], np.ndarray]:
 
 def _length_table(kinematics) -> tuple[list[tuple[str, str]], np.ndarray]:
     """The (side, segment) keys of :func:`segment_lengths` and their lengths as the rows of one
-    (segments, n) array (m): one subtraction and one norm for every segment."""
+    (segments, n) array (m): each segment's difference written into one array, then norm's arithmetic
+    (the squares added in order, the root) once for all."""
     keys, ends = [], []
     for side in SIDES:
         for body, motion in zip(kinematics.chains[side].bodies, kinematics.motion[side]):
@@ -133,10 +134,10 @@ def _length_table(kinematics) -> tuple[list[tuple[str, str]], np.ndarray]:
             ends.append((motion.proximal_lab, motion.distal_lab))
     if not keys:
         return keys, np.empty((0, 0))
-    d = np.empty((len(keys),) + ends[0][0].shape)  # (segments, n, 3) m lab: each written in place, no stacked copies
+    d = np.empty((len(keys),) + ends[0][0].shape)  # (segments, n, 3) m lab: no stacked copies of the ends
     for row, (proximal, distal) in zip(d, ends):
         np.subtract(proximal, distal, out=row)
-    np.multiply(d, d, out=d)  # norm's arithmetic (squares added in order, the root) with one product
+    np.multiply(d, d, out=d)  # the squares, in one product
     lengths = d[..., 0] + d[..., 1]
     lengths += d[..., 2]
     return keys, np.sqrt(lengths, out=lengths)

@@ -239,7 +239,7 @@ def _side_findings(trial, kinematics, pairs, ends, X, margin):
     if not pairs:
         return warnings, worst
     lateral = kinematics.joint_centres[HIP_CENTRES[0]] - kinematics.joint_centres[HIP_CENTRES[1]]
-    lateral = lateral / norm(lateral, keepdims=True)  # (n, 3) lab, right to left hip
+    lateral /= norm(lateral, keepdims=True)  # (n, 3) lab, right to left hip
     gap = X[:, ends[0]] - X[:, ends[1]]  # (n, pairs, 3) m lab
     gap *= lateral[:, None]  # each component's product, in one operation
     D = gap[..., 0] + gap[..., 1]  # (n, pairs) m, the products added in order; > 0 when a is left of b

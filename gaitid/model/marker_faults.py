@@ -125,33 +125,38 @@ def segment_lengths(kinematics) -> dict[tuple[str, str], np.ndarray]:
 
 def _length_table(kinematics) -> tuple[list[tuple[str, str]], np.ndarray]:
     """The (side, segment) keys of :func:`segment_lengths` and their lengths as the rows of one
-    (segments, n) array (m): one subtraction and one norm for every segment."""
-    keys, proximal, distal = [], [], []
+    (segments, n) array (m): each segment's difference written into one array, then norm's arithmetic
+    (the squares added in order, the root) once for all."""
+    keys, ends = [], []
     for side in SIDES:
         for body, motion in zip(kinematics.chains[side].bodies, kinematics.motion[side]):
             keys.append((side, body.name))
-            proximal.append(motion.proximal_lab)
-            distal.append(motion.distal_lab)
+            ends.append((motion.proximal_lab, motion.distal_lab))
     if not keys:
         return keys, np.empty((0, 0))
-    return keys, norm(np.stack(proximal) - np.stack(distal))
+    d = np.empty((len(keys),) + ends[0][0].shape)  # (segments, n, 3) m lab: no stacked copies of the ends
+    for row, (proximal, distal) in zip(d, ends):
+        np.subtract(proximal, distal, out=row)
+    np.multiply(d, d, out=d)  # the squares, in one product
+    lengths = d[..., 0] + d[..., 1]
+    lengths += d[..., 2]
+    return keys, np.sqrt(lengths, out=lengths)
 
 
-def _length_findings(trial, model, keys, L, present, tol, asym_tol):
-    warnings, worst, worst_asym = [], (0.0, ""), (0.0, "")
-    ok = np.isfinite(L)  # L: (segments, n) m, the rows of ``keys``
+def _length_findings(trial, model, keys, L, ok, present, tol, asym_tol):
+    warnings, worst, worst_asym = [], (0.0, ""), (0.0, "")  # L: (segments, n) m, the rows of ``keys``; ok: finite
     med = column_nanmedian(L.T)  # each segment's median over the frames it is known in, by one sort
     dev_all = np.where(ok, L - med[:, None], 0.0)
     big = np.abs(dev_all)
-    top = np.argmax(big, axis=1)
+    top = big.argmax(axis=1)
     off_all = big > tol
     medians = {key: m for key, m, known in zip(keys, med.tolist(), ok.any(axis=1)) if known}
     largest = big.max(axis=1)  # each segment's largest departure from its median (0 where never known)
-    r = int(np.argmax(largest))  # the first segment departing the most
+    r = int(largest.argmax())  # the first segment departing the most
     if largest[r] > worst[0]:
         worst = (largest[r], f"{keys[r][0].lower()} {keys[r][1]}")
     n_off = off_all.sum(axis=1)
-    for r in np.flatnonzero(n_off):
+    for r in n_off.nonzero()[0]:
         (side, seg), med_r = keys[r], medians[keys[r]]
         dev, i, off = dev_all[r], int(top[r]), off_all[r]
         spec = model.segments[seg]
@@ -190,9 +195,12 @@ def _stuck_findings(trial, labels, X, stuck_s, stuck_m, tol):
     if not math.isfinite(stuck_s) or X.shape[0] < 2:
         return warnings
     move = X[1:] - X[:-1]  # (n-1, m, 3) m per frame; NaN where unseen
-    still = move[..., 0] ** 2 + move[..., 1] ** 2 + move[..., 2] ** 2 < stuck_m ** 2
+    np.multiply(move, move, out=move)  # each component's square, in one product
+    still = move[..., 0] + move[..., 1]
+    still += move[..., 2]
+    still = still < stuck_m ** 2
     need = max(1, math.ceil(stuck_s * trial.point_rate))  # frame-to-frame steps in the stretch
-    for j in np.flatnonzero(still.sum(axis=0) >= need):  # a stretch of `need` still steps needs as many
+    for j in (still.sum(axis=0) >= need).nonzero()[0]:  # a stretch of `need` still steps needs as many
         lab = labels[j]
         starts, stops = runs(still[:, j])
         for a, b in zip(starts, stops):
@@ -231,15 +239,16 @@ def _side_findings(trial, kinematics, pairs, ends, X, margin):
     if not pairs:
         return warnings, worst
     lateral = kinematics.joint_centres[HIP_CENTRES[0]] - kinematics.joint_centres[HIP_CENTRES[1]]
-    lateral = lateral / norm(lateral, keepdims=True)  # (n, 3) lab, right to left hip
+    lateral /= norm(lateral, keepdims=True)  # (n, 3) lab, right to left hip
     gap = X[:, ends[0]] - X[:, ends[1]]  # (n, pairs, 3) m lab
-    D = (gap[..., 0] * lateral[:, 0, None] + gap[..., 1] * lateral[:, 1, None]
-         + gap[..., 2] * lateral[:, 2, None])  # (n, pairs) m; > 0 when a is left of b
+    gap *= lateral[:, None]  # each component's product, in one operation
+    D = gap[..., 0] + gap[..., 1]  # (n, pairs) m, the products added in order; > 0 when a is left of b
+    D += gap[..., 2]
     seen = np.isfinite(D)
-    known = np.flatnonzero(seen.any(axis=0))
+    known = seen.any(axis=0).nonzero()[0]
     crossing = -np.where(seen, D, np.inf).min(axis=0)  # each pair's, at once (-inf: never seen)
     if known.size:
-        p = known[np.argmax(crossing[known])]  # the first pair crossed the most
+        p = known[crossing[known].argmax()]  # the first pair crossed the most
         worst = (float(crossing[p]), "/".join(pairs[p]))
     for p in known[crossing[known] > margin]:
         (a, b), d = pairs[p], D[:, p]
@@ -265,17 +274,18 @@ def marker_fault_check(trial: Trial, model: Model, kinematics, *, length_toleran
     naming each fault (segment or marker(s), frames and times, likely cause, the setting), or
     NOT_RUN when no segment length is known."""
     keys, L = _length_table(kinematics)
-    if not np.isfinite(L).any():
+    ok = np.isfinite(L)
+    if not ok.any():
         return Check.not_run(NAME, "no segment's two ends are ever both known")
     trial = apply_aliases(trial, model)
     present, labels, columns, pairs, built_from = _plan(model, trial)
     X = trial.markers[:, columns] if labels else np.empty((trial.n_frames, 0, 3))
-    warnings, worst, worst_asym = _length_findings(trial, model, keys, L, present, length_tolerance_m,
+    warnings, worst, worst_asym = _length_findings(trial, model, keys, L, ok, present, length_tolerance_m,
                                                    asymmetry_tolerance)
     warnings += _stuck_findings(trial, labels, X, stuck_s, stuck_m, length_tolerance_m)
     side_warnings, crossing = _side_findings(trial, kinematics, *pairs, X, side_margin_m)
     warnings += side_warnings
-    del X, L  # freed before the knock pass makes the check's largest arrays: fresh pages cost in process()
+    del X, L, ok  # freed before the knock pass makes the check's largest arrays: fresh pages cost in process()
     knock_warnings, knock_detail, _ = knock_findings(trial, model, kinematics, knock_m, built_from, turn_deg)
     warnings += knock_warnings
     detail = (f"segment lengths within {1000 * worst[0]:.0f} mm of their medians ({worst[1]}; tolerance "

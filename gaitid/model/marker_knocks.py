@@ -73,19 +73,24 @@ def stride_frames(legs: np.ndarray, rate: float) -> int | None:
     known = int(counts.sum())
     if hi <= lo or known < 2:
         return None
-    mean = np.where(ok, x, 0.0).sum(axis=0) / np.maximum(counts, 1)
-    x = np.where(ok, x - mean, 0.0)  # frames unseen count as the mean
+    if known == x.size:  # every frame known (the usual case): the same numbers without the masks
+        x = x - x.sum(axis=0) / n
+    else:
+        mean = np.where(ok, x, 0.0).sum(axis=0) / np.maximum(counts, 1)
+        x = np.where(ok, x - mean, 0.0)  # frames unseen count as the mean
     if not np.sqrt((x ** 2).sum() / known) > STILL_M:
         return None
     size = 1 << (n + hi - 1).bit_length()  # zero-padded to a power of two >= n + hi: no lag wraps around
-    f = np.fft.rfft(x, size, axis=0)
-    power = f.real ** 2 + f.imag ** 2  # |f|^2: the autocorrelation's transform
-    ac = np.fft.irfft(power.sum(axis=1), size)[:hi + 1] / (n - np.arange(hi + 1))  # per overlapping pair
-    peak = np.flatnonzero((ac[lo:hi] > ac[lo - 1:hi - 1]) & (ac[lo:hi] >= ac[lo + 1:hi + 1])) + lo  # local maxima
-    peak = peak[ac[peak] >= MIN_CORRELATION * ac[0]]
+    f = np.fft.rfft(x.T, size)  # (k, size // 2 + 1): each leg's transform, one row each
+    power = (f.real ** 2 + f.imag ** 2).sum(axis=0)  # |f|^2 summed over the legs: the autocorrelation's transform
+    ac = np.fft.irfft(power, size)[:hi + 1] / (n - np.arange(hi + 1))  # per overlapping pair
+    mid = ac[lo:hi]
+    peak = ((mid > ac[lo - 1:hi - 1]) & (mid >= ac[lo + 1:hi + 1])  # local maxima, high enough
+            & (mid >= MIN_CORRELATION * ac[0])).nonzero()[0] + lo
     if not peak.size:
         return None
-    return int(peak[np.argmax(ac[peak] >= FIRST_PEAK * ac[peak].max())])  # the first: two strides repeat too
+    height = ac[peak]
+    return int(peak[(height >= FIRST_PEAK * height.max()).argmax()])  # the first: two strides repeat too
 
 
 def _axis_markers(model: Model, point: str, prefix: str) -> list[str]:
@@ -182,7 +187,8 @@ def _window_means(x: np.ndarray, w: int, first: int) -> tuple[np.ndarray, np.nda
     """For t = w..n-w, the mean of ``x`` (n, k) over frames t..t+w-1 minus that over t-w..t-1, and,
     for the columns from ``first`` on, the mean over t-w..t-1: one pass of cumulative sums."""
     n = x.shape[0]
-    c = np.zeros((n + 1, x.shape[1]))
+    c = np.empty((n + 1, x.shape[1]))  # only the first row needs its zeros: the sums fill the rest
+    c[0] = 0.0
     np.cumsum(x, axis=0, out=c[1:])
     step = (c[2 * w:] - 2.0 * c[w:n - w + 1] + c[:n - 2 * w + 1]) / w
     return step, (c[w:n - w + 1, first:] - c[:n - 2 * w + 1, first:]) / w
@@ -219,7 +225,9 @@ def _seen_span(points: list[np.ndarray], least: int) -> tuple[int, int]:
     """(a, b): the frames a..b-1 from the first to the last in which one of ``points`` (each (n, 3))
     has its X known, when they are at least ``least``; else (0, n). Every distance and normal
     needs its points' X: a window reaching outside them misses frames in each."""
-    known = np.flatnonzero(np.isfinite(np.array([p[:, 0] for p in points])).any(axis=0))
+    if any(math.isfinite(p[0, 0]) for p in points) and any(math.isfinite(p[-1, 0]) for p in points):
+        return 0, points[0].shape[0]  # a point seen in the first frame and one in the last (the usual case)
+    known = np.isfinite(np.array([p[:, 0] for p in points])).any(axis=0).nonzero()[0]
     if known.size and known[-1] + 1 - known[0] >= least:
         return int(known[0]), int(known[-1]) + 1
     return 0, points[0].shape[0]
@@ -229,9 +237,10 @@ def _differences(points: list[np.ndarray], ia: np.ndarray, ib: np.ndarray, start
     """(pairs, stop - start, 3): points[ia] - points[ib] over frames start..stop-1, written pair by pair
     into one array: no stacked copy of the points and no gathered copy of either end (a marker
     check's largest arrays, whose fresh pages cost more than the subtraction inside process())."""
+    held = [p[start:stop] for p in points]  # each point's frames, sliced once (a point is in several pairs)
     d = np.empty((len(ia), stop - start, 3))
-    for i, (a, b) in enumerate(zip(ia.tolist(), ib.tolist())):
-        np.subtract(points[a][start:stop], points[b][start:stop], out=d[i])
+    for row, a, b in zip(d, ia.tolist(), ib.tolist()):
+        np.subtract(held[a], held[b], out=row)
     return d
 
 
@@ -293,9 +302,12 @@ def knock_findings(trial: Trial, model: Model, kinematics, knock_m: float,
     ``built_from(point, prefix)``: the markers a model point of a side is computed from."""
     if not math.isfinite(knock_m) and not math.isfinite(turn_deg):
         return [], "marker knocks not checked (Settings.marker_knock_m and Settings.marker_turn_deg are inf)", math.nan
-    legs = [norm(kinematics.motion[side][-1].proximal_lab - kinematics.motion[side][0].proximal_lab)
-            for side in SIDES if kinematics.motion.get(side)]  # hip to ankle centre, (n,) m
-    stride = stride_frames(np.column_stack(legs), trial.point_rate) if legs else None
+    sides = [side for side in SIDES if kinematics.motion.get(side)]
+    hip_ankle = np.empty((trial.n_frames, len(sides), 3))  # each leg's ankle to hip centre, m lab
+    for j, side in enumerate(sides):
+        np.subtract(kinematics.motion[side][-1].proximal_lab, kinematics.motion[side][0].proximal_lab,
+                    out=hip_ankle[:, j])
+    stride = stride_frames(norm(hip_ankle), trial.point_rate) if sides else None  # legs' lengths, (n, legs) m
     if stride is None:
         return [], "marker knocks not checked (no stride in the legs' lengths, or fewer than two)", math.nan
     n = trial.n_frames
@@ -319,25 +331,33 @@ def knock_findings(trial: Trial, model: Model, kinematics, knock_m: float,
     d = _differences(points, lay.ia, lay.ib, start, stop)
     turning = bool(triangles) and math.isfinite(turn_deg)
     x = np.empty((stop - start, k + 3 * len(triangles) * turning))  # the distances (m), then each plane's normal
-    x[:, :k] = norm(d).T
     if turning:  # each plane's normal: the cross product of two sides (its length, twice the area, is
-        # about constant on a segment and does not change the mean's direction), in the heading frame
+        # about constant on a segment and does not change the mean's direction), in the heading frame,
+        # written into x's columns as computed
         left = _heading(kinematics, n)
-        here = left[start:stop]
+        hx, hy = left[start:stop].T
         e = d[lay.edges]
         (u0, u1, u2), (v0, v1, v2) = e[0::2].transpose(2, 0, 1), e[1::2].transpose(2, 0, 1)  # (T, stop - start) each
         nx, ny = u1 * v2 - u2 * v1, u2 * v0 - u0 * v2
-        x[:, k::3] = (nx * here[:, 1] - ny * here[:, 0]).T  # forward
-        x[:, k + 1::3] = (nx * here[:, 0] + ny * here[:, 1]).T  # left
-        x[:, k + 2::3] = (u0 * v1 - u1 * v0).T  # up
-    unseen = ~np.isfinite(x)
-    step, before, full = _steps(x, w, k, unseen if unseen.any() else None)
+        np.subtract(nx * hy, ny * hx, out=x[:, k::3].T)  # forward
+        np.add(nx * hx, ny * hy, out=x[:, k + 1::3].T)  # left
+        np.subtract(u0 * v1, u1 * v0, out=x[:, k + 2::3].T)  # up
+        del e, u0, u1, u2, v0, v1, v2, nx, ny
+    # the distances: norm's arithmetic (each component squared, added in order, the root) with the
+    # squares written over the differences, no longer needed (one product, no temporary as large as d)
+    np.multiply(d, d, out=d)
+    dist = d[..., 0] + d[..., 1]  # (pairs, stop - start)
+    dist += d[..., 2]
+    del d
+    x[:, :k] = np.sqrt(dist, out=dist).T
+    finite = np.isfinite(x)
+    step, before, full = _steps(x, w, k, None if finite.all() else ~finite)
     score = np.sqrt(step[:, :k] ** 2 @ lay.incidence)  # (T, points) m
     bounds, pairs = lay.bounds, lay.pairs
     warnings, worst, knocked = [], (-1.0, ""), set()
     for g, (group, _, _) in enumerate(groups):
         lo, hi = bounds[g], bounds[g + 1]
-        t, j = divmod(int(np.argmax(score[:, lo:hi])), hi - lo)
+        t, j = divmod(int(score[:, lo:hi].argmax()), hi - lo)
         j = int(lo + j)
         size = float(score[t, j])
         if size > worst[0]:
@@ -378,7 +398,7 @@ def knock_findings(trial: Trial, model: Model, kinematics, knock_m: float,
     if not seen.any():
         return warnings, f"{detail}; planes' turns not measured (no frame with a stride seen before and after)", worst[0]
     cos = np.where(seen, cos, 1.0)
-    t, i = divmod(int(np.argmin(cos)), cos.shape[1])
+    t, i = divmod(int(cos.argmin()), cos.shape[1])
     g = triangles[i][0]
     detail += (f"; three-point segments' planes turn by at most {math.degrees(math.acos(min(1.0, cos[t, i]))):.0f} "
                f"deg ({groups[g][0].lower()} {triangles[i][1]}; tolerance {turn_deg:g} deg)")
@@ -387,7 +407,7 @@ def knock_findings(trial: Trial, model: Model, kinematics, knock_m: float,
         mine = [i for i, tri in enumerate(triangles) if tri[0] == g]  # consecutive
         if not mine or group in knocked or model.root in knocked:
             continue  # named by its distances already, or its hip centre moved with the pelvis's markers
-        t, i = divmod(int(np.argmin(cos[:, mine[0]:mine[-1] + 1])), len(mine))
+        t, i = divmod(int(cos[:, mine[0]:mine[-1] + 1].argmin()), len(mine))
         i = mine[i]
         if not cos[t, i] < limit:
             continue

@@ -207,7 +207,7 @@ def _stuck_findings(trial, labels, X, stuck_s, stuck_m, tol):
             if b - a < need:
                 continue
             span = X[a:b + 1]  # frames a..b: the marker stays put
-            dist = np.linalg.norm(span - span[:, j:j + 1], axis=2)  # (k, m) distance to every marker
+            dist = norm(span - span[:, j:j + 1])  # (k, m) m, distance to every marker
             seen = np.isfinite(dist)
             spread = np.where(seen, dist, -np.inf).max(axis=0) - np.where(seen, dist, np.inf).min(axis=0)
             spread = spread[seen.any(axis=0) & (np.arange(spread.size) != j)]  # every other marker seen there

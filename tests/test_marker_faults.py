@@ -222,3 +222,35 @@ def test_the_model_plan_is_rebuilt_for_another_label_set_or_another_model():
     other = dataclasses.replace(model, segment_markers={seg: [lab for lab in labs if lab != "{S}THI"]
                                                         for seg, labs in model.segment_markers.items()})
     assert "turn by at most 0 deg (left shank;" in marker_fault_check(trial, other, kin).detail  # no thigh plane
+
+
+def test_stuck_marker_needs_every_other_marker_to_move_relative_to_it():
+    """A marker still for 0.3 s while the others move is named; frozen with a second marker over the
+    same frames (a still segment) it is not; a second marker still by the threshold but drifting
+    0.09 mm a frame along the first moves 2.7 mm relative to it over 30 frames: named under a 1 mm
+    tolerance, not under 50 mm (the brute-force spread either way, whether or not it is measured)."""
+    from types import SimpleNamespace
+
+    from gaitid.model.marker_faults import _stuck_findings
+
+    n = 100
+    t = np.arange(n)[:, None]
+    X = np.stack([np.hstack([0.01 * t + k, 0.02 * np.sin(t / 5.0 + k), 0.9 + 0.0 * t]) for k in range(4)], axis=1)
+    trial = SimpleNamespace(point_rate=100.0, frames=np.arange(n) + 1, time=np.arange(n) / 100.0)
+    labels = ["A", "B", "C", "D"]
+
+    def stuck(X, tol):
+        return _stuck_findings(trial, labels, X, 0.2, 1e-4, tol)
+
+    alone = X.copy()
+    alone[40:71, 0] = alone[40, 0]  # frames 40-70: 30 still steps
+    found = stuck(alone, 0.05)
+    assert len(found) == 1 and found[0].startswith("markers: A stays within 0.1 mm") and "frames 41-71" in found[0]
+    pair = alone.copy()
+    pair[40:71, 1] = pair[40, 1]
+    assert stuck(pair, 0.05) == [] and stuck(pair, 0.0) == []  # B keeps its distance to A exactly
+    drift = alone.copy()
+    drift[40:71, 1] = drift[40, 1] + np.arange(31)[:, None] * np.array([9e-5, 0.0, 0.0])
+    assert stuck(drift, 0.05) == []
+    named = stuck(drift, 0.001)
+    assert [w.split()[1] for w in named] == ["A", "B"] and "at least 3 mm relative" in named[0]

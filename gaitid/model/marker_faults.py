@@ -206,6 +206,10 @@ def _stuck_findings(trial, labels, X, stuck_s, stuck_m, tol):
         for a, b in zip(starts, stops):
             if b - a < need:
                 continue
+            # another marker still over the whole stretch too keeps its distance within 2 stuck_m a step
+            # (each moves less than stuck_m): within half the tolerance, no need to measure it
+            if 2 * stuck_m * (b - a) <= tol / 2 and np.count_nonzero(still[a:b].all(axis=0)) > 1:
+                continue
             span = X[a:b + 1]  # frames a..b: the marker stays put
             dist = norm(span - span[:, j:j + 1])  # (k, m) m, distance to every marker
             seen = np.isfinite(dist)

@@ -1,9 +1,10 @@
 """What the data checks cost, as a share of process(), measured in one run (docs/checks.md).
 
-    python benchmarks/bench_checks.py [--rounds 7] [--each]
+    python benchmarks/bench_checks.py [--rounds 7] [--each] [--ab]
 
-For the synthetic sample walk and the clean real trials of ../shared/realdata, each round times
-process() once and then each check on that Result (CPU time, best of 3): the quality stage
+For the synthetic sample walk, the clean real trials of ../shared/realdata and the synthetic stairs
+and treadmill (written into a temporary folder), each round times process() once and then each
+check on that Result (CPU time, best of 3): the quality stage
 (gaitid.pipeline.quality: plate geometry, plate units, COP under the foot, body mass, markers,
 dynamic consistency), the body mass against the plates (gaitid.subject.bodymass.check_mass, run in
 the subject stage) and the reader's marker-extent check. Prints each trial's median over the rounds
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import tempfile
 import time
 from pathlib import Path
 
@@ -44,6 +46,18 @@ TRIALS = {
     "test_small": (REAL / "python-gaitalytics/test_small.c3d", {}),
     "walking2 (1249 frames)": (REAL / "opensim-core/walking2.c3d", {"model": "isb", "subject": 70.0}),
 }
+
+
+def add_synthetic(folder: Path) -> None:
+    """Add the synthetic stairs (288 frames, 4 plates, a subject standing still between steps: the
+    checks' largest share) and a 6 s split-belt treadmill to TRIALS, written into ``folder``."""
+    from gaitid.validation.synthetic.stairs import write_stairs
+    from gaitid.validation.synthetic.treadmill_trial import write_treadmill
+
+    write_stairs(folder / "stairs.c3d", truth=False)
+    write_treadmill(folder / "treadmill.c3d", duration_s=6.0, truth=False)
+    TRIALS["synthetic stairs"] = (folder / "stairs.c3d", {})
+    TRIALS["synthetic treadmill"] = (folder / "treadmill.c3d", {})
 
 
 def cpu(fn, repeat: int = 3) -> float:
@@ -162,6 +176,12 @@ def main(argv=None) -> int:
     ap.add_argument("--each", action="store_true", help="then each check alone, CPU ms")
     ap.add_argument("--ab", action="store_true", help="then process() with and without the checks, alternated")
     args = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        add_synthetic(Path(tmp))
+        return run(args)
+
+
+def run(args) -> int:
     print("CPU ms, median of the rounds; share = the checks' sum / process() (which includes them)")
     print(f"{'trial':24s} {'process':>8s} {'quality':>8s} {'mass':>6s} {'extent':>7s} {'share':>7s} {'in situ':>8s}")
     situ = InSitu()

@@ -206,9 +206,13 @@ def _stuck_findings(trial, labels, X, stuck_s, stuck_m, tol):
         for a, b in zip(starts, stops):
             if b - a < need:
                 continue
-            # another marker still over the whole stretch too keeps its distance within 2 stuck_m a step
-            # (each moves less than stuck_m): within half the tolerance, no need to measure it
-            if 2 * stuck_m * (b - a) <= tol / 2 and np.count_nonzero(still[a:b].all(axis=0)) > 1:
+            # first the marker still the longest beside it (a standing foot's other marker): when its
+            # distance stays within the tolerance, so does the least spread of them all, below
+            company = still[a:b].sum(axis=0)
+            company[j] = -1
+            near = norm(X[a:b + 1, int(company.argmax())] - X[a:b + 1, j])
+            near = near[np.isfinite(near)]
+            if near.size and not float(near.max() - near.min()) > tol:
                 continue
             span = X[a:b + 1]  # frames a..b: the marker stays put
             dist = norm(span - span[:, j:j + 1])  # (k, m) m, distance to every marker

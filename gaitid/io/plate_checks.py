@@ -58,37 +58,23 @@ def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
 
 
-def _plate_axes(corners: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Unit x, y (in-plane, from the corners as the reader does) and z = x × y, lab frame (read-only:
-    computed once per plate outline)."""
+def _outline(corners: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Of a plate outline (4, 3) m, lab: unit x, y (in-plane, from the corners as the reader does) and
+    z = x × y; the centre (3,); the half-sizes (2,) along x and y (|c1c2| / 2, |c1c4| / 2), m
+    (read-only: computed once per outline)."""
     c = np.asarray(corners, float)
-    return _axes_of(c.shape, c.tobytes())
+    return _outline_of(c.shape, c.tobytes())
 
 
 @lru_cache(maxsize=64)
-def _axes_of(shape: tuple[int, ...], corners_bytes: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _outline_of(shape: tuple[int, ...], corners_bytes: bytes) -> tuple[np.ndarray, ...]:
     corners = np.frombuffer(corners_bytes).reshape(shape)
     x = corners[0] - corners[1]
     y = corners[0] - corners[3]
     z = _cross(x, y)
+    half = 0.5 * np.array([np.linalg.norm(x), np.linalg.norm(y)])
     y = _cross(z, x)
-    out = x / np.linalg.norm(x), y / np.linalg.norm(y), z / np.linalg.norm(z)
-    for a in out:
-        a.setflags(write=False)
-    return out
-
-
-def _centre_half_sizes(corners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The outline's centre (3,), lab, and half-sizes (2,) along its x and y (|c1c2| / 2, |c1c4| / 2), m
-    (read-only: computed once per plate outline)."""
-    c = np.ascontiguousarray(corners, float)
-    return _centre_half_of(c.shape, c.tobytes())
-
-
-@lru_cache(maxsize=64)
-def _centre_half_of(shape: tuple[int, ...], corners_bytes: bytes) -> tuple[np.ndarray, np.ndarray]:
-    c = np.frombuffer(corners_bytes).reshape(shape)
-    out = c.mean(axis=0), 0.5 * np.array([np.linalg.norm(c[0] - c[1]), np.linalg.norm(c[0] - c[3])])
+    out = x / np.linalg.norm(x), y / np.linalg.norm(y), z / np.linalg.norm(z), corners.mean(axis=0), half
     for a in out:
         a.setflags(write=False)
     return out
@@ -175,7 +161,7 @@ def plate_geometry_check(trial: Trial, corner_tolerance_m: float, origin_offset_
                 f"{tag}: FORCE_PLATFORM:CORNERS do not form a flat rectangle ({figures}; off by up to "
                 f"{dev * 1e3:.1f} mm, tolerance {corner_tolerance_m * 1e3:g} mm, Settings.plate_corner_tolerance_m): "
                 "a corner mistyped or measured on another plate; its COP and moments are placed wrongly")
-        z = _plate_axes(c)[2]
+        z = _outline(c)[2]
         if float(z @ up) > 0:
             if p.index not in suspects:
                 suspects.append(p.index)
@@ -226,8 +212,7 @@ def _cop_outside(p: ForcePlate) -> tuple[np.ndarray, np.ndarray]:
     fz = w.force[:, 2]
     ok = np.isfinite(fz) & (np.abs(fz) >= LOADED_COP_N) & finite_rows(w.cop)
     c = np.asarray(p.corners, float)
-    x, y, _ = _plate_axes(c)
-    centre, half = _centre_half_sizes(c)
+    x, y, _, centre, half = _outline(c)
     rel = w.cop[ok] - centre
     u, v = np.abs(rel @ x), np.abs(rel @ y)  # along the plate's x and y
     return np.maximum(u - half[0], v - half[1]), np.sqrt(u * u + v * v)  # (core.rotation.norm's sum of squares)

@@ -251,8 +251,8 @@ def _dynamic(trial: Trial, fz: np.ndarray, total: np.ndarray, contacts: list[Foo
     # least squares: Fz = m (g + z''_com); np.sum and np.mean's arithmetic, without their wrappers
     mass = float(np.add.reduce(f * ga) / np.add.reduce(ga * ga))
     rms = math.sqrt(np.add.reduce((f - mass * ga) ** 2) / used)
-    rate, start = trial.point_rate, trial.first_frame - 1  # trial.time of the window's two ends: (frame - 1) / rate
-    return mass, (float((start + idx[0]) / rate), float((start + idx[-1]) / rate)), rms, used / rate
+    t = trial.time
+    return mass, (float(t[idx[0]]), float(t[idx[-1]])), rms, used / trial.point_rate
 
 
 def _steps(trial: Trial, fz: np.ndarray):
